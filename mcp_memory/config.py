@@ -1,0 +1,303 @@
+"""Settings.from_env(environ): the only reader of the environment.
+
+Everything is validated up front, in a fixed order, so the first bad value is
+the one reported, by name, with the value that was refused (never a secret).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from mcp_memory.errors import ConfigError, ContextError
+from mcp_memory.identity import parse_conversation, parse_tenant
+from mcp_memory.ranking import default_high_similarity
+
+BACKENDS = ("sqlite", "postgres", "s3")
+PROVIDERS = ("local", "openai", "bedrock", "fake")
+
+#: provider → (default model, default dimension)
+PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {
+    "local": ("all-MiniLM-L6-v2", 384),
+    "bedrock": ("amazon.titan-embed-text-v2:0", 1024),
+    "openai": ("text-embedding-3-small", 1536),
+    "fake": ("fake-bag-of-words", 64),
+}
+
+DEFAULT_FLOOR = 0.1
+EMBEDDING_DIM_MAX = 16_000
+PORT_MAX = 65_535
+
+_INTEGER = re.compile(r"\+?[0-9]+")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, validated. Secrets are kept out of repr()."""
+
+    backend: str = "sqlite"
+    #: Why this storage was chosen (printed at start-up).
+    backend_reason: str = "embedded default"
+    db_path: Path = Path("memory.db")
+    database_url: str | None = field(default=None, repr=False)
+    vector_bucket: str | None = None
+    vector_index: str = "memories"
+    state_bucket: str | None = None
+    knowledge_base_id: str | None = None
+    embedding_provider: str = "local"
+    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_dim: int = 384
+    embedding_base_url: str | None = None
+    embedding_api_key: str | None = field(default=None, repr=False)
+    recall_min_similarity: float = DEFAULT_FLOOR
+    recall_high_similarity: float = field(default_factory=lambda: default_high_similarity(DEFAULT_FLOOR))
+    aws_region: str = "ap-northeast-2"
+    host: str = "127.0.0.1"
+    port: int = 3000
+    mcp_api_key: str | None = field(default=None, repr=False)
+    stats_flush_ms: int = 30_000
+    stats_compact_threshold: int = 20
+    hostname: str = "localhost"
+    tenant: str | None = None
+    conversation: str | None = None
+
+    @property
+    def redacted_database_url(self) -> str | None:
+        return redact_url(self.database_url) if self.database_url else None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate every variable; raises ConfigError naming the first bad one."""
+        return _Reader(os.environ if environ is None else environ).settings()
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by `***`; `<database url>` if it does not parse."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+    except ValueError:
+        return "<database url>"
+
+
+class _Reader:
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.env = environ
+
+    def raw(self, name: str) -> str | None:
+        """The trimmed value, None when unset or blank (blank means "use the default")."""
+        value = self.env.get(name)
+        if value is None:
+            return None
+        value = value.strip()
+        return value or None
+
+    def integer(self, name: str, default: int, maximum: int | None = None) -> int:
+        raw = self.raw(name)
+        if raw is None:
+            return default
+        value = int(raw) if _INTEGER.fullmatch(raw) else 0
+        if maximum is not None:
+            if not 1 <= value <= maximum:
+                raise ConfigError(f'{name} must be an integer between 1 and {maximum}, got "{raw}"')
+        elif value < 1:
+            raise ConfigError(f'{name} must be a positive integer, got "{raw}"')
+        return value
+
+    def ratio(self, name: str, default: float) -> float:
+        raw = self.raw(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value <= 1:  # NaN fails too
+            raise ConfigError(f'{name} must be greater than 0 and at most 1, got "{raw}"')
+        return value
+
+    def settings(self) -> Settings:
+        host = self.raw("HOST") or "127.0.0.1"
+        port = self.integer("PORT", 3000, PORT_MAX)
+        api_key = self.raw("MCP_API_KEY")
+        region = self.raw("AWS_REGION") or "ap-northeast-2"
+        backend, reason = self.storage()
+        database_url = self.raw("DATABASE_URL") if backend == "postgres" else None
+        vector_bucket = self.raw("VECTOR_BUCKET") if backend == "s3" else None
+        state_bucket = self.raw("STATE_BUCKET") if backend == "s3" else None
+        db_path = self.db_path()
+        kb = self.raw("KNOWLEDGE_BASE_ID")
+        provider, model, dim, base_url, embed_key = self.embedding(backend)
+        floor = self.ratio("RECALL_MIN_SIMILARITY", DEFAULT_FLOOR)
+        high = self.high_similarity(floor)
+        flush_ms = self.integer("STATS_FLUSH_MS", 30_000)
+        threshold = self.integer("STATS_COMPACT_THRESHOLD", 20)
+        tenant, conversation = self.caller_defaults()
+        return Settings(
+            backend=backend,
+            backend_reason=reason,
+            db_path=db_path,
+            database_url=database_url,
+            vector_bucket=vector_bucket,
+            vector_index=self.raw("VECTOR_INDEX") or "memories",
+            state_bucket=state_bucket,
+            knowledge_base_id=kb,
+            embedding_provider=provider,
+            embedding_model=model,
+            embedding_dim=dim,
+            embedding_base_url=base_url,
+            embedding_api_key=embed_key,
+            recall_min_similarity=floor,
+            recall_high_similarity=high,
+            aws_region=region,
+            host=host,
+            port=port,
+            mcp_api_key=api_key,
+            stats_flush_ms=flush_ms,
+            stats_compact_threshold=threshold,
+            hostname=self.raw("HOSTNAME") or socket.gethostname(),
+            tenant=tenant,
+            conversation=conversation,
+        )
+
+    def storage(self) -> tuple[str, str]:
+        """A2: forced by MEMORY_BACKEND, else selected by presence, else embedded SQLite."""
+        forced = self.raw("MEMORY_BACKEND")
+        database_url = self.raw("DATABASE_URL")
+        vector_bucket = self.raw("VECTOR_BUCKET")
+        state_bucket = self.raw("STATE_BUCKET")
+        if forced is not None:
+            if forced not in BACKENDS:
+                raise ConfigError(f'MEMORY_BACKEND must be "sqlite", "postgres" or "s3", got "{forced}"')
+            if forced == "postgres" and database_url is None:
+                raise ConfigError("DATABASE_URL is required when MEMORY_BACKEND=postgres")
+            if forced == "s3":
+                self.buckets(vector_bucket, state_bucket, "when MEMORY_BACKEND=s3")
+            return forced, f"MEMORY_BACKEND={forced}"
+        if database_url is not None:
+            return "postgres", "DATABASE_URL is set"
+        if vector_bucket is not None or state_bucket is not None:
+            self.buckets(vector_bucket, state_bucket, "for the S3 backend")
+            return "s3", "VECTOR_BUCKET and STATE_BUCKET are set"
+        return "sqlite", "embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET is set"
+
+    @staticmethod
+    def buckets(vector_bucket: str | None, state_bucket: str | None, why: str) -> None:
+        if vector_bucket is None and state_bucket is None:
+            raise ConfigError(f"VECTOR_BUCKET and STATE_BUCKET are required {why}")
+        if vector_bucket is None:
+            raise ConfigError(f"VECTOR_BUCKET is required {why} (STATE_BUCKET is set)")
+        if state_bucket is None:
+            raise ConfigError(f"STATE_BUCKET is required {why} (VECTOR_BUCKET is set)")
+
+    def db_path(self) -> Path:
+        raw = self.raw("MEMORY_DB_PATH")
+        if raw is not None:
+            return Path(raw).expanduser()
+        data_home = self.raw("XDG_DATA_HOME")
+        if data_home is None:
+            home = self.raw("HOME") or str(Path.home())
+            data_home = str(Path(home) / ".local" / "share")
+        return Path(data_home).expanduser() / "mcp-memory" / "memory.db"
+
+    def embedding(self, backend: str) -> tuple[str, str, int, str | None, str | None]:
+        provider = self.raw("EMBEDDING_PROVIDER") or ("bedrock" if backend == "s3" else "local")
+        if provider not in PROVIDERS:
+            raise ConfigError(
+                f'EMBEDDING_PROVIDER must be "local", "openai", "bedrock" or "fake", got "{provider}"'
+            )
+        default_model, default_dim = PROVIDER_DEFAULTS[provider]
+        base_url = key = None
+        if provider == "openai":
+            base_url = self.base_url()
+            key = self.raw("EMBEDDING_API_KEY")
+            if key is None:
+                raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
+        model = self.raw("EMBEDDING_MODEL") or default_model
+        dim = self.integer("EMBEDDING_DIM", default_dim, EMBEDDING_DIM_MAX)
+        if provider == "local":
+            if model != default_model:
+                raise ConfigError(
+                    f'EMBEDDING_MODEL must be "{default_model}" under EMBEDDING_PROVIDER=local '
+                    f'(the only model shipped), got "{model}"'
+                )
+            if dim != default_dim:
+                raise ConfigError(
+                    f'EMBEDDING_DIM must be {default_dim} for {default_model}, got "{dim}"'
+                )
+        return provider, model, dim, base_url, key
+
+    def base_url(self) -> str:
+        raw = self.raw("EMBEDDING_BASE_URL")
+        if raw is None:
+            raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai")
+        message = (
+            "EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment, "
+            f'got "{_scrub(raw)}"'
+        )
+        try:
+            parts = urlsplit(raw)
+            has_credentials = parts.username is not None or parts.password is not None
+            _ = parts.port  # raises on a malformed port
+        except ValueError:
+            raise ConfigError(message) from None
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or has_credentials
+            or parts.query
+            or parts.fragment
+            or "?" in raw
+            or "#" in raw
+        ):
+            raise ConfigError(message)
+        return raw.rstrip("/")
+
+    def high_similarity(self, floor: float) -> float:
+        raw = self.raw("RECALL_HIGH_SIMILARITY")
+        if raw is None:
+            return default_high_similarity(floor)
+        try:
+            value = float(raw)
+        except ValueError:
+            value = float("nan")
+        if not floor <= value <= 1:
+            raise ConfigError(
+                f"RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY ({floor:g}) "
+                f'and at most 1, got "{raw}"'
+            )
+        return value
+
+    def caller_defaults(self) -> tuple[str | None, str | None]:
+        tenant = self.raw("MEMORY_TENANT")
+        conversation = self.raw("MEMORY_CONVERSATION")
+        try:
+            if tenant is not None:
+                tenant = parse_tenant(tenant, "MEMORY_TENANT")
+            conversation = parse_conversation(conversation, "MEMORY_CONVERSATION")
+        except ContextError as exc:
+            raise ConfigError(str(exc)) from None
+        return tenant, conversation
+
+
+def _scrub(url: str) -> str:
+    """A URL fit for an error message: userinfo removed."""
+    try:
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            host = parts.netloc.rsplit("@", 1)[1]
+            return urlunsplit((parts.scheme, f"***@{host}", parts.path, "", ""))
+    except ValueError:
+        return "<url>"
+    return url

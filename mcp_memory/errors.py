@@ -1,0 +1,51 @@
+"""The error tree. Every error a user can see is one of these, with a message
+that names the field, header or variable at fault and never a secret.
+
+    MemoryServerError
+    ├── ConfigError          a setting is missing or malformed (exit code 2)
+    ├── InvalidArgument      a tool or command argument is refused (nothing written)
+    ├── ContextError         a tenant / conversation value is refused (header, flag, env)
+    ├── StartupError         storage or model cannot be opened as configured
+    ├── StoreError           a storage operation failed
+    │   ├── PreconditionFailed   a conditional (CAS) write did not apply
+    │   └── BudgetExceeded       a memory is too large for the store's metadata budget
+    └── EmbeddingError       the embedder failed or returned an unusable vector
+"""
+
+from __future__ import annotations
+
+
+class MemoryServerError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(MemoryServerError):
+    """A configuration value is missing or malformed; the message names the variable."""
+
+
+class InvalidArgument(MemoryServerError):
+    """An argument was refused before anything ran; the message names the field."""
+
+
+class ContextError(MemoryServerError):
+    """A tenant or conversation value was refused; the message names where it came from."""
+
+
+class StartupError(MemoryServerError):
+    """Storage or the embedding model cannot be opened as configured."""
+
+
+class StoreError(MemoryServerError):
+    """A storage backend failed."""
+
+
+class PreconditionFailed(StoreError):
+    """A conditional write (if-match / if-none-match) did not apply."""
+
+
+class BudgetExceeded(StoreError):
+    """A memory does not fit the store's metadata budget."""
+
+
+class EmbeddingError(MemoryServerError):
+    """The embedder failed, or returned a vector that cannot be used."""

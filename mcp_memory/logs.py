@@ -1,0 +1,74 @@
+"""One JSON line per event (B §15.4).
+
+Info lines go to stdout and errors to stderr; under stdio, where stdout belongs
+to the protocol, everything goes to stderr. Only an allowlisted set of context
+keys is ever written, so memory content, queries, tags and conversation ids
+cannot reach a log line by accident.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any, TextIO
+
+from mcp_memory.errors import MemoryServerError
+
+ALLOWED_CONTEXT = frozenset(
+    {"tenant", "tool", "method", "key", "ms", "ok", "inConversation", "shards", "status", "attempt"}
+)
+
+
+class JsonLog:
+    """Writes `{"level", "event", ...context}` lines. Streams are looked up at write
+    time unless given, so a test (or stdio's stdout diversion) sees every line."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, stdio: bool = False) -> None:
+        self._out = out
+        self._err = err
+        self._stdio = stdio
+        self._lock = threading.Lock()
+
+    @property
+    def out(self) -> TextIO:
+        if self._stdio:
+            return self.err
+        return self._out if self._out is not None else sys.stdout
+
+    @property
+    def err(self) -> TextIO:
+        return self._err if self._err is not None else sys.stderr
+
+    def _write(self, stream: TextIO, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        with self._lock:
+            try:
+                stream.write(line + "\n")
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed stream must never take a request down with it
+
+    @staticmethod
+    def _context(context: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in context.items() if k in ALLOWED_CONTEXT and v is not None}
+
+    def info(self, event: str, **context: Any) -> None:
+        self._write(self.out, {"level": "info", "event": event, **self._context(context)})
+
+    def warn(self, event: str, message: str, **context: Any) -> None:
+        self._write(self.err, {"level": "warn", "event": event, "message": message, **self._context(context)})
+
+    def error(self, event: str, error: BaseException | str, **context: Any) -> None:
+        record: dict[str, Any] = {"level": "error", "event": event, "message": str(error)}
+        if isinstance(error, BaseException) and not isinstance(error, MemoryServerError):
+            record["type"] = type(error).__name__
+        record.update(self._context(context))
+        self._write(self.err, record)
+
+
+class NullLog(JsonLog):
+    """Discards everything (library use, some tests)."""
+
+    def _write(self, stream: TextIO, record: dict[str, Any]) -> None:
+        return None

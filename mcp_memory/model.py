@@ -1,0 +1,86 @@
+"""The domain model: plain values, no I/O.
+
+A stored memory is immutable: written once, never updated. What changes (access
+counters) lives beside it in the object store (see counters.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+MemoryType = Literal["project", "pattern", "reference", "conversation"]
+Scope = Literal["project", "conversation"]
+Mode = Literal["precision", "balanced", "exploratory"]
+Confidence = Literal["high", "medium", "low"]
+
+#: Order matters: the stats breakdown and the error message list them this way.
+MEMORY_TYPES: tuple[MemoryType, ...] = ("project", "pattern", "reference", "conversation")
+SCOPES: tuple[Scope, ...] = ("project", "conversation")
+MODES: tuple[Mode, ...] = ("precision", "balanced", "exploratory")
+
+#: Trust of everything written by `remember`.
+TRUST_MANUAL = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Whose memories a request reaches: the tenant, and the conversation if any.
+
+    Both come from the transport (headers, or the operator's flags), never from
+    a tool argument.
+    """
+
+    tenant: str
+    conversation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored memory (the reference record, B §2.2)."""
+
+    id: str
+    tenant: str
+    content: str
+    memory_type: MemoryType = "project"
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    created_at: str = "1970-01-01T00:00:00.000Z"
+    scope: Scope = "project"
+    #: Visibility key for a conversation-scoped memory; provenance only for a project one.
+    conversation: str | None = None
+    trust_base: float = TRUST_MANUAL
+
+    def visible_to(self, conversation: str | None) -> bool:
+        """The single visibility rule (B §2.4)."""
+        return self.scope != "conversation" or (bool(conversation) and self.conversation == conversation)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A memory a vector query returned, with its cosine similarity to the query."""
+
+    memory: Memory
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class AccessStats:
+    """Approximate access counters for one memory (B §2.3)."""
+
+    access_count: int = 0
+    last_accessed_at: str = ""
+
+
+EMPTY_STATS = AccessStats()
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A recall result: the hit, its composite score, and its standing against the top."""
+
+    memory: Memory
+    similarity: float
+    score: float
+    standing: float = 1.0
+    stats: AccessStats = field(default=EMPTY_STATS)

@@ -1,0 +1,116 @@
+"""Ranking math (B §7.1, §7.3, §7.4, A6). Pure functions, no I/O.
+
+Every function is NaN-safe: an unparseable timestamp sinks a memory (recency 0,
+trust 0) instead of poisoning a sort.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mcp_memory.model import Confidence, MemoryType, Mode
+
+DAY_MS = 86_400_000
+MAX_SAFE_INTEGER = 2**53 - 1
+CANDIDATE_CAP = 100
+RECENCY_HALF_LIFE_DAYS = 30.0
+TRUST_WEIGHT = 0.1
+HIGH_CONFIDENCE_MULTIPLE = 3.0
+TRUST_HALF_LIFE_DAYS: dict[str, float] = {
+    "project": 180.0,
+    "reference": 120.0,
+    "pattern": 60.0,
+    "conversation": 30.0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModeWeights:
+    keep_ratio: float
+    limit: int
+    w_sim: float
+    w_rec: float
+    w_acc: float
+
+
+MODE_TABLE: dict[str, ModeWeights] = {
+    "precision": ModeWeights(0.80, 3, 0.85, 0.10, 0.05),
+    "balanced": ModeWeights(0.60, 5, 0.70, 0.20, 0.10),
+    "exploratory": ModeWeights(0.35, 10, 0.50, 0.30, 0.20),
+}
+DEFAULT_MODE: Mode = "balanced"
+
+
+def candidate_count(limit: int) -> int:
+    """How many nearest neighbours to ask the store for: min(100, max(30, 3 × limit))."""
+    return min(CANDIDATE_CAP, max(30, 3 * limit))
+
+
+def days_between(now_ms: float, then_ms: float) -> float:
+    """Whole days from `then` to `now`, never negative; NaN means infinitely old."""
+    delta = now_ms - then_ms
+    if not math.isfinite(delta):
+        return float(MAX_SAFE_INTEGER)
+    return max(0.0, delta / DAY_MS)
+
+
+def recency_score(now_ms: float, last_ms: float) -> float:
+    """2^(-days/30): 1 when just touched, 0.5 at 30 days, 0.25 at 60."""
+    return 2.0 ** (-days_between(now_ms, last_ms) / RECENCY_HALF_LIFE_DAYS)
+
+
+def decayed_trust(
+    now_ms: float, base: float, last_ms: float, memory_type: MemoryType | str, access_count: int
+) -> float:
+    """Trust decayed by type half-life, boosted by use, never above `base`."""
+    half_life = TRUST_HALF_LIFE_DAYS.get(memory_type, TRUST_HALF_LIFE_DAYS["project"])
+    decay = 2.0 ** (-days_between(now_ms, last_ms) / half_life)
+    usage = min(1.5, 1.0 + 0.1 * math.log(max(1.0, access_count + 1.0)))
+    adjusted = decay * usage if decay < 1 else decay
+    return base * min(1.0, adjusted)
+
+
+def access_score(count: int, max_access: int) -> float:
+    if max_access <= 0:
+        return 0.0
+    return min(1.0, count / max_access)
+
+
+def relative_similarity(similarity: float, top: float) -> float:
+    if top <= 0:
+        return 0.0
+    return min(1.0, similarity / top)
+
+
+def relative_standing(score: float, top_score: float) -> float:
+    if top_score <= 0:
+        return 0.0
+    return min(1.0, score / top_score)
+
+
+def composite(mode: Mode | str, rel_sim: float, recency: float, access: float, trust: float) -> float:
+    """The composite score, evaluated in the reference's order for float parity."""
+    w = MODE_TABLE[mode]
+    return rel_sim * w.w_sim + recency * w.w_rec + access * w.w_acc + trust * TRUST_WEIGHT
+
+
+def default_high_similarity(floor: float) -> float:
+    """A6: HIGH is reachable for every floor: min(3 × floor, (1 + floor) / 2)."""
+    return min(HIGH_CONFIDENCE_MULTIPLE * floor, (1.0 + floor) / 2.0)
+
+
+def confidence(top_similarity: float | None, high: float) -> Confidence:
+    """HIGH when the top-scored result is at least `high`; MEDIUM below; LOW without results."""
+    if top_similarity is None:
+        return "low"
+    return "high" if top_similarity >= high else "medium"
+
+
+def round_half_up(x: float) -> int:
+    """JavaScript's Math.round for the non-negative values we print."""
+    return math.floor(x + 0.5)
+
+
+def percent(fraction: float) -> int:
+    return round_half_up(fraction * 100)
