@@ -114,3 +114,32 @@ def round_half_up(x: float) -> int:
 
 def percent(fraction: float) -> int:
     return round_half_up(fraction * 100)
+
+
+# --------------------------------------------------------------------------- dedup (B §8.2)
+
+#: remember treats a new memory as already known above this cosine (compiled in, B §8.4) ...
+DEDUP_SIMILARITY = 0.92
+#: ... and only when the two texts also share half their words (Jaccard).
+DEDUP_WORD_OVERLAP = 0.5
+
+
+def _word_set(text: str) -> set[str]:
+    import regex  # imported here: only remember needs Unicode word classes
+
+    return {w for w in regex.split(r"[^\p{L}\p{N}]+", text.lower()) if w}
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' sets of words (letters and numbers, any script)."""
+    words_a = _word_set(a)
+    words_b = _word_set(b)
+    if not words_a or not words_b:
+        return 0.0
+    shared = len(words_a & words_b)
+    return shared / (len(words_a) + len(words_b) - shared)
+
+
+def is_duplicate(similarity: float, new_content: str, existing_content: str) -> bool:
+    """The dedup rule: near-identical by embedding AND by wording."""
+    return similarity >= DEDUP_SIMILARITY and word_overlap(new_content, existing_content) >= DEDUP_WORD_OVERLAP

@@ -1,0 +1,283 @@
+"""The `mcp-memory` command: the servers, and the operator's commands over the
+same MemoryService the MCP tools call.
+
+Exit codes: 0 success, 1 the operation failed, 2 bad usage or configuration.
+Heavy modules load inside the commands, so `mcp-memory --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NoReturn, Optional, TypeVar
+
+import typer
+
+from mcp_memory import __version__
+from mcp_memory.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
+
+T = TypeVar("T")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+app = typer.Typer(
+    name="mcp-memory",
+    help="An MCP server that gives AI agents a memory that outlives a run, and the commands to run it.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# --------------------------------------------------------------------------- shared options
+
+TenantOption = Annotated[
+    Optional[str],
+    typer.Option("--tenant", "-t", help="The tenant (project) whose memories to use. Default: $MEMORY_TENANT.", show_default=False),
+]
+ConversationOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--conversation",
+        "-c",
+        help="Act inside this conversation: its own notes become visible. Default: $MEMORY_CONVERSATION.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a readable view.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mcp-memory {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """An MCP memory server: `serve-stdio` for a local client, `serve-http` in a pod."""
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(message, markup=False)
+    raise typer.Exit(code)
+
+
+def _settings():
+    from mcp_memory.config import Settings
+
+    try:
+        return Settings.from_env()
+    except ConfigError as exc:
+        _fail(f"configuration error: {exc}", EXIT_USAGE)
+
+
+def _caller(settings: Any, tenant: str | None, conversation: str | None, *, default_tenant: str | None = None):
+    from mcp_memory.identity import caller_from_options
+
+    tenant_name = "--tenant"
+    if tenant is None or not tenant.strip():
+        tenant, tenant_name = settings.tenant, "MEMORY_TENANT"
+    if (tenant is None or not tenant.strip()) and default_tenant is None:
+        _fail("error: --tenant is required (or set MEMORY_TENANT)", EXIT_USAGE)
+    conversation_name = "--conversation"
+    if conversation is None:
+        conversation, conversation_name = settings.conversation, "MEMORY_CONVERSATION"
+    try:
+        return caller_from_options(
+            tenant,
+            conversation,
+            tenant_name=tenant_name,
+            conversation_name=conversation_name,
+            default_tenant=default_tenant,
+        )
+    except ContextError as exc:
+        _fail(f"error: {exc}", EXIT_USAGE)
+
+
+def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
+    """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes."""
+    from mcp_memory.service import open_service
+
+    async def go() -> T:
+        service = await open_service(settings)
+        try:
+            return await work(service)
+        finally:
+            await service.close()
+
+    try:
+        return asyncio.run(go())
+    except (InvalidArgument, ContextError) as exc:
+        _fail(f"error: {exc}", EXIT_USAGE)
+    except StartupError as exc:
+        _fail(f"error: {exc}", EXIT_FAILED)
+    except MemoryServerError as exc:
+        _fail(f"error: the memory store could not complete this request — {exc}", EXIT_FAILED)
+
+
+def _checked(parse: Callable[..., T], *args: Any) -> T:
+    try:
+        return parse(*args)
+    except InvalidArgument as exc:
+        _fail(f"error: {exc}", EXIT_USAGE)
+
+
+
+# --------------------------------------------------------------------------- servers
+
+
+@app.command("serve-stdio")
+def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = None) -> None:
+    """Serve MCP over stdin/stdout for a local client such as Claude Desktop.
+
+    The tenant is --tenant, else $MEMORY_TENANT, else "local". Nothing but
+    protocol messages is written to stdout; logs go to stderr.
+    """
+    from mcp_memory.server import run_stdio
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation, default_tenant="local")
+    try:
+        asyncio.run(run_stdio(settings, caller))
+    except StartupError as exc:
+        _fail(f"error: {exc}", EXIT_FAILED)
+
+
+# --------------------------------------------------------------------------- memory commands
+
+
+@app.command()
+def remember(
+    content: Annotated[str, typer.Argument(help="The fact to store, or - to read it from stdin.", show_default=False)],
+    memory_type: Annotated[
+        Optional[str], typer.Option("--type", help="project (default), pattern, reference or conversation.", show_default=False)
+    ] = None,
+    category: Annotated[Optional[str], typer.Option(help="A short sub-label, e.g. decision.", show_default=False)] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A label; repeat for several.", show_default=False)] = None,
+    scope: Annotated[
+        Optional[str], typer.Option(help="project (default) or conversation (needs --conversation).", show_default=False)
+    ] = None,
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Store a memory (unless an existing one already says the same thing)."""
+    from mcp_memory import tools
+    from mcp_memory.cli_render import print_remember
+
+    if content == "-":
+        content = sys.stdin.read()
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    args = {"content": content, "type": memory_type, "category": category, "tags": tag, "scope": scope}
+    kwargs = _checked(tools.remember_args, args, caller, "--conversation")
+    result = _run(settings, lambda service: service.remember(caller, **kwargs))
+    print_remember(result, as_json)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What you want to know, in plain language.", show_default=False)],
+    limit: Annotated[Optional[int], typer.Option(help="How many results (1-50); default: the mode's.", show_default=False)] = None,
+    mode: Annotated[
+        Optional[str], typer.Option(help="precision, balanced (default) or exploratory.", show_default=False)
+    ] = None,
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the memories that answer a question, ranked, with a confidence level."""
+    from mcp_memory import tools
+    from mcp_memory.cli_render import print_recall
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    kwargs = _checked(tools.recall_args, {"query": query, "limit": limit, "mode": mode})
+    result = _run(settings, lambda service: service.recall(caller, **kwargs))
+    print_recall(result, as_json)
+
+
+@app.command("list")
+def list_(
+    memory_type: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List memories, newest first."""
+    from mcp_memory import tools
+    from mcp_memory.cli_render import print_list
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    kwargs = _checked(tools.list_args, {"type": memory_type, "limit": limit})
+    result = _run(settings, lambda service: service.list(caller, **kwargs))
+    print_list(result, as_json)
+
+
+@app.command()
+def forget(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The id recall or list showed.", show_default=False)],
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Delete one memory permanently. Exits 1 when no such memory exists."""
+    from mcp_memory import tools
+    from mcp_memory.cli_render import print_forget
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    kwargs = _checked(tools.forget_args, {"id": memory_id})
+    result = _run(settings, lambda service: service.forget(caller, **kwargs))
+    print_forget(result, as_json)
+    if not result.deleted:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def stats(
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Count a tenant's memories by type."""
+    from mcp_memory.cli_render import print_stats
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    result = _run(settings, lambda service: service.stats(caller))
+    print_stats(caller.tenant, result, as_json)
+
+
+@app.command()
+def compact(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report what would be folded.")] = False,
+    tenant: TenantOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fold a tenant's settled access-counter shards into its merged counts now."""
+    from mcp_memory.cli_render import print_compact
+
+    settings = _settings()
+    caller = _caller(settings, tenant, None)
+    report = _run(settings, lambda service: service.compact(caller.tenant, dry_run=dry_run))
+    print_compact(caller.tenant, report, dry_run, as_json)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

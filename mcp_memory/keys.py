@@ -1,0 +1,50 @@
+"""The object-store key layout (B §10.5), shared by every backend.
+
+    index/<tenant>/<invertedTime>#<ulid>#<type>[#<digest>]   empty body; the key is the record
+    stats/<tenant>/shard/<ulid>-<podId>.json                  one process's flush of counter deltas
+    stats/<tenant>/merged.json                                folded counters + watermark
+
+Listing `index/<tenant>/` in byte order gives newest-first, and the digest (only
+on conversation-scoped memories) lets list and stats apply visibility from the
+key alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_memory.identity import conversation_digest
+from mcp_memory.ids import inverted_time, ulid_time
+from mcp_memory.model import Memory
+
+
+def index_prefix(tenant: str) -> str:
+    return f"index/{tenant}/"
+
+
+def index_key(memory: Memory) -> str:
+    key = f"{index_prefix(memory.tenant)}{inverted_time(ulid_time(memory.id))}#{memory.id}#{memory.memory_type}"
+    if memory.scope == "conversation" and memory.conversation:
+        key += f"#{conversation_digest(memory.conversation)}"
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    id: str
+    memory_type: str
+    digest: str | None = None
+
+    def visible_to(self, conversation: str | None) -> bool:
+        """Key-level visibility: no digest, or the digest of the asking conversation."""
+        return self.digest is None or (
+            conversation is not None and self.digest == conversation_digest(conversation)
+        )
+
+
+def parse_index_key(key: str) -> IndexEntry | None:
+    parts = key.rsplit("/", 1)[-1].split("#")
+    if len(parts) not in (3, 4) or not parts[1] or not parts[2]:
+        return None
+    digest = parts[3] if len(parts) == 4 and parts[3] else None
+    return IndexEntry(parts[1], parts[2], digest)

@@ -1,0 +1,132 @@
+"""The text a tool returns (B §7.5, §7.6, §8, §9). Plain text, not JSON: it is
+read by a model. No raw cosine is ever printed; a recall result shows only its
+standing against the top result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mcp_memory.model import Memory, Mode
+from mcp_memory.ranking import percent
+
+PREFIX = "[MEMORY]"
+
+
+def _memories(n: int) -> str:
+    return "memory" if n == 1 else "memories"
+
+
+def render_memory(memory: Memory, position: int, standing: float | None = None) -> str:
+    facets = [f"{memory.memory_type}/{memory.category}" if memory.category else memory.memory_type]
+    if memory.scope == "conversation":
+        facets.append("this conversation only")
+    if standing is not None:
+        facets.append(f"{percent(standing)}% of the top result")
+    facets.append(f"stored {memory.created_at[:10]}")
+    lines = [f"{position}. [id:{memory.id}] ({', '.join(facets)})", f"   {memory.content}"]
+    if memory.tags:
+        lines.append(f"   tags: {', '.join(memory.tags)}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- recall
+
+HIGH_GUIDANCE = (
+    "HIGH CONFIDENCE: the top result closely matches the question. Use these memories directly."
+)
+MEDIUM_GUIDANCE = (
+    "MEDIUM CONFIDENCE: these look relevant, but check that they apply to the current context "
+    "before relying on them."
+)
+
+
+def no_match_guidance(mode: Mode) -> str:
+    suggestions = []
+    if mode == "precision":
+        suggestions.append("try mode 'exploratory' for a looser search")
+    suggestions += ["try rephrasing the query", "store the answer with remember once you have it"]
+    return (
+        f"NO MATCH FOUND: nothing is stored on this subject. Suggestions: {'; '.join(suggestions)}. "
+        "Nothing being stored is not evidence about the subject itself, so do not infer an answer from it."
+    )
+
+
+def no_confident_match_guidance(gated: int, mode: Mode) -> str:
+    found = f"{gated} memory was" if gated == 1 else f"{gated} memories were"
+    retry = "Rephrase the query" if mode == "exploratory" else "Rephrase the query or try mode 'exploratory'"
+    return (
+        f"NO CONFIDENT MATCH: {found} found but fell below the similarity threshold. "
+        f"{retry}; otherwise reason from first principles and say that you are doing so. "
+        "Do not present a guess as a remembered fact."
+    )
+
+
+def render_recall_empty(query: str, mode: Mode) -> str:
+    return f'{PREFIX} No memories stored for this project matched "{query}".\n{no_match_guidance(mode)}'
+
+
+def render_recall_gated(query: str, gated: int, mode: Mode) -> str:
+    return f'{PREFIX} Nothing matched "{query}" closely enough.\n{no_confident_match_guidance(gated, mode)}'
+
+
+def render_recall(
+    query: str, mode: Mode, high: bool, results: Sequence[tuple[Memory, float]]
+) -> str:
+    """`results`: (memory, standing) pairs in rank order."""
+    n = len(results)
+    lines = [
+        f'{PREFIX} {n} {_memories(n)} matched "{query}" (mode: {mode}).',
+        HIGH_GUIDANCE if high else MEDIUM_GUIDANCE,
+        "",
+    ]
+    lines += [render_memory(m, i, standing) for i, (m, standing) in enumerate(results, start=1)]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- remember, list, forget, stats
+
+
+def render_stored(memory: Memory) -> str:
+    return f"{PREFIX} Stored as {memory.id}.\n\n{render_memory(memory, 1)}"
+
+
+def render_already_known(memory: Memory) -> str:
+    return (
+        f"{PREFIX} Already known — an existing memory already says this, so nothing new was written.\n\n"
+        f"{render_memory(memory, 1)}"
+    )
+
+
+def render_list(memories: Sequence[Memory], memory_type: str | None) -> str:
+    if not memories:
+        return render_no_memories(memory_type)
+    n = len(memories)
+    body = "\n".join(render_memory(m, i) for i, m in enumerate(memories, start=1))
+    return f"{PREFIX} {n} {_memories(n)}, newest first.\n\n{body}"
+
+
+def render_no_memories(memory_type: str | None = None) -> str:
+    if memory_type:
+        return f'{PREFIX} This project has no memories of type "{memory_type}" yet.'
+    return f"{PREFIX} This project has no memories yet."
+
+
+def render_deleted(memory_id: str) -> str:
+    return f"{PREFIX} Deleted {memory_id}."
+
+
+def render_not_found(memory_id: str) -> str:
+    return f"{PREFIX} No memory with id {memory_id} exists for this project. Nothing was deleted."
+
+
+def render_stats(total: int, by_type: Sequence[tuple[str, int]], lower_bound: bool, scanned_cap: int) -> str:
+    if total == 0 and not lower_bound:
+        return render_no_memories()
+    breakdown = f" ({', '.join(f'{t}: {n}' for t, n in by_type)})" if by_type else ""
+    if lower_bound:
+        return (
+            f"{PREFIX} At least {total} {_memories(total)} for this project{breakdown}. "
+            f"Counting stopped at {scanned_cap} keys, so every figure here is a lower bound."
+        )
+    return f"{PREFIX} {total} {_memories(total)} for this project{breakdown}."

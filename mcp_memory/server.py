@@ -1,0 +1,104 @@
+"""The MCP SDK wiring: the catalogue and tool calls over the low-level server,
+and the stdio runner. The HTTP app lives in http.py.
+
+The caller (tenant, conversation) is resolved when a tool runs, never at the
+handshake or for tools/list: those describe the server, not anyone's memories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from mcp_memory import __version__
+from mcp_memory.errors import ContextError
+from mcp_memory.logs import JsonLog
+from mcp_memory.model import Caller
+from mcp_memory.tools import ToolLayer
+
+SERVER_NAME = "mcp-memory"
+INSTRUCTIONS = (
+    "A memory that outlives this run. Call recall at the start of a task; call remember when you "
+    "learn something a later run should know."
+)
+
+CallerResolver = Callable[[Any], Caller]
+
+
+def build_mcp_server(tools: ToolLayer, resolve_caller: CallerResolver):  # -> mcp.server.Server
+    """A low-level MCP server whose tools/call resolves the caller, then dispatches."""
+    import mcp_types as types
+    from mcp.server import Server
+
+    listed = [
+        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+        for spec in tools.catalogue
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            caller = resolve_caller(ctx)
+        except ContextError as exc:  # the tool does not run, and no tool_call line is written
+            return _result(f"Error: {exc}", True)
+        result = await tools.call(params.name, params.arguments, caller)
+        return _result(result.text, result.is_error)
+
+    def _result(text: str, is_error: bool) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _warm_up(embedder: Any, log: JsonLog) -> None:
+    """Load the embedding model in the background, so the first recall does not pay for it
+    while the handshake and tools/list still answer at once."""
+    warm = getattr(embedder, "warm_up", None)
+    if warm is None:
+        return
+    try:
+        await warm()
+    except Exception as exc:  # the first embed reports it to the caller, with the reason
+        log.error("embedder_warm_up_failed", exc)
+
+
+async def run_stdio(settings: Any, caller: Caller) -> None:
+    """Serve MCP over stdin/stdout until end of input, SIGTERM or SIGINT; then flush the
+    counters once and close the store. Every log line goes to stderr."""
+    from mcp.server.stdio import stdio_server
+
+    from mcp_memory.service import open_service
+
+    log = JsonLog(stdio=True)
+    service = await open_service(settings, log=log)
+    try:
+        service.counters.start(settings.stats_flush_ms)
+        server = build_mcp_server(ToolLayer(service, log), lambda ctx: caller)
+        warming = asyncio.create_task(_warm_up(service.embedder, log))
+        main = asyncio.current_task()
+        assert main is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, main.cancel)
+        try:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        except asyncio.CancelledError:
+            main.uncancel()  # a signal: fall through to the orderly close below
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            if warming is not None and not warming.done():
+                warming.cancel()
+    finally:
+        await service.close()

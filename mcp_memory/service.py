@@ -1,0 +1,372 @@
+"""MemoryService: everything a user can do, once, for every edge.
+
+The MCP tools and the CLI commands are thin adapters over these methods. The
+service owns policy — ranking, dedup, visibility re-checks, ids, timestamps,
+the recency index and the access counters — and knows nothing about MCP, HTTP,
+Typer or headers. Results are structured values; render.py turns them into the
+text a model reads, and the CLI can print them as JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from mcp_memory import ranking, render
+from mcp_memory.counters import AccessCounters
+from mcp_memory.embedders.base import Embedder
+from mcp_memory.errors import InvalidArgument
+from mcp_memory.ids import iso, parse_iso, ulid
+from mcp_memory.keys import index_key, index_prefix, parse_index_key
+from mcp_memory.logs import JsonLog, NullLog
+from mcp_memory.model import (
+    EMPTY_STATS,
+    MEMORY_TYPES,
+    TRUST_MANUAL,
+    AccessStats,
+    Caller,
+    Confidence,
+    Hit,
+    Memory,
+    MemoryType,
+    Mode,
+    Ranked,
+    Scope,
+)
+from mcp_memory.stores.base import ObjectStore, VectorStore
+
+#: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
+DEDUP_CANDIDATES = 5
+#: memory_stats scans at most this many index keys, then reports a lower bound.
+STATS_SCAN_CAP = 10_000
+LIST_PAGE = 1000
+LIMIT_MAX = 50
+LIST_DEFAULT_LIMIT = 20
+
+
+def wall_clock_ms() -> float:
+    return time.time() * 1000.0
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    query: str
+    mode: Mode
+    limit: int
+    results: list[Ranked]
+    confidence: Confidence
+    #: Visible candidates that fell below the floor or the mode's ratio gate.
+    gated: int
+    #: False when nothing visible was stored near the query at all.
+    found_any: bool
+
+    def text(self) -> str:
+        if not self.found_any:
+            return render.render_recall_empty(self.query, self.mode)
+        if not self.results:
+            return render.render_recall_gated(self.query, self.gated, self.mode)
+        return render.render_recall(
+            self.query, self.mode, self.confidence == "high", [(r.memory, r.standing) for r in self.results]
+        )
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    memory: Memory
+    #: False when an existing memory already said this and nothing was written.
+    created: bool
+
+    def text(self) -> str:
+        return render.render_stored(self.memory) if self.created else render.render_already_known(self.memory)
+
+
+@dataclass(frozen=True)
+class ListResult:
+    memories: list[Memory]
+    memory_type: MemoryType | None
+
+    def text(self) -> str:
+        return render.render_list(self.memories, self.memory_type)
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    id: str
+    deleted: bool
+
+    def text(self) -> str:
+        return render.render_deleted(self.id) if self.deleted else render.render_not_found(self.id)
+
+
+@dataclass(frozen=True)
+class StatsResult:
+    total: int
+    by_type: dict[str, int] = field(default_factory=dict)
+    #: True when counting stopped at STATS_SCAN_CAP keys: every figure is a lower bound.
+    lower_bound: bool = False
+
+    def text(self) -> str:
+        ordered = [(t, self.by_type[t]) for t in MEMORY_TYPES if self.by_type.get(t)]
+        return render.render_stats(self.total, ordered, self.lower_bound, STATS_SCAN_CAP)
+
+
+# --------------------------------------------------------------------------- the service
+
+
+class MemoryService:
+    """Recall, remember, list, forget, stats and compact over the two ports."""
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        objects: ObjectStore,
+        embedder: Embedder,
+        counters: AccessCounters,
+        *,
+        floor: float = 0.1,
+        high: float | None = None,
+        clock: Callable[[], float] = wall_clock_ms,
+        new_id: Callable[[float], str] = ulid,
+        log: JsonLog | None = None,
+    ) -> None:
+        if not 0 < floor <= 1:
+            raise ValueError("floor must be in (0, 1]")
+        self.vectors = vectors
+        self.objects = objects
+        self.embedder = embedder
+        self.counters = counters
+        self.floor = floor
+        self.high = ranking.default_high_similarity(floor) if high is None else high
+        self.clock = clock
+        self.new_id = new_id
+        self.log = log or NullLog()
+
+    async def _embed(self, text: str):
+        return (await self.embedder.embed([text]))[0]
+
+    # ----------------------------------------------------------------------- recall
+
+    async def recall(
+        self, caller: Caller, query: str, limit: int | None = None, mode: Mode | None = None
+    ) -> RecallResult:
+        """The memories that answer `query`, ranked, with a confidence level (B §7, A4, A6)."""
+        mode = mode or ranking.DEFAULT_MODE
+        weights = ranking.MODE_TABLE[mode]
+        limit = limit or weights.limit
+        embedding = await self._embed(query)
+        hits = await self.vectors.query(
+            caller.tenant, embedding, ranking.candidate_count(limit), caller.conversation
+        )
+        hits = [h for h in hits if h.memory.visible_to(caller.conversation)]
+        if not hits:
+            return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
+
+        relevant = [h for h in hits if h.similarity >= self.floor]
+        top = max((h.similarity for h in relevant), default=0.0)
+        keeping = [h for h in relevant if h.similarity >= top * weights.keep_ratio]
+        gated = len(hits) - len(keeping)
+        results: list[Ranked] = []
+        if keeping:
+            stats = await self.counters.load(caller.tenant)
+            at = self.clock()
+            results = self._rank(keeping, stats, top, mode, at)[:limit]
+            for r in results:
+                self.counters.record(caller.tenant, r.memory.id, at)
+        confidence = ranking.confidence(results[0].similarity if results else None, self.high)
+        return RecallResult(query, mode, limit, results, confidence, gated, found_any=True)
+
+    @staticmethod
+    def _rank(
+        keeping: Sequence[Hit], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
+    ) -> list[Ranked]:
+        max_access = max((stats.get(h.memory.id, EMPTY_STATS).access_count for h in keeping), default=0)
+        scored: list[Ranked] = []
+        for hit in keeping:
+            s = stats.get(hit.memory.id, EMPTY_STATS)
+            last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
+            trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
+            score = ranking.composite(
+                mode,
+                ranking.relative_similarity(hit.similarity, top),
+                ranking.recency_score(at, last),
+                ranking.access_score(s.access_count, max_access),
+                trust,
+            )
+            scored.append(Ranked(hit.memory, hit.similarity, score, stats=s))
+        scored.sort(key=lambda r: r.score, reverse=True)  # stable: ties keep store order
+        top_score = scored[0].score if scored else 0.0
+        return [
+            Ranked(r.memory, r.similarity, r.score, ranking.relative_standing(r.score, top_score), r.stats)
+            for r in scored
+        ]
+
+    # ----------------------------------------------------------------------- remember
+
+    async def remember(
+        self,
+        caller: Caller,
+        content: str,
+        *,
+        memory_type: MemoryType = "project",
+        category: str | None = None,
+        tags: Sequence[str] = (),
+        scope: Scope = "project",
+    ) -> RememberResult:
+        """Store a memory, unless a visible one already says the same thing (B §8).
+
+        The duplicate check and the insert run under the store's per-tenant
+        exclusive section, so two identical concurrent calls leave one memory.
+        """
+        if scope == "conversation" and not caller.conversation:
+            raise InvalidArgument("scope 'conversation' needs a conversation, and this request has none")
+        embedding = await self._embed(content)
+        async with self.vectors.exclusive(caller.tenant):
+            candidates = await self.vectors.query(caller.tenant, embedding, DEDUP_CANDIDATES, caller.conversation)
+            nearest: Hit | None = None
+            for hit in candidates:
+                if hit.memory.visible_to(caller.conversation) and (
+                    nearest is None or hit.similarity > nearest.similarity
+                ):
+                    nearest = hit
+            if nearest is not None and ranking.is_duplicate(nearest.similarity, content, nearest.memory.content):
+                self.counters.record(caller.tenant, nearest.memory.id, self.clock())
+                return RememberResult(nearest.memory, created=False)
+
+            now = self.clock()
+            memory = Memory(
+                id=self.new_id(now),
+                tenant=caller.tenant,
+                content=content,
+                memory_type=memory_type,
+                category=(category or "").strip() or None,
+                tags=tuple(tags),
+                created_at=iso(now),
+                scope=scope,
+                conversation=caller.conversation,
+                trust_base=TRUST_MANUAL,
+            )
+            # The vector first: an index entry without a memory would list something unreadable,
+            # while a memory missing from the index still answers recall.
+            await self.vectors.put(memory, embedding)
+            await self.objects.put(index_key(memory), "")
+        return RememberResult(memory, created=True)
+
+    # ----------------------------------------------------------------------- list
+
+    async def list(
+        self, caller: Caller, *, memory_type: MemoryType | None = None, limit: int = LIST_DEFAULT_LIMIT
+    ) -> ListResult:
+        """The caller's visible memories, newest first, from the recency index (B §9.1)."""
+        ids = await self._recent_ids(caller, memory_type, limit)
+        if not ids:
+            return ListResult([], memory_type)
+        found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)}
+        memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
+        return ListResult(memories, memory_type)
+
+    async def _recent_ids(self, caller: Caller, memory_type: MemoryType | None, limit: int) -> list[str]:
+        prefix = index_prefix(caller.tenant)
+        page_size = LIST_PAGE if (memory_type or caller.conversation) else limit
+        ids: list[str] = []
+        start_after: str | None = None
+        while len(ids) < limit:
+            page = await self.objects.list(prefix, page_size, start_after)
+            for key in page:
+                entry = parse_index_key(key)
+                if entry is None or not entry.visible_to(caller.conversation):
+                    continue
+                if memory_type and entry.memory_type != memory_type:
+                    continue
+                ids.append(entry.id)
+                if len(ids) >= limit:
+                    break
+            if len(page) < page_size:
+                break
+            start_after = page[-1]
+        return ids
+
+    # ----------------------------------------------------------------------- forget
+
+    async def forget(self, caller: Caller, memory_id: str) -> ForgetResult:
+        """Delete one memory the caller can see (B §9.2 with A5)."""
+        existing = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
+        if not existing:
+            return ForgetResult(memory_id, deleted=False)
+        memory = existing[0]
+        await self.vectors.delete(caller.tenant, [memory.id])  # this is what makes it unreachable
+        key = index_key(memory)
+        try:
+            await self.objects.delete([key])
+        except Exception as exc:  # an orphan index key is tolerated: list skips it
+            self.log.error("forget_index_cleanup_failed", exc, tenant=caller.tenant, key=key)
+        return ForgetResult(memory.id, deleted=True)
+
+    # ----------------------------------------------------------------------- stats
+
+    async def stats(self, caller: Caller) -> StatsResult:
+        """How many memories the caller can see, by type; a lower bound past 10,000 keys (B §9.3)."""
+        keys = await self.objects.list(index_prefix(caller.tenant), STATS_SCAN_CAP)
+        total = 0
+        by_type: dict[str, int] = {}
+        for key in keys:
+            entry = parse_index_key(key)
+            if entry is None or not entry.visible_to(caller.conversation):
+                continue
+            total += 1
+            if entry.memory_type in MEMORY_TYPES:
+                by_type[entry.memory_type] = by_type.get(entry.memory_type, 0) + 1
+        return StatsResult(total, by_type, lower_bound=len(keys) >= STATS_SCAN_CAP)
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    async def compact(self, tenant: str, *, dry_run: bool = False):
+        """Fold every settled counter shard of `tenant` now (the operator's `compact`)."""
+        return await self.counters.compact(tenant, dry_run=dry_run)
+
+    async def close(self) -> None:
+        """Flush the counters once, then release the stores and the embedder."""
+        try:
+            await self.counters.stop()
+        finally:
+            await self.vectors.close()
+            await self.objects.close()
+            await self.embedder.close()
+
+
+async def open_service(settings, *, log: JsonLog | None = None) -> MemoryService:  # noqa: ANN001 (Settings)
+    """The composition root: storage, embedder, counters and the service, as configured.
+
+    Storage is opened (and its schema checked) here, so a bad database stops the
+    process before anything is served. The embedding model loads lazily.
+    """
+    from mcp_memory.counters import new_pod_id
+    from mcp_memory.embedders import open_embedder
+    from mcp_memory.stores import open_stores
+
+    log = log or NullLog()
+    vectors, objects = await open_stores(settings)
+    try:
+        embedder = open_embedder(settings)
+    except BaseException:
+        await vectors.close()
+        await objects.close()
+        raise
+    counters = AccessCounters(
+        objects,
+        pod_id=new_pod_id(settings.hostname),
+        log=log,
+        compact_threshold=settings.stats_compact_threshold,
+    )
+    return MemoryService(
+        vectors,
+        objects,
+        embedder,
+        counters,
+        floor=settings.recall_min_similarity,
+        high=settings.recall_high_similarity,
+        log=log,
+    )

@@ -1,0 +1,170 @@
+"""The operator's CLI end to end, in subprocesses on a temporary database:
+output, --json, and exit codes (0 success, 1 failed, 2 bad usage or configuration)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
+    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT),
+                "COLUMNS": "200"})
+
+    def run(*args: str, stdin: str | None = None, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_memory", *args],
+            input=stdin, capture_output=True, text=True, env={**env, **extra}, cwd=str(ROOT), timeout=120,
+        )
+
+    return run
+
+
+def test_version_prints_the_package_version(cli) -> None:
+    from mcp_memory import __version__
+
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"mcp-memory {__version__}"
+
+
+def test_help_lists_every_command(cli) -> None:
+    result = cli("--help")
+    assert result.returncode == 0
+    for command in ("serve-stdio", "remember", "recall", "list", "forget", "stats", "compact"):
+        assert command in result.stdout
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys; from typer.testing import CliRunner; from mcp_memory.cli import app;"
+        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0;"
+        "heavy = [m for m in ('onnxruntime', 'tokenizers', 'boto3', 'botocore', 'psycopg', 'numpy', 'mcp')"
+        " if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_remember_recall_list_stats_and_forget_as_json(cli) -> None:
+    stored = cli("remember", "--tenant", "acme", "--type", "pattern", "--tag", "ci", "--tag", "make",
+                 "--category", "command", "Run make test-all before every release", "--json")
+    assert stored.returncode == 0, stored.stderr
+    record = json.loads(stored.stdout)
+    assert record["created"] is True
+    memory = record["memory"]
+    assert memory["type"] == "pattern" and memory["tags"] == ["ci", "make"] and memory["category"] == "command"
+
+    again = json.loads(cli("remember", "-t", "acme", "Run make test-all before every release", "--json").stdout)
+    assert again == {"created": False, "memory": memory}
+
+    found = json.loads(cli("recall", "-t", "acme", "Run make test-all before every release", "--json").stdout)
+    assert found["confidence"] == "high" and [r["id"] for r in found["results"]] == [memory["id"]]
+    assert 0.99 < found["results"][0]["similarity"] <= 1.0001
+
+    listed = json.loads(cli("list", "-t", "acme", "--json").stdout)
+    assert [m["id"] for m in listed["memories"]] == [memory["id"]]
+
+    counted = json.loads(cli("stats", "-t", "acme", "--json").stdout)
+    assert counted == {"tenant": "acme", "total": 1, "byType": {"pattern": 1}, "lowerBound": False}
+
+    deleted = cli("forget", "-t", "acme", memory["id"], "--json")
+    assert deleted.returncode == 0 and json.loads(deleted.stdout) == {"id": memory["id"], "deleted": True}
+    missing = cli("forget", "-t", "acme", memory["id"], "--json")
+    assert missing.returncode == 1 and json.loads(missing.stdout) == {"id": memory["id"], "deleted": False}
+
+
+def test_remember_reads_the_content_from_stdin_with_a_dash(cli) -> None:
+    stored = cli("remember", "-t", "acme", "-", "--json", stdin="Backups are verified every Sunday\n")
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads(stored.stdout)["memory"]["content"] == "Backups are verified every Sunday\n"
+
+
+def test_readable_output_shows_the_memory(cli) -> None:
+    cli("remember", "-t", "acme", "Backups are verified every Sunday")
+    result = cli("recall", "-t", "acme", "Backups are verified every Sunday")
+    assert result.returncode == 0
+    assert "Backups are verified every Sunday" in result.stdout and "HIGH" in result.stdout
+
+
+def test_the_tenant_can_come_from_the_environment(cli) -> None:
+    cli("remember", "Backups are verified every Sunday", MEMORY_TENANT="acme")
+    assert json.loads(cli("stats", "--json", MEMORY_TENANT="acme").stdout)["total"] == 1
+    assert json.loads(cli("stats", "-t", "other", "--json", MEMORY_TENANT="acme").stdout)["total"] == 0
+
+
+def test_a_missing_tenant_is_bad_usage(cli) -> None:
+    result = cli("stats")
+    assert result.returncode == 2
+    assert "--tenant is required (or set MEMORY_TENANT)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("stats", "--tenant", "../other"), "--tenant must start with a letter or digit"),
+        (("stats", "--tenant", "acme", "--conversation", "has space"), "--conversation may carry printable ASCII only"),
+        (("recall", "-t", "acme", "q", "--limit", "0"), "`limit` must be an integer between 1 and 50."),
+        (("recall", "-t", "acme", "q", "--mode", "fast"), "`mode` must be precision, balanced or exploratory."),
+        (("remember", "-t", "acme", "c", "--scope", "conversation"), "no --conversation reached the server"),
+        (("remember", "-t", "acme", "   "), "`content` is required"),
+        (("list", "-t", "acme", "--type", "note"), "`type` must be one of"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_field_and_writes_nothing(cli, tmp_path, args, message) -> None:
+    result = cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert json.loads(cli("stats", "-t", "acme", "--json").stdout)["total"] == 0
+
+
+def test_a_configuration_error_exits_2_naming_the_variable(cli) -> None:
+    result = cli("stats", "-t", "acme", RECALL_MIN_SIMILARITY="0")
+    assert result.returncode == 2
+    assert result.stderr.strip() == 'configuration error: RECALL_MIN_SIMILARITY must be greater than 0 and at most 1, got "0"'
+
+
+def test_opening_the_database_with_another_embedder_is_refused(cli) -> None:
+    assert cli("remember", "-t", "acme", "a fact about tests").returncode == 0
+    result = cli("stats", "-t", "acme", EMBEDDING_PROVIDER="fake", EMBEDDING_DIM="32")
+    assert result.returncode == 1
+    assert "64" in result.stderr and "32" in result.stderr
+
+
+def test_compact_folds_settled_shards_and_dry_run_only_reports(cli, tmp_path) -> None:
+    cli("remember", "-t", "acme", "Backups are verified every Sunday")
+    for _ in range(3):
+        assert cli("recall", "-t", "acme", "Backups are verified every Sunday").returncode == 0
+    # Shards settle after the one-minute compaction lag; age them instead of waiting.
+    import sqlite3
+
+    from mcp_memory.ids import ulid
+
+    db = sqlite3.connect(tmp_path / "m.db")
+    old = ulid(time.time() * 1000 - 120_000)[:10]
+    rows = db.execute("select key from objects where key like 'stats/acme/shard/%'").fetchall()
+    assert len(rows) == 3
+    for (key,) in rows:
+        name = key.rsplit("/", 1)[1]
+        db.execute("update objects set key = ? where key = ?", (f"stats/acme/shard/{old}{name[10:]}", key))
+    db.commit()
+    db.close()
+
+    dry = cli("compact", "-t", "acme", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout)
+    assert report["dryRun"] is True and report["shards_folded"] == 3
+
+    done = json.loads(cli("compact", "-t", "acme", "--json").stdout)
+    assert done["shards_folded"] == 3
+    again = json.loads(cli("compact", "-t", "acme", "--json").stdout)
+    assert again["shards_folded"] == 0

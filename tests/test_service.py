@@ -1,0 +1,417 @@
+"""MemoryService behaviour (SPEC B §7–§9, §16.2 service cases, A4–A6), over the
+in-memory reference stores and the fake embedder (floor 0.3, B §16.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import numpy as np
+
+from mcp_memory.keys import index_key
+from mcp_memory.model import Caller, Memory
+from tests.conftest import DAY, Env, make_env
+
+ACME = Caller("acme")
+OTHER_TENANT = Caller("globex")
+THREAD = Caller("acme", "chat:thread-a")
+OTHER_THREAD = Caller("acme", "chat:thread-b")
+
+DEPLOY = "Rolling deploys drain in-flight streams before the pod exits"
+DEPLOY_NEAR = "Rolling deploys drain connections before the node exits"
+DEPLOY_QUERY = "Rolling deploys drain in-flight streams before the pod"
+
+
+async def remember(env: Env, content: str, caller: Caller = ACME, **kw) -> str:
+    return (await env.service.remember(caller, content, **kw)).text()
+
+
+async def recall(env: Env, query: str, caller: Caller = ACME, **kw) -> str:
+    return (await env.service.recall(caller, query, **kw)).text()
+
+
+def stored_id(text: str) -> str:
+    match = re.search(r"Stored as ([0-9A-Z]{26})\.", text)
+    assert match, text
+    return match.group(1)
+
+
+# --------------------------------------------------------------------------- remember and dedup
+
+
+async def test_remembering_the_same_text_twice_writes_it_once(env: Env) -> None:
+    first = await remember(env, DEPLOY)
+    second = await remember(env, DEPLOY)
+    assert first.startswith("[MEMORY] Stored as ")
+    assert "Already known" in second and "nothing new was written" in second
+    assert f"[id:{stored_id(first)}]" in second
+    assert not re.search(r"\d+%", second)
+    assert env.vectors.size == 1
+
+
+async def test_a_different_fact_is_stored(env: Env) -> None:
+    await remember(env, DEPLOY)
+    text = await remember(env, "Payments service retries webhooks three times with jitter")
+    assert "Stored as" in text
+    assert env.vectors.size == 2
+
+
+async def test_a_stored_memory_renders_with_type_category_date_and_tags(env: Env) -> None:
+    text = await remember(env, DEPLOY, memory_type="pattern", category=" decision ", tags=["k8s", "deploy"])
+    memory_id = stored_id(text)
+    assert text == (
+        f"[MEMORY] Stored as {memory_id}.\n\n"
+        f"1. [id:{memory_id}] (pattern/decision, stored 2026-07-01)\n"
+        f"   {DEPLOY}\n"
+        "   tags: k8s, deploy"
+    )
+
+
+async def test_content_is_stored_exactly_as_received(env: Env) -> None:
+    text = await remember(env, "  padded fact about release trains  ")
+    [memory] = await env.vectors.get("acme", [stored_id(text)])
+    assert memory.content == "  padded fact about release trains  "
+
+
+class CollapsingEmbedder:
+    """Every text maps to the same vector: cosine 1.0 between anything."""
+
+    provider, model, dim = "fake", "collapse", 4
+
+    async def embed(self, texts):
+        return np.tile(np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32), (len(texts), 1))
+
+    async def close(self):
+        return None
+
+
+async def test_word_overlap_stops_a_collapsing_embedder_from_merging_distinct_facts(clock) -> None:
+    env = make_env(clock, embedder=CollapsingEmbedder())
+    await remember(env, "The staging cluster runs in eu-west-1")
+    distinct = await remember(env, "Invoices are archived to cold storage after ninety days")
+    repeat = await remember(env, "The staging cluster runs in eu-west-1")
+    assert "Stored as" in distinct
+    assert "Already known" in repeat
+    assert env.vectors.size == 2
+
+
+async def test_korean_repeats_merge_and_distinct_korean_facts_are_stored(clock) -> None:
+    env = make_env(clock, embedder=CollapsingEmbedder())
+    await remember(env, "배포는 매주 화요일 오전에 진행한다")
+    repeat = await remember(env, "배포는 매주 화요일 오전에 진행한다")
+    distinct = await remember(env, "결제 서비스는 웹훅을 세 번 재시도한다")
+    assert "Already known" in repeat
+    assert "Stored as" in distinct
+    assert env.vectors.size == 2
+
+
+async def test_dedup_scans_for_the_nearest_even_when_the_store_returns_worst_first(env: Env) -> None:
+    await remember(env, "Payments service retries webhooks three times with jitter")
+    await remember(env, "Invoices are archived to cold storage after ninety days")
+    await remember(env, DEPLOY)
+    repeat = await remember(env, DEPLOY)
+    assert "Already known" in repeat
+    assert env.vectors.size == 3
+
+
+async def test_a_dedup_hit_counts_as_an_access_of_the_existing_memory(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    await remember(env, DEPLOY)
+    stats = await env.counters.load("acme")
+    assert stats[memory_id].access_count == 1
+
+
+async def test_two_identical_concurrent_remembers_leave_one_memory(env: Env) -> None:
+    results = await asyncio.gather(*(env.service.remember(ACME, DEPLOY) for _ in range(5)))
+    assert sum(r.created for r in results) == 1
+    assert env.vectors.size == 1
+
+
+async def test_the_index_key_is_written_after_the_vector(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY, memory_type="reference"))
+    [memory] = await env.vectors.get("acme", [memory_id])
+    assert env.objects.writes == [index_key(memory)]
+    assert index_key(memory).endswith(f"#{memory_id}#reference")
+
+
+# --------------------------------------------------------------------------- conversation scope
+
+
+async def test_a_conversation_note_does_not_stop_another_thread_storing_the_same_text(env: Env) -> None:
+    a = await remember(env, "Prefer bullet points in summaries", THREAD, scope="conversation")
+    b = await remember(env, "Prefer bullet points in summaries", OTHER_THREAD, scope="conversation")
+    again = await remember(env, "Prefer bullet points in summaries", THREAD, scope="conversation")
+    project = await remember(env, "Prefer bullet points in summaries", ACME)
+    assert "Stored as" in a and "Stored as" in b and "Stored as" in project
+    assert "Already known" in again and f"[id:{stored_id(a)}]" in again
+    assert env.vectors.size == 3
+
+
+async def test_a_scoped_remember_of_a_project_fact_points_at_the_visible_project_memory(env: Env) -> None:
+    project_id = stored_id(await remember(env, DEPLOY))
+    text = await remember(env, DEPLOY, THREAD, scope="conversation")
+    assert "Already known" in text and f"[id:{project_id}]" in text
+
+
+async def test_recall_never_returns_another_conversations_notes(env: Env) -> None:
+    await remember(env, DEPLOY, THREAD, scope="conversation")
+    mine = await recall(env, DEPLOY_QUERY, THREAD)
+    theirs = await recall(env, DEPLOY_QUERY, OTHER_THREAD)
+    nobody = await recall(env, DEPLOY_QUERY, ACME)
+    assert "1 memory matched" in mine and "this conversation only" in mine
+    assert theirs.startswith("[MEMORY] No memories stored for this project matched")
+    assert nobody.startswith("[MEMORY] No memories stored for this project matched")
+
+
+async def test_a_project_memory_written_from_a_thread_is_visible_everywhere(env: Env) -> None:
+    await remember(env, DEPLOY, THREAD)
+    text = await recall(env, DEPLOY_QUERY, OTHER_THREAD)
+    assert "1 memory matched" in text and "this conversation only" not in text
+
+
+async def test_remember_with_conversation_scope_outside_a_conversation_is_refused(env: Env) -> None:
+    import pytest
+
+    from mcp_memory.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="needs a conversation"):
+        await env.service.remember(ACME, DEPLOY, scope="conversation")
+    assert env.vectors.size == 0
+
+
+async def test_list_and_stats_show_a_thread_its_own_notes_and_nobody_elses(env: Env) -> None:
+    await remember(env, DEPLOY)
+    await remember(env, "Payments service retries webhooks three times with jitter", THREAD, scope="conversation")
+    await remember(env, "Invoices are archived to cold storage after ninety days", OTHER_THREAD, scope="conversation")
+    assert "2 memories for this project" in (await env.service.stats(THREAD)).text()
+    assert "2 memories for this project" in (await env.service.stats(OTHER_THREAD)).text()
+    assert (await env.service.stats(ACME)).text() == "[MEMORY] 1 memory for this project (project: 1)."
+    listed = (await env.service.list(THREAD)).text()
+    assert "2 memories, newest first" in listed
+    assert "Payments" in listed and "Invoices" not in listed
+
+
+async def test_listing_for_one_thread_pages_past_another_threads_newer_notes(env: Env, clock) -> None:
+    for i in range(10):
+        await remember(env, f"thread b fact number {i} about widgets {i}", OTHER_THREAD, scope="conversation")
+        clock.advance(1000)
+    for i in range(25):
+        await remember(env, f"thread a note number {i} about gadgets {i}", THREAD, scope="conversation")
+        clock.advance(1000)
+    listed = await env.service.list(OTHER_THREAD, limit=10)
+    assert len(listed.memories) == 10
+    assert all(m.conversation == OTHER_THREAD.conversation for m in listed.memories)
+
+
+async def test_another_conversation_cannot_forget_a_scoped_note(env: Env) -> None:
+    note_id = stored_id(await remember(env, DEPLOY, THREAD, scope="conversation"))
+    refused = (await env.service.forget(OTHER_THREAD, note_id)).text()
+    assert "No memory with id" in refused and "Nothing was deleted" in refused
+    assert env.vectors.size == 1
+    assert (await env.service.forget(THREAD, note_id)).text() == f"[MEMORY] Deleted {note_id}."
+    assert env.vectors.size == 0
+
+
+# --------------------------------------------------------------------------- recall
+
+
+async def test_recall_finds_a_stored_fact_with_a_confidence_line(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    text = await recall(env, DEPLOY_QUERY)
+    lines = text.split("\n")
+    assert lines[0] == f'[MEMORY] 1 memory matched "{DEPLOY_QUERY}" (mode: balanced).'
+    assert lines[1].startswith("HIGH CONFIDENCE:")
+    assert lines[2] == ""
+    assert lines[3] == f"1. [id:{memory_id}] (project, 100% of the top result, stored 2026-07-01)"
+    assert lines[4] == f"   {DEPLOY}"
+    assert " of " not in lines[0]
+
+
+async def test_recall_on_an_empty_store_says_nothing_is_stored(env: Env) -> None:
+    text = await recall(env, "what is our deploy policy")
+    assert text.startswith('[MEMORY] No memories stored for this project matched "what is our deploy policy".\n')
+    assert "NO MATCH FOUND" in text and "do not infer an answer from it" in text
+    assert "mode 'exploratory'" not in text
+
+
+async def test_a_precision_recall_with_no_match_suggests_exploratory(env: Env) -> None:
+    text = await recall(env, "what is our deploy policy", mode="precision")
+    assert "try mode 'exploratory'" in text
+
+
+async def test_an_unrelated_query_gets_no_confident_match_and_no_guess(env: Env) -> None:
+    await remember(env, DEPLOY)
+    text = await recall(env, "quarterly budget spreadsheet owner")
+    assert text.startswith('[MEMORY] Nothing matched "quarterly budget spreadsheet owner" closely enough.')
+    assert "NO CONFIDENT MATCH: 1 memory was found but fell below the similarity threshold." in text
+    assert "Do not present a guess as a remembered fact." in text
+
+
+async def test_another_tenant_sees_nothing(env: Env) -> None:
+    await remember(env, DEPLOY)
+    text = await recall(env, DEPLOY_QUERY, OTHER_TENANT)
+    assert text.startswith("[MEMORY] No memories stored for this project matched")
+
+
+async def test_a_returned_memory_gets_one_access(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    await recall(env, DEPLOY_QUERY)
+    stats = await env.counters.load("acme")
+    assert stats[memory_id].access_count == 1
+    assert stats[memory_id].last_accessed_at == "2026-07-01T00:00:00.000Z"
+
+
+async def test_gated_memories_are_not_counted_as_accessed(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    await recall(env, "quarterly budget spreadsheet owner")
+    stats = await env.counters.load("acme")
+    assert memory_id not in stats
+
+
+async def test_exploratory_keeps_a_near_neighbour_that_precision_cuts(env: Env) -> None:
+    await remember(env, DEPLOY)
+    await remember(env, DEPLOY_NEAR)
+    precision = await recall(env, DEPLOY, mode="precision")
+    exploratory = await recall(env, DEPLOY, mode="exploratory")
+    assert "1 memory matched" in precision and DEPLOY_NEAR not in precision
+    assert "2 memories matched" in exploratory and DEPLOY_NEAR in exploratory
+
+
+async def test_standings_start_at_100_and_never_increase(env: Env) -> None:
+    await remember(env, DEPLOY)
+    await remember(env, DEPLOY_NEAR)
+    text = await recall(env, DEPLOY, mode="exploratory")
+    standings = [int(p) for p in re.findall(r"(\d+)% of the top result", text)]
+    assert len(standings) == 2 and standings[0] == 100
+    assert standings == sorted(standings, reverse=True)
+    assert "% match" not in text
+
+
+async def test_a_weak_single_best_match_is_still_returned_in_precision(env: Env) -> None:
+    await remember(env, DEPLOY)
+    text = await recall(env, "Rolling deploys drain", mode="precision")
+    assert "1 memory matched" in text
+
+
+async def test_a_memory_with_an_unreadable_date_sinks_below_the_better_match(clock) -> None:
+    env = make_env(clock)
+    good_id = stored_id(await remember(env, DEPLOY))
+    broken = Memory(id="01J00000000000000000000000", tenant="acme", content=DEPLOY_NEAR, created_at="not-a-date")
+    vector = (await env.embedder.embed([DEPLOY_NEAR]))[0]
+    await env.vectors.put(broken, vector)
+    text = await recall(env, DEPLOY_QUERY, mode="exploratory")
+    assert text.index(good_id) < text.index("01J00000000000000000000000")
+    assert "not-a-date" not in text
+
+
+async def test_recency_and_use_rank_an_equally_similar_memory_higher(clock) -> None:
+    env = make_env(clock)
+    old_id = stored_id(await remember(env, "cache invalidation uses the purge endpoint alpha"))
+    clock.advance(90 * DAY)
+    new_id = stored_id(await remember(env, "cache invalidation uses the purge endpoint beta"))
+    text = await recall(env, "cache invalidation uses the purge endpoint", mode="exploratory")
+    assert text.index(new_id) < text.index(old_id)
+
+
+async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(clock) -> None:
+    env = make_env(clock, floor=0.3)
+    env.service.high = 0.99
+    await remember(env, DEPLOY)
+    text = await recall(env, DEPLOY_QUERY)
+    assert "MEDIUM CONFIDENCE:" in text
+
+
+async def test_a_busy_thread_cannot_crowd_project_memories_out_of_a_recall(env: Env) -> None:
+    for i in range(120):
+        await remember(env, f"{DEPLOY} note {i} variant {i * 7}", THREAD, scope="conversation")
+    await remember(env, "Rolling deploys drain in-flight streams before the pod exits gracefully")
+    text = await recall(env, DEPLOY_QUERY, OTHER_THREAD)
+    assert "1 memory matched" in text and "gracefully" in text
+
+
+# --------------------------------------------------------------------------- list
+
+
+async def test_list_is_newest_first_and_honours_the_limit(env: Env, clock) -> None:
+    ids = []
+    for i in range(5):
+        ids.append(stored_id(await remember(env, f"fact {i} concerning subsystem {i * 11}")))
+        clock.advance(1000)
+    text = (await env.service.list(ACME, limit=2)).text()
+    assert text.startswith("[MEMORY] 2 memories, newest first.\n\n1. ")
+    assert text.index(ids[4]) < text.index(ids[3])
+    assert ids[2] not in text
+
+
+async def test_list_says_one_memory_in_the_singular(env: Env) -> None:
+    await remember(env, DEPLOY)
+    assert (await env.service.list(ACME)).text().startswith("[MEMORY] 1 memory, newest first.")
+
+
+async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clock) -> None:
+    pattern = Memory(id="01J00000000000000000000001", tenant="acme", content="make test-all", memory_type="pattern",
+                     created_at="2026-01-01T00:00:00.000Z")
+    await env.vectors.put(pattern, (await env.embedder.embed(["make test-all"]))[0])
+    await env.objects.put(index_key(pattern), "")
+    for i in range(1005):
+        await env.objects.put(f"index/acme/0{i:09d}#01J{i:023d}#project", "")
+    text = (await env.service.list(ACME, memory_type="pattern")).text()
+    assert text.startswith("[MEMORY] 1 memory, newest first.")
+    assert "make test-all" in text
+
+
+async def test_list_of_an_empty_project_and_of_a_missing_type(env: Env) -> None:
+    assert (await env.service.list(ACME)).text() == "[MEMORY] This project has no memories yet."
+    await remember(env, DEPLOY)
+    assert (await env.service.list(ACME, memory_type="reference")).text() == (
+        '[MEMORY] This project has no memories of type "reference" yet.'
+    )
+    assert (await env.service.list(OTHER_TENANT)).text() == "[MEMORY] This project has no memories yet."
+
+
+# --------------------------------------------------------------------------- forget
+
+
+async def test_forget_deletes_the_memory_and_its_index_key(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
+    assert env.vectors.size == 0 and env.objects.size == 0
+    again = (await env.service.forget(ACME, memory_id)).text()
+    assert again == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
+
+
+async def test_another_tenant_cannot_forget(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+    assert "No memory with id" in (await env.service.forget(OTHER_TENANT, memory_id)).text()
+    assert env.vectors.size == 1
+
+
+async def test_forget_succeeds_when_only_the_index_cleanup_fails(env: Env) -> None:
+    memory_id = stored_id(await remember(env, DEPLOY))
+
+    async def broken_delete(keys):
+        raise OSError("state bucket unavailable")
+
+    env.objects.delete = broken_delete  # type: ignore[method-assign]
+    assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
+    assert env.vectors.size == 0 and env.objects.size == 1
+
+
+# --------------------------------------------------------------------------- stats
+
+
+async def test_stats_count_by_type_in_the_fixed_order(env: Env) -> None:
+    await remember(env, DEPLOY)
+    await remember(env, "Payments service retries webhooks three times with jitter")
+    await remember(env, "make test-all runs the whole suite", memory_type="pattern")
+    text = (await env.service.stats(ACME)).text()
+    assert text == "[MEMORY] 3 memories for this project (project: 2, pattern: 1)."
+    assert (await env.service.stats(OTHER_TENANT)).text() == "[MEMORY] This project has no memories yet."
+
+
+async def test_stats_past_ten_thousand_keys_is_a_lower_bound(env: Env) -> None:
+    for i in range(10_001):
+        await env.objects.put(f"index/acme/0{i:09d}#01J{i:023d}#project", "")
+    text = (await env.service.stats(ACME)).text()
+    assert text.startswith("[MEMORY] At least 10000 memories for this project (project: 10000).")
+    assert "Counting stopped at 10000 keys" in text and "lower bound" in text

@@ -1,0 +1,145 @@
+"""`mcp-memory serve-stdio` end to end: the MCP SDK's own client starts the
+server as a subprocess and uses every tool; stdout carries nothing but protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conftest import ROOT
+
+
+def server_env(db: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
+    env.update({"MEMORY_DB_PATH": str(db), "PYTHONPATH": str(ROOT), **extra})
+    return env
+
+
+def params(db: Path, *args: str, **extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_memory", "serve-stdio", *args],
+        env=server_env(db, **extra),
+        cwd=str(ROOT),
+    )
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_client_lists_remembers_recalls_lists_forgets_and_counts_over_stdio(tmp_path: Path, mode: str) -> None:
+    async with Client(params(tmp_path / "m.db", "--tenant", "acme", EMBEDDING_PROVIDER="fake"), mode=mode) as client:
+        assert client.server_info is None or client.server_info.name == "mcp-memory"
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools] == ["recall", "remember", "list_memories", "forget", "memory_stats"]
+
+        stored = await client.call_tool("remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"})
+        assert not stored.is_error
+        memory_id = re.search(r"Stored as ([0-9A-Z]{26})", text(stored)).group(1)
+
+        recalled = await client.call_tool("recall", {"query": "Rolling deploys drain in-flight streams before the pod"})
+        assert text(recalled).startswith('[MEMORY] 1 memory matched "Rolling deploys drain in-flight streams before the pod"')
+        assert memory_id in text(recalled)
+
+        listed = await client.call_tool("list_memories", {})
+        assert text(listed).startswith("[MEMORY] 1 memory, newest first.")
+
+        stats = await client.call_tool("memory_stats", {})
+        assert text(stats) == "[MEMORY] 1 memory for this project (project: 1)."
+
+        refused = await client.call_tool("recall", {"query": "q", "limit": 99})
+        assert refused.is_error and text(refused) == "Error: `limit` must be an integer between 1 and 50."
+
+        forgotten = await client.call_tool("forget", {"id": memory_id})
+        assert text(forgotten) == f"[MEMORY] Deleted {memory_id}."
+        assert text(await client.call_tool("memory_stats", {})) == "[MEMORY] This project has no memories yet."
+
+
+async def test_memories_outlive_the_server_process(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    async with Client(params(db, "--tenant", "acme", EMBEDDING_PROVIDER="fake")) as client:
+        await client.call_tool("remember", {"content": "The release train leaves every second Thursday"})
+    async with Client(params(db, "--tenant", "acme", EMBEDDING_PROVIDER="fake")) as client:
+        listed = await client.call_tool("list_memories", {})
+        assert "The release train leaves every second Thursday" in text(listed)
+    async with Client(params(db, "--tenant", "other", EMBEDDING_PROVIDER="fake")) as client:
+        assert text(await client.call_tool("list_memories", {})) == "[MEMORY] This project has no memories yet."
+
+
+def rpc(process: subprocess.Popen, message: dict) -> None:
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+
+
+def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake"),
+        cwd=str(ROOT),
+    )
+    rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    rpc(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                  "params": {"name": "remember", "arguments": {"content": "secret fact about builds"}}})
+    rpc(process, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                  "params": {"name": "recall", "arguments": {"query": "secret fact about builds"}}})
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    messages = [json.loads(line) for line in out.splitlines()]  # every stdout line is JSON-RPC
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    assert sorted(m["id"] for m in messages if "id" in m) == [1, 2, 3, 4]
+    logs = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert [entry["tool"] for entry in logs if entry.get("event") == "tool_call"] == ["remember", "recall"]
+    assert "secret" not in err
+
+
+def test_sigterm_flushes_the_access_counters_before_exit(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(db, EMBEDDING_PROVIDER="fake"),
+        cwd=str(ROOT),
+    )
+    rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "remember", "arguments": {"content": "Deploys freeze on Fridays"}}})
+    rpc(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                  "params": {"name": "recall", "arguments": {"query": "Deploys freeze on Fridays"}}})
+    answered = 0
+    while answered < 3:  # wait for the three answers, so the recall has been counted
+        if "id" in json.loads(process.stdout.readline()):
+            answered += 1
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    listing = subprocess.run(
+        [sys.executable, "-c", (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+            "print(sum(1 for (k,) in c.execute('select key from objects') if k.startswith('stats/acme/shard/')))"
+        ), str(db)],
+        capture_output=True, text=True, check=True,
+    )
+    assert listing.stdout.strip() == "1"
