@@ -34,6 +34,8 @@ EMBEDDING_DIM_MAX = 16_000
 PORT_MAX = 65_535
 
 _INTEGER = re.compile(r"\+?[0-9]+")
+#: libpq also takes the password as a query parameter.
+_PASSWORD_PARAM = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,18 +79,28 @@ class Settings:
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by `***`; `<database url>` if it does not parse."""
+    """The URL with any password replaced by `***`; `<database url>` when that cannot be
+    done safely.
+
+    A password may sit in the userinfo or in a `password=` query parameter. A libpq
+    `key=value` string, or a URL whose password holds an unescaped `/`, `?`, `#` or `@`
+    that moves the split, could carry it anywhere: those are never echoed.
+    """
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.hostname or ""
-        if parts.port is not None:
-            host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+        _ = parts.port  # raises on a malformed port, e.g. a password cut at '/'
     except ValueError:
         return "<database url>"
+    if not parts.scheme or url.count("@") != parts.netloc.count("@"):
+        return "<database url>"
+    netloc = parts.netloc
+    if parts.password is not None:
+        userinfo, _, hostport = netloc.rpartition("@")
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
+    query = _PASSWORD_PARAM.sub(r"\1***", parts.query)
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 class _Reader:
@@ -292,12 +304,15 @@ class _Reader:
 
 
 def _scrub(url: str) -> str:
-    """A URL fit for an error message: userinfo removed."""
-    try:
-        parts = urlsplit(url)
-        if "@" in parts.netloc:
-            host = parts.netloc.rsplit("@", 1)[1]
-            return urlunsplit((parts.scheme, f"***@{host}", parts.path, "", ""))
-    except ValueError:
-        return "<url>"
-    return url
+    """A refused URL fit for an error message: userinfo, query and fragment masked.
+
+    Userinfo is cut at the *last* `@` before anything else, so a password holding an
+    unescaped `/`, `?` or `#` is not split off and echoed.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    if "@" in rest:
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    rest = re.sub(r"([?#]).*", r"\1***", rest, count=1, flags=re.DOTALL)
+    return scheme + sep + rest

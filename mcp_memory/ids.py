@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE = {c: i for i, c in enumerate(ALPHABET)}
 MAX_TIME = 2**48 - 1
 _TIME_CHARS = 10
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MS = timedelta(milliseconds=1)
 
 
 def _check_time(ms: float) -> int:
@@ -80,6 +82,7 @@ def parse_iso(text: str) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     try:
-        return math.floor(dt.timestamp() * 1000)
+        # Exact integer arithmetic: float seconds × 1000 can floor one millisecond low.
+        return (dt - _EPOCH) // _ONE_MS
     except (OverflowError, OSError, ValueError):
         return math.nan

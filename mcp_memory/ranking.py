@@ -96,8 +96,14 @@ def composite(mode: Mode | str, rel_sim: float, recency: float, access: float, t
 
 
 def default_high_similarity(floor: float) -> float:
-    """A6: HIGH is reachable for every floor: min(3 × floor, (1 + floor) / 2)."""
-    return min(HIGH_CONFIDENCE_MULTIPLE * floor, (1.0 + floor) / 2.0)
+    """A6: HIGH is reachable for every floor: min(3 × floor, (1 + floor) / 2).
+
+    Rounded to 12 decimals so float noise does not move the threshold: 3 × 0.1 is
+    0.30000000000000004, which would label a similarity of exactly 0.3 MEDIUM
+    against the documented "HIGH from 0.3" and print that noise wherever the
+    threshold is shown.
+    """
+    return round(min(HIGH_CONFIDENCE_MULTIPLE * floor, (1.0 + floor) / 2.0), 12)
 
 
 def confidence(top_similarity: float | None, high: float) -> Confidence:

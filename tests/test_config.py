@@ -1,0 +1,467 @@
+"""Settings.from_env: every variable validated up front, first error wins (A2, A3, A6, B §15.1).
+
+Every test passes a dict; os.environ is never touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_memory.config import Settings, redact_url
+from mcp_memory.errors import ConfigError
+
+BASE = {"HOME": "/home/ada", "HOSTNAME": "pod-1"}
+OPENAI = {"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "https://llm.example/v1", "EMBEDDING_API_KEY": "sk-key"}
+BUCKETS = {"VECTOR_BUCKET": "vectors", "STATE_BUCKET": "state"}
+
+
+def load(**env: str) -> Settings:
+    return Settings.from_env({**BASE, **env})
+
+
+def refusal(**env: str) -> str:
+    with pytest.raises(ConfigError) as refused:
+        load(**env)
+    return str(refused.value)
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def test_with_nothing_set_memories_go_to_embedded_sqlite_under_the_home_directory() -> None:
+    settings = load()
+    assert settings.backend == "sqlite"
+    assert settings.db_path == Path("/home/ada/.local/share/mcp-memory/memory.db")
+
+
+def test_xdg_data_home_moves_the_default_database() -> None:
+    assert load(XDG_DATA_HOME="/data").db_path == Path("/data/mcp-memory/memory.db")
+
+
+def test_memory_db_path_overrides_the_location_and_expands_the_home_directory() -> None:
+    assert load(MEMORY_DB_PATH="/srv/memory.db").db_path == Path("/srv/memory.db")
+    expanded = load(MEMORY_DB_PATH="~/notes/memory.db").db_path
+    assert expanded == Path("~/notes/memory.db").expanduser()
+    assert "~" not in str(expanded)
+
+
+def test_defaults_embed_locally_with_minilm() -> None:
+    settings = load()
+    assert settings.embedding_provider == "local"
+    assert settings.embedding_model == "all-MiniLM-L6-v2"
+    assert settings.embedding_dim == 384
+    assert settings.embedding_base_url is None
+    assert settings.embedding_api_key is None
+
+
+def test_other_defaults() -> None:
+    settings = load()
+    assert settings.recall_min_similarity == 0.1
+    assert settings.recall_high_similarity == pytest.approx(0.3)
+    assert settings.port == 3000
+    assert settings.host == "127.0.0.1"
+    assert settings.stats_flush_ms == 30_000
+    assert settings.stats_compact_threshold == 20
+    assert settings.aws_region == "ap-northeast-2"
+    assert settings.knowledge_base_id is None
+    assert settings.mcp_api_key is None
+    assert settings.tenant is None
+    assert settings.conversation is None
+    assert settings.hostname == "pod-1"
+
+
+def test_blank_values_mean_use_the_default() -> None:
+    settings = load(PORT="  ", RECALL_MIN_SIMILARITY="", EMBEDDING_PROVIDER=" ", MCP_API_KEY="  ")
+    assert settings.port == 3000
+    assert settings.recall_min_similarity == 0.1
+    assert settings.embedding_provider == "local"
+    assert settings.mcp_api_key is None
+
+
+def test_values_are_trimmed() -> None:
+    settings = load(PORT=" 8080 ", MCP_API_KEY=" secret ", HOST=" 0.0.0.0 ")
+    assert settings.port == 8080
+    assert settings.mcp_api_key == "secret"
+    assert settings.host == "0.0.0.0"
+
+
+# --------------------------------------------------------------------------- storage selection (A2)
+
+
+def test_a_database_url_selects_postgres_and_is_trimmed() -> None:
+    settings = load(DATABASE_URL="  postgres://u:pw@db:5432/memory  ")
+    assert settings.backend == "postgres"
+    assert settings.database_url == "postgres://u:pw@db:5432/memory"
+
+
+def test_a_database_url_wins_over_buckets() -> None:
+    settings = load(DATABASE_URL="postgres://db/memory", **BUCKETS)
+    assert settings.backend == "postgres"
+    assert settings.vector_bucket is None
+    assert settings.state_bucket is None
+
+
+def test_both_buckets_select_s3_with_bedrock_embeddings() -> None:
+    settings = load(**BUCKETS)
+    assert settings.backend == "s3"
+    assert settings.vector_bucket == "vectors"
+    assert settings.state_bucket == "state"
+    assert settings.vector_index == "memories"
+    assert settings.embedding_provider == "bedrock"
+    assert settings.embedding_model == "amazon.titan-embed-text-v2:0"
+    assert settings.embedding_dim == 1024
+    assert settings.embedding_api_key is None
+
+
+def test_vector_index_can_be_renamed() -> None:
+    assert load(VECTOR_INDEX=" notes ", **BUCKETS).vector_index == "notes"
+
+
+def test_a_vector_bucket_alone_asks_for_the_state_bucket() -> None:
+    message = refusal(VECTOR_BUCKET="vectors")
+    assert message.startswith("STATE_BUCKET is required")
+
+
+def test_a_state_bucket_alone_asks_for_the_vector_bucket() -> None:
+    message = refusal(STATE_BUCKET="state")
+    assert message.startswith("VECTOR_BUCKET is required")
+
+
+@pytest.mark.parametrize(
+    ("env", "backend"),
+    [
+        ({"MEMORY_BACKEND": "sqlite", "DATABASE_URL": "postgres://db/m"}, "sqlite"),
+        ({"MEMORY_BACKEND": "postgres", "DATABASE_URL": "postgres://db/m", **BUCKETS}, "postgres"),
+        ({"MEMORY_BACKEND": "s3", "DATABASE_URL": "postgres://db/m", **BUCKETS}, "s3"),
+        ({"MEMORY_BACKEND": " s3 ", **BUCKETS}, "s3"),
+    ],
+)
+def test_memory_backend_forces_the_choice(env: dict[str, str], backend: str) -> None:
+    settings = load(**env)
+    assert settings.backend == backend
+    assert "MEMORY_BACKEND" in settings.backend_reason
+
+
+def test_forcing_postgres_without_a_database_url_is_refused() -> None:
+    assert refusal(MEMORY_BACKEND="postgres", **BUCKETS).startswith("DATABASE_URL is required")
+
+
+@pytest.mark.parametrize("buckets", [{}, {"VECTOR_BUCKET": "v"}, {"STATE_BUCKET": "s"}])
+def test_forcing_s3_without_both_buckets_is_refused(buckets: dict[str, str]) -> None:
+    message = refusal(MEMORY_BACKEND="s3", DATABASE_URL="postgres://db/m", **buckets)
+    assert "BUCKET" in message
+    assert "required when MEMORY_BACKEND=s3" in message
+
+
+def test_an_unknown_backend_is_refused_naming_the_variable_and_the_value() -> None:
+    message = refusal(MEMORY_BACKEND="mysql")
+    assert "MEMORY_BACKEND" in message
+    assert '"mysql"' in message
+
+
+@pytest.mark.parametrize(
+    ("env", "why"),
+    [
+        ({}, "embedded default"),
+        ({"DATABASE_URL": "postgres://db/m"}, "DATABASE_URL is set"),
+        (BUCKETS, "VECTOR_BUCKET and STATE_BUCKET are set"),
+        ({"MEMORY_BACKEND": "sqlite"}, "MEMORY_BACKEND=sqlite"),
+    ],
+)
+def test_the_backend_reason_says_why_the_storage_was_chosen(env: dict[str, str], why: str) -> None:
+    assert why in load(**env).backend_reason
+
+
+# --------------------------------------------------------------------------- knowledge base
+
+
+def test_a_blank_knowledge_base_id_means_no_search_docs() -> None:
+    assert load(KNOWLEDGE_BASE_ID="   ").knowledge_base_id is None
+
+
+def test_a_knowledge_base_id_is_trimmed() -> None:
+    assert load(KNOWLEDGE_BASE_ID=" KB123 ").knowledge_base_id == "KB123"
+
+
+# --------------------------------------------------------------------------- embedding (A3)
+
+
+def test_openai_needs_a_base_url_first() -> None:
+    assert refusal(EMBEDDING_PROVIDER="openai").startswith("EMBEDDING_BASE_URL is required")
+
+
+def test_openai_then_needs_an_api_key() -> None:
+    message = refusal(EMBEDDING_PROVIDER="openai", EMBEDDING_BASE_URL="https://llm.example/v1")
+    assert message.startswith("EMBEDDING_API_KEY is required")
+
+
+def test_openai_defaults_to_text_embedding_3_small() -> None:
+    settings = load(**OPENAI)
+    assert settings.embedding_provider == "openai"
+    assert settings.embedding_model == "text-embedding-3-small"
+    assert settings.embedding_dim == 1536
+    assert settings.embedding_api_key == "sk-key"
+
+
+def test_openai_takes_another_model_and_dimension() -> None:
+    settings = load(**OPENAI, EMBEDDING_MODEL="Qwen3-Embedding-4B", EMBEDDING_DIM="2560")
+    assert settings.embedding_model == "Qwen3-Embedding-4B"
+    assert settings.embedding_dim == 2560
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("https://llm.example/v1", "https://llm.example/v1"),
+        ("https://llm.example/v1///", "https://llm.example/v1"),
+        ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
+        (" http://embed:8080/openai/v1/ ", "http://embed:8080/openai/v1"),
+    ],
+)
+def test_a_base_url_is_kept_without_trailing_slashes(raw: str, kept: str) -> None:
+    assert load(**{**OPENAI, "EMBEDDING_BASE_URL": raw}).embedding_base_url == kept
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "ftp://llm.example/v1",
+        "llm.example/v1",
+        "https://",
+        "https://llm.example/v1?api-version=2",
+        "https://llm.example/v1#frag",
+        "https://user@llm.example/v1",
+        "https://llm.example:99999/v1",
+    ],
+)
+def test_a_base_url_that_is_not_a_plain_http_base_is_refused(raw: str) -> None:
+    message = refusal(**{**OPENAI, "EMBEDDING_BASE_URL": raw})
+    assert message.startswith(
+        "EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment"
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "https://user:hunter2@llm.example/v1",
+        "https://user:hun/ter2@llm.example/v1",
+        "https://user:hun#ter2@llm.example/v1",
+        "https://user:hun?ter2@llm.example/v1",
+        "https://user:hun@ter2@llm.example/v1",
+        "https://llm.example/v1?key=hunter2",
+    ],
+)
+def test_a_refused_base_url_never_shows_its_secret(raw: str) -> None:
+    message = refusal(**{**OPENAI, "EMBEDDING_BASE_URL": raw})
+    assert message.startswith("EMBEDDING_BASE_URL must be")
+    assert "ter2" not in message
+    assert "hunter2" not in message
+
+
+def test_a_refused_base_url_is_echoed_with_only_its_secrets_masked() -> None:
+    assert refusal(**{**OPENAI, "EMBEDDING_BASE_URL": "ftp://llm.example/v1"}).endswith('got "ftp://llm.example/v1"')
+    assert refusal(**{**OPENAI, "EMBEDDING_BASE_URL": "https://u:pw@llm.example/v1?k=v"}).endswith(
+        'got "https://***@llm.example/v1?***"'
+    )
+
+
+def test_a_misspelt_provider_is_refused_naming_the_value() -> None:
+    message = refusal(EMBEDDING_PROVIDER="opneai")
+    assert message.startswith("EMBEDDING_PROVIDER must be")
+    assert '"opneai"' in message
+
+
+def test_the_provider_name_is_case_sensitive() -> None:
+    assert '"OpenAI"' in refusal(EMBEDDING_PROVIDER="OpenAI")
+
+
+def test_the_local_provider_refuses_another_model() -> None:
+    message = refusal(EMBEDDING_MODEL="bge-small-en")
+    assert message.startswith("EMBEDDING_MODEL must be")
+    assert '"bge-small-en"' in message
+
+
+def test_the_local_provider_refuses_another_dimension() -> None:
+    assert refusal(EMBEDDING_DIM="768").startswith("EMBEDDING_DIM must be 384")
+
+
+def test_the_local_provider_accepts_its_own_model_and_dimension_spelt_out() -> None:
+    settings = load(EMBEDDING_MODEL="all-MiniLM-L6-v2", EMBEDDING_DIM="384")
+    assert (settings.embedding_model, settings.embedding_dim) == ("all-MiniLM-L6-v2", 384)
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "16001", "abc", "1.5"])
+def test_an_embedding_dimension_must_be_an_integer_up_to_16000(raw: str) -> None:
+    message = refusal(**OPENAI, EMBEDDING_DIM=raw)
+    assert message == f'EMBEDDING_DIM must be an integer between 1 and 16000, got "{raw}"'
+
+
+# --------------------------------------------------------------------------- similarity floor and HIGH (A6)
+
+
+@pytest.mark.parametrize(("raw", "floor"), [("0.25", 0.25), ("1", 1.0), (" 0.5 ", 0.5)])
+def test_a_floor_in_zero_to_one_is_accepted(raw: str, floor: float) -> None:
+    assert load(RECALL_MIN_SIMILARITY=raw).recall_min_similarity == floor
+
+
+def test_a_floor_of_zero_is_refused_because_everything_would_be_high() -> None:
+    message = refusal(RECALL_MIN_SIMILARITY="0")
+    assert "must be greater than 0" in message
+    assert message.startswith("RECALL_MIN_SIMILARITY")
+
+
+@pytest.mark.parametrize("raw", ["-0.5", "2", "many", "nan", "inf"])
+def test_a_floor_outside_zero_to_one_is_refused_naming_the_value(raw: str) -> None:
+    assert refusal(RECALL_MIN_SIMILARITY=raw) == (
+        f'RECALL_MIN_SIMILARITY must be greater than 0 and at most 1, got "{raw}"'
+    )
+
+
+def test_the_high_similarity_follows_the_floor_by_default() -> None:
+    assert load(RECALL_MIN_SIMILARITY="0.5").recall_high_similarity == 0.75
+    assert load(RECALL_MIN_SIMILARITY="0.2").recall_high_similarity == pytest.approx(0.6)
+
+
+def test_an_explicit_high_similarity_is_used() -> None:
+    assert load(RECALL_HIGH_SIMILARITY="0.45").recall_high_similarity == 0.45
+    assert load(RECALL_MIN_SIMILARITY="0.5", RECALL_HIGH_SIMILARITY="0.5").recall_high_similarity == 0.5
+
+
+@pytest.mark.parametrize("raw", ["0.05", "1.01", "high"])
+def test_a_high_similarity_below_the_floor_or_above_one_is_refused(raw: str) -> None:
+    message = refusal(RECALL_HIGH_SIMILARITY=raw)
+    assert message.startswith("RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY (0.1)")
+    assert f'"{raw}"' in message
+
+
+# --------------------------------------------------------------------------- integers
+
+
+@pytest.mark.parametrize("raw", ["0", "65536", "abc", "-1", "80.5"])
+def test_a_port_outside_1_to_65535_is_refused_naming_port(raw: str) -> None:
+    assert refusal(PORT=raw) == f'PORT must be an integer between 1 and 65535, got "{raw}"'
+
+
+def test_ports_at_both_ends_are_accepted() -> None:
+    assert load(PORT="1").port == 1
+    assert load(PORT="65535").port == 65535
+
+
+@pytest.mark.parametrize("name", ["STATS_FLUSH_MS", "STATS_COMPACT_THRESHOLD"])
+@pytest.mark.parametrize("raw", ["0", "-5", "ten", "2.5"])
+def test_stats_settings_must_be_positive_integers(name: str, raw: str) -> None:
+    assert refusal(**{name: raw}) == f'{name} must be a positive integer, got "{raw}"'
+
+
+def test_stats_settings_are_read() -> None:
+    settings = load(STATS_FLUSH_MS="5000", STATS_COMPACT_THRESHOLD="1")
+    assert (settings.stats_flush_ms, settings.stats_compact_threshold) == (5000, 1)
+
+
+# --------------------------------------------------------------------------- caller defaults (A8)
+
+
+def test_memory_tenant_and_conversation_are_read_and_trimmed() -> None:
+    settings = load(MEMORY_TENANT=" acme ", MEMORY_CONVERSATION=" chat:1 ")
+    assert (settings.tenant, settings.conversation) == ("acme", "chat:1")
+
+
+def test_a_malformed_memory_tenant_is_refused_naming_the_variable() -> None:
+    assert refusal(MEMORY_TENANT="../other") == (
+        "MEMORY_TENANT must start with a letter or digit and contain only letters, digits, '.', '_' or '-'"
+    )
+
+
+def test_a_malformed_memory_conversation_is_refused_naming_the_variable() -> None:
+    assert refusal(MEMORY_CONVERSATION="has space") == (
+        "MEMORY_CONVERSATION may carry printable ASCII only, with no whitespace"
+    )
+
+
+# --------------------------------------------------------------------------- order of errors
+
+
+@pytest.mark.parametrize(
+    ("env", "reported"),
+    [
+        ({"PORT": "0", "RECALL_MIN_SIMILARITY": "0"}, "PORT"),
+        ({"PORT": "0", "VECTOR_BUCKET": "v"}, "PORT"),
+        ({"VECTOR_BUCKET": "v", "EMBEDDING_PROVIDER": "nope"}, "STATE_BUCKET"),
+        ({"MEMORY_BACKEND": "nope", "EMBEDDING_PROVIDER": "nope"}, "MEMORY_BACKEND"),
+        ({"EMBEDDING_PROVIDER": "openai", "EMBEDDING_DIM": "0"}, "EMBEDDING_BASE_URL"),
+        ({**OPENAI, "EMBEDDING_API_KEY": "", "EMBEDDING_DIM": "0"}, "EMBEDDING_API_KEY"),
+        ({"EMBEDDING_MODEL": "other", "EMBEDDING_DIM": "0"}, "EMBEDDING_DIM"),
+        ({"EMBEDDING_MODEL": "other", "RECALL_MIN_SIMILARITY": "0"}, "EMBEDDING_MODEL"),
+        ({"RECALL_MIN_SIMILARITY": "0", "STATS_FLUSH_MS": "0"}, "RECALL_MIN_SIMILARITY"),
+        ({"STATS_FLUSH_MS": "0", "STATS_COMPACT_THRESHOLD": "0"}, "STATS_FLUSH_MS"),
+        ({"STATS_COMPACT_THRESHOLD": "0", "MEMORY_TENANT": "../x"}, "STATS_COMPACT_THRESHOLD"),
+    ],
+)
+def test_the_first_error_in_the_documented_order_is_the_one_reported(env: dict[str, str], reported: str) -> None:
+    assert refusal(**env).startswith(reported)
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def test_the_settings_repr_shows_no_secret() -> None:
+    settings = load(
+        DATABASE_URL="postgres://memory:db-pass-123@db:5432/memory",
+        MCP_API_KEY="mcp-key-456",
+        **{**OPENAI, "EMBEDDING_API_KEY": "embed-key-789"},
+    )
+    text = repr(settings)
+    for secret in ("db-pass-123", "mcp-key-456", "embed-key-789"):
+        assert secret not in text
+    assert "postgres" in text  # still says which storage it is
+
+
+def test_the_redacted_database_url_hides_the_password() -> None:
+    settings = load(DATABASE_URL="postgres://memory:db-pass-123@db:5432/memory")
+    assert settings.redacted_database_url == "postgres://memory:***@db:5432/memory"
+    assert load().redacted_database_url is None
+
+
+def test_redact_url_masks_the_password() -> None:
+    assert redact_url("postgres://u:secret@h:5432/db") == "postgres://u:***@h:5432/db"
+
+
+def test_redact_url_masks_a_password_given_as_a_query_parameter() -> None:
+    assert redact_url("postgresql://u@h/db?sslmode=require&password=secret") == (
+        "postgresql://u@h/db?sslmode=require&password=***"
+    )
+
+
+def test_redact_url_keeps_an_ipv6_host_readable() -> None:
+    assert redact_url("postgres://u:secret@[::1]:5432/db") == "postgres://u:***@[::1]:5432/db"
+
+
+def test_redact_url_leaves_a_url_without_a_password_alone() -> None:
+    assert redact_url("postgres://u@h:5432/db") == "postgres://u@h:5432/db"
+    assert redact_url("postgresql://h/db?sslmode=require") == "postgresql://h/db?sslmode=require"
+
+
+def test_redact_url_answers_a_placeholder_for_something_it_cannot_parse() -> None:
+    assert redact_url("postgres://u:secret@[::1") == "<database url>"
+    assert redact_url("postgres://u:secret@h:port/db") == "<database url>"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgres://u:se#cret@h/db",
+        "postgres://u:se?cret@h/db",
+        "postgres://u:se/cret@h/db",
+        "postgres://u:se@cret@h/db",
+        "postgresql://u@h/db?password=secret",
+        "postgresql://u@h/db?sslmode=require&password=secret",
+        "host=h user=u password=secret dbname=db",
+    ],
+)
+def test_redact_url_never_shows_a_password_however_the_url_is_written(url: str) -> None:
+    redacted = redact_url(url)
+    assert "secret" not in redacted
+    assert "cret" not in redacted
