@@ -1,27 +1,20 @@
 """Access counters without a lock (B §11; seed 000, "Counters without a lock").
 
 An object store has no atomic increment, so nothing here modifies a shared
-object in place:
-
-- A pod counts in memory and, every flush interval, writes a *delta* to a key
-  only it will ever write (`stats/<tenant>/shard/<ULID>-<podId>.json`), so two
-  pods flushing in the same millisecond cannot collide.
-- A reader adds `merged.json` to every shard above its watermark. Counts add and
-  timestamps take the later, which converges whatever order shards arrive in.
-- When settled shards pile up, whoever notices folds them into `merged.json`
-  with a compare-and-swap and advances the watermark.
+object in place. A pod counts in memory and periodically writes a *delta* to a
+key only it will ever write (`stats/<tenant>/shard/<ULID>-<podId>.json`). A
+reader adds `merged.json` to every shard above its watermark: counts add and
+timestamps take the later, which converges in any arrival order. When settled
+shards pile up, whoever notices folds them in with a compare-and-swap and
+advances the watermark.
 
 The watermark stops a shard being counted twice (a compactor that died before
-deleting, two compactors at once); deleting absorbed shards is garbage
-collection, not correctness. It trails by `compaction_lag_ms`, which stops a
-shard being counted *zero* times: a key is stamped when the flush builds it, not
-when the store accepts it, so a line drawn across everything visible could land
-above a write still in flight (and a pod whose clock runs behind would do that
-every time).
-
-What this gives up, on purpose: a pod that dies before flushing loses up to one
-interval of counts, and another pod's flush reaches this one's ranking up to a
-cache TTL late. Counters feed ranking and nothing else.
+deleting, two compactors at once), so deleting absorbed shards is garbage
+collection. It trails by `compaction_lag_ms`, which stops a shard being counted
+*zero* times: a key is stamped when the flush builds it, not when the store
+accepts it, so a line drawn across everything visible could land above a write
+still in flight. Given up on purpose: a pod that dies loses up to one flush
+interval, and other pods' flushes reach this one up to a cache TTL late.
 """
 
 from __future__ import annotations
