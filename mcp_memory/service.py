@@ -225,16 +225,10 @@ class MemoryService:
             raise InvalidArgument("scope 'conversation' needs a conversation, and this request has none")
         embedding = await self._embed(content)
         async with self.vectors.exclusive(caller.tenant):
-            candidates = await self.vectors.query(caller.tenant, embedding, DEDUP_CANDIDATES, caller.conversation)
-            nearest: Hit | None = None
-            for hit in candidates:
-                if hit.memory.visible_to(caller.conversation) and (
-                    nearest is None or hit.similarity > nearest.similarity
-                ):
-                    nearest = hit
-            if nearest is not None and ranking.is_duplicate(nearest.similarity, content, nearest.memory.content):
-                self.counters.record(caller.tenant, nearest.memory.id, self.clock())
-                return RememberResult(nearest.memory, created=False)
+            known = await self._already_known(caller, content, embedding)
+            if known is not None:
+                self.counters.record(caller.tenant, known.id, self.clock())
+                return RememberResult(known, created=False)
 
             now = self.clock()
             memory = Memory(
@@ -254,6 +248,24 @@ class MemoryService:
             await self.vectors.put(memory, embedding)
             await self.objects.put(index_key(memory), "")
         return RememberResult(memory, created=True)
+
+    async def _already_known(self, caller: Caller, content: str, embedding) -> Memory | None:
+        """The nearest visible memory that says the same thing, if any.
+
+        Candidates are tried nearest first (the store promises no order), so the
+        answer is the reference's nearest neighbour whenever that one qualifies;
+        when it fails the word-overlap test, a slightly less near candidate that
+        passes both tests still counts, rather than writing a duplicate.
+        """
+        candidates = await self.vectors.query(caller.tenant, embedding, DEDUP_CANDIDATES, caller.conversation)
+        visible = [h for h in candidates if h.memory.visible_to(caller.conversation)]
+        visible.sort(key=lambda h: h.similarity, reverse=True)  # stable: ties keep store order
+        for hit in visible:
+            if hit.similarity < ranking.DEDUP_SIMILARITY:
+                break
+            if ranking.is_duplicate(hit.similarity, content, hit.memory.content):
+                return hit.memory
+        return None
 
     # ----------------------------------------------------------------------- list
 

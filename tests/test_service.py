@@ -17,6 +17,7 @@ OTHER_TENANT = Caller("globex")
 THREAD = Caller("acme", "chat:thread-a")
 OTHER_THREAD = Caller("acme", "chat:thread-b")
 
+WORDS = [f"w{i:03d}x" for i in range(200)]  # distinct tokens: the fake embedder drops 1-char words
 DEPLOY = "Rolling deploys drain in-flight streams before the pod exits"
 DEPLOY_NEAR = "Rolling deploys drain connections before the node exits"
 DEPLOY_QUERY = "Rolling deploys drain in-flight streams before the pod"
@@ -193,10 +194,10 @@ async def test_list_and_stats_show_a_thread_its_own_notes_and_nobody_elses(env: 
 
 async def test_listing_for_one_thread_pages_past_another_threads_newer_notes(env: Env, clock) -> None:
     for i in range(10):
-        await remember(env, f"thread b fact number {i} about widgets {i}", OTHER_THREAD, scope="conversation")
+        await remember(env, f"thread b fact {WORDS[i]} about widgets", OTHER_THREAD, scope="conversation")
         clock.advance(1000)
     for i in range(25):
-        await remember(env, f"thread a note number {i} about gadgets {i}", THREAD, scope="conversation")
+        await remember(env, f"thread a note {WORDS[i]} about gadgets", THREAD, scope="conversation")
         clock.advance(1000)
     listed = await env.service.list(OTHER_THREAD, limit=10)
     assert len(listed.memories) == 10
@@ -322,11 +323,15 @@ async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(cl
 
 
 async def test_a_busy_thread_cannot_crowd_project_memories_out_of_a_recall(env: Env) -> None:
-    for i in range(120):
-        await remember(env, f"{DEPLOY} note {i} variant {i * 7}", THREAD, scope="conversation")
-    await remember(env, "Rolling deploys drain in-flight streams before the pod exits gracefully")
+    for i in range(120):  # straight into the store: these notes are near-duplicates of each other
+        note = Memory(id=f"01J{i:023d}", tenant="acme", content=f"{DEPLOY} {WORDS[i]}", scope="conversation",
+                      conversation=THREAD.conversation, created_at="2026-06-01T00:00:00.000Z")
+        await env.vectors.put(note, (await env.embedder.embed([note.content]))[0])
+    # All 120 notes are nearer the query (≥ 0.84) than the project memory (0.32), so a store that
+    # filtered visibility after taking the nearest 30 would have nothing left for another thread.
+    await remember(env, "Rolling deploys drain slowly on canary hosts")
     text = await recall(env, DEPLOY_QUERY, OTHER_THREAD)
-    assert "1 memory matched" in text and "gracefully" in text
+    assert "1 memory matched" in text and "canary hosts" in text
 
 
 # --------------------------------------------------------------------------- list
@@ -335,7 +340,7 @@ async def test_a_busy_thread_cannot_crowd_project_memories_out_of_a_recall(env: 
 async def test_list_is_newest_first_and_honours_the_limit(env: Env, clock) -> None:
     ids = []
     for i in range(5):
-        ids.append(stored_id(await remember(env, f"fact {i} concerning subsystem {i * 11}")))
+        ids.append(stored_id(await remember(env, f"fact {WORDS[i]} concerning subsystem {WORDS[i + 50]}")))
         clock.advance(1000)
     text = (await env.service.list(ACME, limit=2)).text()
     assert text.startswith("[MEMORY] 2 memories, newest first.\n\n1. ")
