@@ -43,8 +43,7 @@ async def open_sqlite(path: Path, *, model: str, dim: int) -> tuple[SqliteVector
     try:
         await db.initialise(model, dim)
     except BaseException:
-        await db.release()
-        await db.release()
+        await db.close()
         raise
     return SqliteVectorStore(db, dim), SqliteObjectStore(db)
 

@@ -168,7 +168,11 @@ class SqliteDatabase:
             raise StoreError("the SQLite store is closed")
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._executor, self._attempt, fn, begin)
+            future = loop.run_in_executor(self._executor, self._attempt, fn, begin)
+        except RuntimeError as exc:  # the executor was shut down under us
+            raise StoreError("the SQLite store is closed") from exc
+        try:
+            return await future
         except MemoryServerError:
             raise
         except sqlite3.Error as exc:
@@ -183,8 +187,6 @@ class SqliteDatabase:
                     "mcp-memory SQLite file or at a new path"
                 ) from exc
             raise error(f"the SQLite store failed during {op}: {exc}") from exc
-        except RuntimeError as exc:  # the executor was shut down under us
-            raise StoreError("the SQLite store is closed") from exc
 
     def _attempt(self, fn: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         """On a worker thread: run `fn` in a transaction, retrying while the database is busy."""
@@ -241,7 +243,12 @@ class SqliteDatabase:
     async def release(self) -> None:
         """Give up one owner's share; the last one closes threads and connections."""
         self._owners -= 1
-        if self._owners <= 0 and not self._closed:
+        if self._owners <= 0:
+            await self.close()
+
+    async def close(self) -> None:
+        """Close now, whoever still holds a share (used when opening fails)."""
+        if not self._closed:
             self._closed = True
             await asyncio.to_thread(self._shutdown)
 
