@@ -63,7 +63,8 @@ class TenantVectors:
         if count == 0:
             return []
         scores = self.matrix[: self.n] @ query
-        scores[~visible] = -np.inf
+        if count < self.n:
+            np.putmask(scores, ~visible, -np.inf)
         k = min(top_k, count)
         if k < self.n:
             chosen = np.argpartition(scores, self.n - k)[self.n - k :]
