@@ -127,7 +127,7 @@ def extend(old: TenantVectors, rows: list[tuple], generation: int, dim: int) -> 
         codes[: old.n] = old.codes[: old.n]
         matrix = np.empty((capacity, dim), np.float32)
         matrix[: old.n] = old.matrix[: old.n]
-        index = dict(index)
+        index = {memory_id: i for i, memory_id in enumerate(ids)}
     conversations = old.conversations
     for row in replaced:
         i = index[row[0]]

@@ -335,3 +335,38 @@ def test_importing_the_stores_package_imports_no_backend() -> None:
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+async def test_giving_up_while_waiting_for_exclusive_does_not_keep_the_lock(db_path: Path) -> None:
+    one, two = await open_pair(db_path), await open_pair(db_path)
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with one[0].exclusive("acme"):
+            holding.set()
+            await release.wait()
+
+    async def wait_forever() -> None:
+        async with two[0].exclusive("acme"):
+            pytest.fail("entered while another store held the lock")
+
+    try:
+        holder = asyncio.create_task(hold())
+        await holding.wait()
+        waiter = asyncio.create_task(wait_forever())
+        await two[0].query("acme", unit(1), 1, None)  # the waiter is now blocked on the file lock
+        await let_other_tasks_run()
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        release.set()
+        await holder
+
+        async with asyncio.timeout(30):
+            async with two[0].exclusive("acme"):
+                pass
+            async with one[0].exclusive("acme"):
+                pass
+    finally:
+        await close_pair(one)
+        await close_pair(two)
