@@ -1,0 +1,34 @@
+"""Storage backends behind the two ports (stores/base.py).
+
+`open_stores(settings)` picks the backend `Settings` chose (A2). Backends are
+imported only when chosen, so importing this package never pulls in sqlite3,
+psycopg or boto3.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp_memory.errors import StartupError
+
+if TYPE_CHECKING:
+    from mcp_memory.config import Settings
+    from mcp_memory.stores.base import ObjectStore, VectorStore
+
+__all__ = ["open_stores"]
+
+
+async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
+    """Open the configured backend's vector store and object store (close both when done).
+
+    Raises StartupError when the storage cannot be opened as configured.
+    """
+    if settings.backend == "sqlite":
+        from mcp_memory.stores.sqlite import open_sqlite
+
+        return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
+    # TODO(postgres, s3): replace these refusals with the real backends when they land
+    # (lazy-import mcp_memory.stores.postgres / mcp_memory.stores.s3 here, as above).
+    if settings.backend in ("postgres", "s3"):
+        raise StartupError(f"the {settings.backend} backend is not available in this build")
+    raise StartupError(f'unknown storage backend "{settings.backend}"')

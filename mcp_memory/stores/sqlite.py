@@ -1,0 +1,302 @@
+"""The embedded backend: both ports over one SQLite file (A2).
+
+`open_sqlite(path, model=..., dim=...)` returns a SqliteVectorStore and a
+SqliteObjectStore sharing one SqliteDatabase (connections and worker threads).
+Close both; the file is closed when the second one closes. Closing twice is
+harmless.
+
+Several processes may share the file; see sqlite_db.py for how writes stay
+safe and sqlite_vectors.py for how the in-process query cache stays current.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcp_memory.errors import PreconditionFailed, StoreError
+from mcp_memory.model import Hit, Memory
+from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
+from mcp_memory.stores.sqlite_db import CHUNK, SqliteDatabase
+from mcp_memory.stores.sqlite_lock import TenantLocks
+from mcp_memory.stores.sqlite_vectors import VectorCache
+
+__all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
+
+_COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
+
+
+async def open_sqlite(path: Path, *, model: str, dim: int) -> tuple[SqliteVectorStore, SqliteObjectStore]:
+    """Open (creating if needed) the database at `path` for embeddings of `model` with `dim` dimensions.
+
+    Raises StartupError, naming the path and the reason, when the directory
+    cannot be created, the file is not an SQLite database, or it holds
+    embeddings from another model or dimension (the file is then left as it was).
+    """
+    db = SqliteDatabase(Path(path).expanduser(), owners=2)
+    try:
+        await db.initialise(model, dim)
+    except BaseException:
+        await db.close()
+        raise
+    return SqliteVectorStore(db, dim), SqliteObjectStore(db)
+
+
+def _chunks(items: Sequence[str]) -> list[list[str]]:
+    unique = list(dict.fromkeys(items))
+    return [unique[i : i + CHUNK] for i in range(0, len(unique), CHUNK)]
+
+
+def _placeholders(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _bump_generation(conn: sqlite3.Connection, tenant: str, *, purge: bool) -> int:
+    """Inside a write transaction: the tenant's next generation (caches compare against it)."""
+    conn.execute(
+        "INSERT INTO tenants (tenant, generation, purged) VALUES (?, 1, 0) "
+        "ON CONFLICT (tenant) DO UPDATE SET generation = generation + 1",
+        (tenant,),
+    )
+    (generation,) = conn.execute("SELECT generation FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
+    if purge:
+        conn.execute("UPDATE tenants SET purged = generation WHERE tenant = ?", (tenant,))
+    return int(generation)
+
+
+def _memory(row: tuple[Any, ...], tenant: str) -> Memory | None:
+    """A row read back through the shared tolerant codec; None for another tenant's or a broken row."""
+    (row_tenant, memory_id, content, memory_type, category, tags, created_at, scope, conversation, trust) = row
+    try:
+        tag_list = json.loads(tags) if isinstance(tags, str) else None
+    except ValueError:
+        tag_list = None
+    metadata = {
+        "tenantId": row_tenant,
+        "memoryType": memory_type,
+        "category": category,
+        "scope": scope,
+        "conversation": conversation,
+        "content": content,
+        "createdAt": created_at,
+        "tags": tag_list,
+        "trustBase": trust,
+    }
+    return from_metadata(memory_id, metadata, tenant)
+
+
+def _fetch(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for chunk in _chunks(ids):
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE tenant = ? AND id IN ({_placeholders(len(chunk))})",
+            (tenant, *chunk),
+        ).fetchall()
+        for row in rows:
+            memory = _memory(row, tenant)
+            if memory is not None:
+                found[memory.id] = memory
+    return found
+
+
+class SqliteVectorStore:
+    """Memories in real columns, exact cosine search through the in-process cache."""
+
+    def __init__(self, db: SqliteDatabase, dim: int) -> None:
+        self._db = db
+        self._dim = dim
+        self._cache = VectorCache(dim)
+        self._locks = TenantLocks(db.lock_dir)
+        self._closed = False
+
+    def _vector(self, embedding: np.ndarray) -> np.ndarray:
+        vector = np.asarray(embedding, dtype=np.float32)
+        if vector.ndim != 1 or vector.shape[0] != self._dim:
+            raise StoreError(
+                f"the embedding has shape {vector.shape} but this database holds {self._dim}-dimensional embeddings"
+            )
+        if not np.all(np.isfinite(vector)):
+            raise StoreError("the embedding contains non-finite values")
+        return vector
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        assert_within_metadata_budget(memory)
+        blob = self._vector(embedding).astype("<f4").tobytes()
+        tags = json.dumps(list(memory.tags), ensure_ascii=False)
+
+        def write(conn: sqlite3.Connection) -> None:
+            rev = _bump_generation(conn, memory.tenant, purge=False)
+            conn.execute(
+                f"INSERT INTO memories ({_COLUMNS}, embedding, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tenant, id) DO UPDATE SET content = excluded.content, "
+                "memory_type = excluded.memory_type, category = excluded.category, tags = excluded.tags, "
+                "created_at = excluded.created_at, scope = excluded.scope, "
+                "conversation = excluded.conversation, trust_base = excluded.trust_base, "
+                "embedding = excluded.embedding, rev = excluded.rev",
+                (
+                    memory.tenant,
+                    memory.id,
+                    memory.content,
+                    memory.memory_type,
+                    memory.category or None,
+                    tags,
+                    memory.created_at,
+                    "conversation" if memory.scope == "conversation" else "project",
+                    memory.conversation or None,
+                    float(memory.trust_base),
+                    blob,
+                    rev,
+                ),
+            )
+
+        await self._db.write(write, "put memory")
+
+    async def query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
+    ) -> list[Hit]:
+        """Nearest visible memories: visibility is a mask applied before the top-k (A4)."""
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return []
+
+        def read(conn: sqlite3.Connection) -> list[Hit]:
+            nearest = self._cache.current(conn, tenant).nearest(vector, top_k, conversation)
+            if not nearest:
+                return []
+            memories = _fetch(conn, tenant, [memory_id for memory_id, _ in nearest])
+            return [
+                Hit(memories[memory_id], similarity)
+                for memory_id, similarity in nearest
+                if memory_id in memories and memories[memory_id].visible_to(conversation)
+            ]
+
+        return await self._db.read(read, "query")
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        found = await self._db.read(lambda conn: _fetch(conn, tenant, ids), "get memories")
+        return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+
+        def write(conn: sqlite3.Connection) -> None:
+            deleted = 0
+            for chunk in _chunks(ids):
+                cursor = conn.execute(
+                    f"DELETE FROM memories WHERE tenant = ? AND id IN ({_placeholders(len(chunk))})",
+                    (tenant, *chunk),
+                )
+                deleted += max(cursor.rowcount, 0)
+            if deleted:
+                _bump_generation(conn, tenant, purge=True)
+
+        await self._db.write(write, "delete memories")
+
+    @asynccontextmanager
+    async def exclusive(self, tenant: str) -> AsyncIterator[None]:
+        """Serialise a check-then-insert for `tenant` across tasks and processes.
+
+        Not re-entrant. The store's own reads and writes inside the block do not
+        take this lock, so they cannot deadlock with it.
+        """
+        async with self._locks.hold(tenant):
+            yield
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._cache.clear()
+            await self._db.release()
+
+
+class SqliteObjectStore:
+    """Keys to bodies with ETags from a sequence that never repeats; byte-ordered listing."""
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
+        self._closed = False
+
+    async def get(self, key: str) -> StoredObject | None:
+        def read(conn: sqlite3.Connection) -> StoredObject | None:
+            row = conn.execute("SELECT body, etag FROM objects WHERE key = ?", (key,)).fetchone()
+            return StoredObject(row[0], str(row[1])) if row else None
+
+        return await self._db.read(read, "get object")
+
+    async def put(
+        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
+    ) -> str:
+        def write(conn: sqlite3.Connection) -> str:
+            row = conn.execute("SELECT etag FROM objects WHERE key = ?", (key,)).fetchone()
+            if if_none_match and row is not None:
+                raise PreconditionFailed(f"conditional write did not apply for {key}")
+            if if_match is not None and (row is None or str(row[0]) != if_match):
+                raise PreconditionFailed(f"conditional write did not apply for {key}")
+            conn.execute("UPDATE etag_sequence SET value = value + 1 WHERE id = 1")
+            (etag,) = conn.execute("SELECT value FROM etag_sequence WHERE id = 1").fetchone()
+            conn.execute(
+                "INSERT INTO objects (key, body, etag) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET body = excluded.body, etag = excluded.etag",
+                (key, body, etag),
+            )
+            return str(etag)
+
+        return await self._db.write(write, "put object")
+
+    async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
+        """Literal prefix as a key range (no LIKE: `_` and `%` occur in keys), BINARY = byte order."""
+        if limit <= 0:
+            return []
+        clauses, params = ["key > ?"], [start_after or ""]
+        if prefix:
+            clauses.append("key >= ?")
+            params.append(prefix)
+            upper = prefix_upper_bound(prefix)
+            if upper is not None:
+                clauses.append("key < ?")
+                params.append(upper)
+        sql = f"SELECT key FROM objects WHERE {' AND '.join(clauses)} ORDER BY key LIMIT ?"
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            return [row[0] for row in conn.execute(sql, (*params, limit))]
+
+        return await self._db.read(read, "list objects")
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+
+        def write(conn: sqlite3.Connection) -> None:
+            for chunk in _chunks(keys):
+                conn.execute(f"DELETE FROM objects WHERE key IN ({_placeholders(len(chunk))})", chunk)
+
+        await self._db.write(write, "delete objects")
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._db.release()
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string greater than every string starting with `prefix` (in code point,
+    hence UTF-8 byte, order); None when there is none (a prefix of only U+10FFFF)."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last == 0x10FFFF:
+            continue
+        following = last + 1
+        if 0xD800 <= following <= 0xDFFF:  # surrogates cannot be stored; skip past them
+            following = 0xE000
+        return "".join(chars) + chr(following)
+    return None

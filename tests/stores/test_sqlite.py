@@ -1,0 +1,372 @@
+"""What only the embedded SQLite backend promises: the file on disk, several
+processes sharing it, and refusing a file it cannot use."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_memory.config import Settings
+from mcp_memory.errors import StartupError, StoreError
+from mcp_memory.model import Memory
+from mcp_memory.stores import open_stores
+from mcp_memory.stores.base import ObjectStore, VectorStore
+from mcp_memory.stores.sqlite import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
+from tests.stores.test_contract import axis, let_other_tasks_run, memory, note, unit
+
+REPO = Path(__file__).resolve().parents[2]
+DIM = 8
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "memory.db"
+
+
+async def open_pair(path: Path, model: str = "test-model", dim: int = DIM) -> tuple[SqliteVectorStore, SqliteObjectStore]:
+    return await open_sqlite(path, model=model, dim=dim)
+
+
+async def close_pair(pair: tuple[VectorStore, ObjectStore]) -> None:
+    await pair[0].close()
+    await pair[1].close()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Everything the database holds, read with a plain connection."""
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+            for table in ("meta", "memories", "tenants", "objects", "etag_sequence")
+        }
+    finally:
+        conn.close()
+
+
+def run_workers(path: Path, mode: str, names: list[str], count: int) -> None:
+    """Start one OS process per name, release them together, and require a clean exit from each."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.stores.sqlite_worker", str(path), str(DIM), mode, name, str(count)],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdin is not None
+            if proc.stdout.readline().strip() != "ready":
+                _, err = proc.communicate(timeout=60)
+                pytest.fail(f"a worker failed to open the store:\n{err}")
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, f"a worker failed:\n{err}"
+            assert "locked" not in err
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+# --------------------------------------------------------------------------- the file
+
+
+async def test_the_embedding_model_and_dimension_are_recorded_on_first_open(db_path: Path) -> None:
+    await close_pair(await open_pair(db_path, "all-MiniLM-L6-v2", 384))
+
+    meta = dict(rows(db_path)["meta"])
+    assert (meta["embedding_model"], meta["embedding_dim"]) == ("all-MiniLM-L6-v2", "384")
+
+
+@pytest.mark.parametrize(("model", "dim"), [("fake-bag-of-words", 64), ("all-MiniLM-L6-v2", 64), ("other", 8)])
+async def test_opening_with_another_embedder_is_refused_naming_both_and_leaves_the_data(
+    db_path: Path, model: str, dim: int
+) -> None:
+    vectors, objects = await open_pair(db_path, "all-MiniLM-L6-v2", 8)
+    await vectors.put(memory("m1"), unit(1))
+    await objects.put("stats/acme/merged.json", "{}")
+    await close_pair((vectors, objects))
+    before, digest = rows(db_path), file_digest(db_path)
+
+    with pytest.raises(StartupError) as refused:
+        await open_pair(db_path, model, dim)
+
+    message = str(refused.value)
+    assert '"all-MiniLM-L6-v2" (8 dimensions)' in message
+    assert f'"{model}" ({dim} dimensions)' in message
+    assert "MEMORY_DB_PATH" in message and str(db_path) in message
+    assert rows(db_path) == before
+    assert file_digest(db_path) == digest
+
+
+async def test_reopening_keeps_memories_objects_and_the_etag_sequence(db_path: Path) -> None:
+    vectors, objects = await open_pair(db_path)
+    kept = Memory(id="m1", tenant="acme", content="kept", tags=("a",), created_at="2026-01-02T03:04:05.006Z")
+    await vectors.put(kept, unit(1))
+    await objects.put("kept", "body")
+    deleted_etag = await objects.put("recreated", "old")
+    await objects.delete(["recreated"])
+    await close_pair((vectors, objects))
+
+    vectors, objects = await open_pair(db_path)
+    try:
+        assert await vectors.get("acme", ["m1"]) == [kept]
+        assert [h.memory for h in await vectors.query("acme", unit(1), 5, None)] == [kept]
+        stored = await objects.get("kept")
+        assert stored is not None and stored.body == "body"
+        new_etag = await objects.put("recreated", "new")
+        assert int(new_etag) > int(deleted_etag)
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_a_file_that_is_not_a_database_is_refused_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"these are my notes, not a database\n" * 200)
+
+    with pytest.raises(StartupError, match="not a database") as refused:
+        await open_pair(path)
+
+    assert str(path) in str(refused.value)
+    assert path.read_bytes() == b"these are my notes, not a database\n" * 200
+
+
+async def test_a_directory_that_cannot_be_created_is_refused_at_open(tmp_path: Path) -> None:
+    (tmp_path / "occupied").write_text("a file where the directory should go")
+    path = tmp_path / "occupied" / "memory.db"
+
+    with pytest.raises(StartupError, match="cannot create the directory") as refused:
+        await open_pair(path)
+
+    assert str(path) in str(refused.value)
+
+
+async def test_two_first_opens_at_once_both_succeed(db_path: Path) -> None:
+    pairs = await asyncio.gather(open_pair(db_path), open_pair(db_path))
+
+    for pair in pairs:
+        await close_pair(pair)
+    assert dict(rows(db_path)["meta"])["embedding_model"] == "test-model"
+
+
+async def test_closing_twice_is_harmless_and_a_closed_store_refuses_work(db_path: Path) -> None:
+    vectors, objects = await open_pair(db_path)
+    await close_pair((vectors, objects))
+    await close_pair((vectors, objects))
+
+    with pytest.raises(StoreError, match="closed"):
+        await objects.get("key")
+
+
+async def test_an_embedding_of_another_width_is_refused(db_path: Path) -> None:
+    vectors, objects = await open_pair(db_path)
+    try:
+        with pytest.raises(StoreError, match="8-dimensional"):
+            await vectors.put(memory("m1"), np.ones(4, dtype=np.float32) / 2)
+        with pytest.raises(StoreError, match="8-dimensional"):
+            await vectors.query("acme", np.ones(9, dtype=np.float32), 5, None)
+        assert await vectors.get("acme", ["m1"]) == []
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_long_id_and_key_lists_are_handled_in_chunks(db_path: Path) -> None:
+    vectors, objects = await open_pair(db_path)
+    try:
+        ids = [f"m{i:04d}" for i in range(1200)]
+        for i, memory_id in enumerate(ids):
+            await vectors.put(memory(memory_id), unit(1, i / 1200))
+            await objects.put(f"k/{memory_id}", "")
+
+        assert len(await vectors.get("acme", [*ids, "missing"])) == 1200
+        await vectors.delete("acme", ids[:1100])
+        await objects.delete([f"k/{memory_id}" for memory_id in ids[:1100]])
+
+        assert sorted(m.id for m in await vectors.get("acme", ids)) == ids[1100:]
+        assert len(await vectors.query("acme", unit(1), 1000, None)) == 100
+        assert await objects.list("k/", limit=2000) == [f"k/{memory_id}" for memory_id in ids[1100:]]
+    finally:
+        await close_pair((vectors, objects))
+
+
+def test_the_prefix_upper_bound_is_the_next_string_in_byte_order() -> None:
+    assert prefix_upper_bound("index/t/") == "index/t0"
+    assert prefix_upper_bound("a\U0010ffff") == "b"
+    assert prefix_upper_bound("a\ud7ff") == "a\ue000"
+    assert prefix_upper_bound("\U0010ffff") is None
+
+
+# --------------------------------------------------------------------------- several writers
+
+
+async def test_a_write_through_another_connection_reaches_the_next_query(db_path: Path) -> None:
+    reader, writer = await open_pair(db_path), await open_pair(db_path)
+    try:
+        await reader[0].put(memory("old"), axis(0))
+        assert [h.memory.id for h in await reader[0].query("acme", axis(1), 1, None)] == ["old"]
+
+        await writer[0].put(memory("new"), axis(1))
+        assert [h.memory.id for h in await reader[0].query("acme", axis(1), 1, None)] == ["new"]
+
+        await writer[0].put(note("new", "c1"), axis(1))  # same id, now a conversation note
+        assert [h.memory.id for h in await reader[0].query("acme", axis(1), 1, None)] == ["old"]
+        assert [h.memory.id for h in await reader[0].query("acme", axis(1), 1, "c1")] == ["new"]
+
+        await writer[0].delete("acme", ["new"])
+        assert [h.memory.id for h in await reader[0].query("acme", axis(1), 5, "c1")] == ["old"]
+    finally:
+        await close_pair(reader)
+        await close_pair(writer)
+
+
+async def test_two_processes_writing_one_file_at_once_lose_nothing(db_path: Path) -> None:
+    await close_pair(await open_pair(db_path, "worker-test"))
+
+    run_workers(db_path, "write", ["alpha", "beta"], 200)
+
+    vectors, objects = await open_pair(db_path, "worker-test")
+    try:
+        ids = [f"{name}-{i}" for name in ("alpha", "beta") for i in range(200)]
+        assert len(await vectors.get("shared", ids)) == 400
+        assert len(await vectors.query("shared", unit(1), 1000, None)) == 400
+        keys = await objects.list("objects/")
+        assert len(keys) == 400
+        etags = {(await objects.get(key)).etag for key in keys}  # type: ignore[union-attr]
+        assert len(etags) == 400
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_exclusive_excludes_another_process(db_path: Path) -> None:
+    vectors, objects = await open_pair(db_path, "worker-test")
+    await objects.put("counter", "0")
+    await close_pair((vectors, objects))
+
+    run_workers(db_path, "increment", ["alpha", "beta"], 50)
+
+    vectors, objects = await open_pair(db_path, "worker-test")
+    try:
+        counter = await objects.get("counter")
+        assert counter is not None and counter.body == "100"
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_exclusive_excludes_another_store_on_the_same_file(db_path: Path) -> None:
+    one, two = await open_pair(db_path), await open_pair(db_path)
+    first_inside, release, second_trying, second_inside = (asyncio.Event() for _ in range(4))
+
+    async def first() -> None:
+        async with one[0].exclusive("acme"):
+            first_inside.set()
+            await release.wait()
+
+    async def second() -> None:
+        await first_inside.wait()
+        second_trying.set()
+        async with two[0].exclusive("acme"):
+            second_inside.set()
+
+    try:
+        tasks = [asyncio.create_task(first()), asyncio.create_task(second())]
+        await second_trying.wait()
+        for i in range(5):
+            await two[0].put(memory(f"m{i}"), unit(1, i))
+            await one[0].query("acme", unit(1), 3, None)
+        await let_other_tasks_run()
+        assert not second_inside.is_set()
+
+        release.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
+        assert second_inside.is_set()
+    finally:
+        await close_pair(one)
+        await close_pair(two)
+
+
+# --------------------------------------------------------------------------- open_stores
+
+
+async def test_open_stores_opens_sqlite_at_the_configured_path(db_path: Path) -> None:
+    settings = Settings(backend="sqlite", db_path=db_path, embedding_model="fake-bag-of-words", embedding_dim=64)
+
+    vectors, objects = await open_stores(settings)
+    try:
+        assert isinstance(vectors, VectorStore) and isinstance(objects, ObjectStore)
+        await objects.put("key", "body")
+    finally:
+        await close_pair((vectors, objects))
+    assert dict(rows(db_path)["meta"])["embedding_model"] == "fake-bag-of-words"
+
+
+@pytest.mark.parametrize("backend", ["postgres", "s3"])
+async def test_open_stores_refuses_a_backend_this_build_lacks(backend: str) -> None:
+    with pytest.raises(StartupError, match=f"the {backend} backend is not available"):
+        await open_stores(Settings(backend=backend))
+
+
+def test_importing_the_stores_package_imports_no_backend() -> None:
+    probe = (
+        "import sys, mcp_memory.stores; "
+        "print(sorted(m for m in ('mcp_memory.stores.sqlite', 'sqlite3', 'psycopg', 'boto3') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+async def test_giving_up_while_waiting_for_exclusive_does_not_keep_the_lock(db_path: Path) -> None:
+    one, two = await open_pair(db_path), await open_pair(db_path)
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with one[0].exclusive("acme"):
+            holding.set()
+            await release.wait()
+
+    async def wait_forever() -> None:
+        async with two[0].exclusive("acme"):
+            pytest.fail("entered while another store held the lock")
+
+    try:
+        holder = asyncio.create_task(hold())
+        await holding.wait()
+        waiter = asyncio.create_task(wait_forever())
+        await two[0].query("acme", unit(1), 1, None)  # the waiter is now blocked on the file lock
+        await let_other_tasks_run()
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        release.set()
+        await holder
+
+        async with asyncio.timeout(30):
+            async with two[0].exclusive("acme"):
+                pass
+            async with one[0].exclusive("acme"):
+                pass
+    finally:
+        await close_pair(one)
+        await close_pair(two)
