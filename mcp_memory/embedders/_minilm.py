@@ -37,8 +37,10 @@ TOKENIZER_REMEDY = "reinstall mcp-memory: the tokenizer ships inside the package
 MAX_TOKENS = 256
 #: Thread counts chosen by measurement on a 2-core box (bench notes in local.py).
 DEFAULT_INTRA_OP_THREADS = 2
-#: onnxruntime severity 3 = ERROR: warnings and info never reach any stream.
-_ORT_SEVERITY_ERROR = 3
+#: onnxruntime severity 4 = FATAL only. Its error lines (ANSI-coloured, on stderr)
+#: would only repeat what we raise as StartupError / EmbeddingError, and break the
+#: JSON-lines log format; nothing of it may ever reach stdout under stdio.
+_ORT_SEVERITY_FATAL = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +114,9 @@ class MiniLM:
     ) -> MiniLM:
         """Build the session and tokenizer from already-verified bytes."""
         ort, tokenizers = _import_runtime()
-        ort.set_default_logger_severity(_ORT_SEVERITY_ERROR)
+        ort.set_default_logger_severity(_ORT_SEVERITY_FATAL)
         options = ort.SessionOptions()
-        options.log_severity_level = _ORT_SEVERITY_ERROR
+        options.log_severity_level = _ORT_SEVERITY_FATAL
         options.intra_op_num_threads = intra_op_threads or min(DEFAULT_INTRA_OP_THREADS, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

