@@ -91,3 +91,28 @@ async def test_the_first_embed_loads_the_model_without_stalling_the_event_loop()
     # Off the loop, only the import of onnxruntime (which holds the GIL) shows.
     assert len(gaps) > 5
     assert max(gaps) < took / 2
+
+
+def test_the_local_embedder_loads_and_embeds_with_the_network_refused():
+    # Every name lookup and outgoing connection a Python-level library could
+    # make is refused by an audit hook, set in a fresh process before any import.
+    # (The event loop's own local socketpair is not network and stays allowed.)
+    script = (
+        "import asyncio, sys\n"
+        "NETWORK = {'socket.connect', 'socket.getaddrinfo', 'socket.gethostbyname', 'socket.sendto',\n"
+        "           'http.client.connect', 'urllib.Request'}\n"
+        "def no_network(event, args):\n"
+        "    if event in NETWORK:\n"
+        "        raise OSError(f'network refused: {event}')\n"
+        "sys.addaudithook(no_network)\n"
+        "from mcp_memory.embedders.local import LocalEmbedder\n"
+        "async def main():\n"
+        "    embedder = LocalEmbedder()\n"
+        "    vectors = await embedder.embed(['offline works'])\n"
+        "    await embedder.close()\n"
+        "    assert vectors.shape == (1, 384)\n"
+        "asyncio.run(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
