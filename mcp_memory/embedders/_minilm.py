@@ -117,7 +117,9 @@ class MiniLM:
         ort.set_default_logger_severity(_ORT_SEVERITY_FATAL)
         options = ort.SessionOptions()
         options.log_severity_level = _ORT_SEVERITY_FATAL
-        options.intra_op_num_threads = intra_op_threads or min(DEFAULT_INTRA_OP_THREADS, os.cpu_count() or 1)
+        if intra_op_threads is None:
+            intra_op_threads = min(DEFAULT_INTRA_OP_THREADS, os.cpu_count() or 1)
+        options.intra_op_num_threads = intra_op_threads  # 0 = onnxruntime's own default
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads would otherwise spin on the cores the event loop needs.

@@ -19,12 +19,12 @@ Why it is shaped this way:
   the caller as our errors instead. Under stdio, stdout belongs to the MCP
   protocol and nothing here writes to it (or to stderr).
 
-Thread settings (measured on the 2-core development box, 12-word query,
-interleaved runs of 300 calls each, median latency): intra_op 1 ≈ 9.6 ms,
-intra_op 2 ≈ 6.5 ms, onnxruntime's default ≈ 6.0–16 ms with a worse tail and
-more CPU per call. We take 2 (capped at the CPU count), inter_op 1, sequential
-execution, and no spinning so idle pool threads leave the cores to the event
-loop.
+Thread settings (bench/local_embedder.py on the 2-core development box, a
+12-word query, median of 200 calls, fresh process per run; see
+bench/RESULTS.md): intra_op 1 ≈ 8.2–8.8 ms, intra_op 2 ≈ 5.7–7.4 ms,
+onnxruntime's default ≈ 5.8–9.0 ms with a longer tail. We take 2 (capped at the
+CPU count), inter_op 1, sequential execution, and no spinning, so idle pool
+threads leave the cores to the event loop.
 """
 
 from __future__ import annotations
@@ -77,10 +77,12 @@ class LocalEmbedder:
 
         `model_path` / `tokenizer_path` replace the installed files (both are
         still checked against the pins); `intra_op_threads` overrides the
-        measured default of 2.
+        measured default of 2 (0 leaves the choice to onnxruntime).
         """
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if intra_op_threads is not None and intra_op_threads < 0:
+            raise ValueError("intra_op_threads must be 0 (onnxruntime decides) or more")
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
@@ -114,13 +116,20 @@ class LocalEmbedder:
                 raise TypeError(f"texts must be strings, got {type(text).__name__}")
         if not texts:
             return check_vectors([], self.model, self.dim, 0)
+        if len(texts) <= self._batch_size:  # the common case: one hop to the worker
+            rows = await self._in_worker(self._embed_one_batch, texts)
+        else:
+            rows = await self._embed_in_batches(texts)
+        return check_vectors(rows, self.model, self.dim, len(texts))
+
+    async def _embed_in_batches(self, texts: list[str]) -> np.ndarray:
         runtime, encoded = await self._in_worker(self._tokenize, texts)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         rows = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
             rows[chunk] = await self._in_worker(runtime.embed, [encoded[i] for i in chunk])
-        return check_vectors(rows, self.model, self.dim, len(texts))
+        return rows
 
     async def close(self) -> None:
         """Drop the session and stop the worker thread; later calls are refused."""
@@ -140,6 +149,10 @@ class LocalEmbedder:
             if self._closed:  # shut down while we were scheduling
                 raise EmbeddingError("the local embedder has been closed") from exc
             raise
+
+    def _embed_one_batch(self, texts: list[str]) -> np.ndarray:
+        runtime = self._ensure_loaded()
+        return runtime.embed(runtime.tokenize(texts))
 
     def _tokenize(self, texts: list[str]) -> tuple[MiniLM, list[Encoded]]:
         runtime = self._ensure_loaded()

@@ -116,3 +116,19 @@ def test_the_local_embedder_loads_and_embeds_with_the_network_refused():
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
 
     assert result.returncode == 0, result.stderr
+
+
+async def test_a_single_query_is_answered_while_a_bulk_embed_is_still_running(local_embedder):
+    # Bulk work hops back to the loop between batches, so a recall's query
+    # waits for a batch or two, not for the whole re-embed.
+    await local_embedder.warm_up()
+    bulk = asyncio.create_task(
+        local_embedder.embed([f"memory number {i} about the deploy pipeline and its caches" for i in range(640)])
+    )
+    await asyncio.sleep(0)  # let the bulk call queue its first job
+
+    (query,) = await local_embedder.embed(["what about the deploy pipeline?"])
+
+    assert not bulk.done()
+    assert query.shape == (384,)
+    assert (await bulk).shape == (640, 384)

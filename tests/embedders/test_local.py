@@ -60,9 +60,11 @@ async def test_a_batch_gives_the_same_vectors_as_one_text_at_a_time_in_input_ord
     texts[5] = ""
 
     batch = await local_embedder.embed(texts)
+    small_batch = await local_embedder.embed(texts[:10])
     singles = np.stack([(await local_embedder.embed([text]))[0] for text in texts])
 
     np.testing.assert_allclose(batch, singles, atol=1e-5)
+    np.testing.assert_allclose(small_batch, singles[:10], atol=1e-5)
 
 
 async def test_no_texts_gives_an_empty_matrix_without_loading_the_model():
