@@ -132,12 +132,17 @@ class LocalEmbedder:
         return rows
 
     async def close(self) -> None:
-        """Drop the session and stop the worker thread; later calls are refused."""
-        with self._lock:
-            self._closed = True
-            self._runtime = None
-        # A batch already running finishes on its own; nothing waits for it here.
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Drop the session and stop the worker thread; later calls are refused.
+
+        Takes no lock and waits for nothing, so it never blocks the loop behind a
+        load in progress: a batch already running finishes on its own, and a load
+        in progress notices the flag and discards what it built. Queued jobs are
+        not cancelled: their callers get an EmbeddingError, not a stray
+        CancelledError they never asked for.
+        """
+        self._closed = True
+        self._runtime = None
+        self._executor.shutdown(wait=False)
 
     async def _in_worker(self, fn: Callable[..., T], *args: object) -> T:
         if self._closed:
@@ -164,12 +169,16 @@ class LocalEmbedder:
         with self._lock:
             if self._closed:
                 raise EmbeddingError("the local embedder has been closed")
-            if self._runtime is None:
+            runtime = self._runtime
+            if runtime is None:
                 started = time.perf_counter()
-                self._runtime = self._load()
+                runtime = self._load()
+                if self._closed:  # closed while loading: keep nothing alive
+                    raise EmbeddingError("the local embedder has been closed")
+                self._runtime = runtime
                 self.load_seconds = time.perf_counter() - started
                 self.loads += 1
-            return self._runtime
+            return runtime
 
     def _load(self) -> MiniLM:
         from mcp_memory.embedders import _minilm

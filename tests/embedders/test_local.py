@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,15 @@ async def test_a_closed_embedder_refuses_to_embed():
 
     with pytest.raises(EmbeddingError, match="closed"):
         await embedder.embed(["too late"])
+
+
+async def test_closing_during_the_first_load_fails_the_waiting_call_cleanly():
+    embedder = LocalEmbedder()
+    waiting = asyncio.create_task(embedder.embed(["loading"]))
+    await asyncio.sleep(0)  # the call has handed the load to the worker thread
+
+    await embedder.close()
+
+    with pytest.raises(EmbeddingError, match="closed"):
+        await waiting
+    assert not embedder.loaded
