@@ -8,7 +8,10 @@ handshake or for tools/list: those describe the server, not anyone's memories.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -74,31 +77,48 @@ async def _warm_up(embedder: Any, log: JsonLog) -> None:
 
 async def run_stdio(settings: Any, caller: Caller) -> None:
     """Serve MCP over stdin/stdout until end of input, SIGTERM or SIGINT; then flush the
-    counters once and close the store. Every log line goes to stderr."""
+    counters exactly once and close the store. Every log line goes to stderr.
+
+    On a signal the process cannot wait for the stdin reader (a blocked thread
+    read that no cancellation reaches), so it closes the service and exits
+    directly; a second signal while that runs is ignored.
+    """
     from mcp.server.stdio import stdio_server
 
     from mcp_memory.service import open_service
 
     log = JsonLog(stdio=True)
     service = await open_service(settings, log=log)
+    loop = asyncio.get_running_loop()
+    stopping = False
+
+    async def close_and_exit() -> None:
+        try:
+            await service.close()
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(0)
+
+    def on_signal() -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            loop.create_task(close_and_exit())
+
+    warming: asyncio.Task[None] | None = None
     try:
         service.counters.start(settings.stats_flush_ms)
         server = build_mcp_server(ToolLayer(service, log), lambda ctx: caller)
         warming = asyncio.create_task(_warm_up(service.embedder, log))
-        main = asyncio.current_task()
-        assert main is not None
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, main.cancel)
-        try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        except asyncio.CancelledError:
-            main.uncancel()  # a signal: fall through to the orderly close below
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-            if warming is not None and not warming.done():
-                warming.cancel()
+            loop.add_signal_handler(sig, on_signal)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
     finally:
-        await service.close()
+        if warming is not None and not warming.done():
+            warming.cancel()
+        if not stopping:  # end of input: the orderly path
+            stopping = True
+            await service.close()

@@ -82,36 +82,18 @@ def rpc(process: subprocess.Popen, message: dict) -> None:
     process.stdin.flush()
 
 
-def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake"),
-        cwd=str(ROOT),
-    )
-    rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-    rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    rpc(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                  "params": {"name": "remember", "arguments": {"content": "secret fact about builds"}}})
-    rpc(process, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                  "params": {"name": "recall", "arguments": {"query": "secret fact about builds"}}})
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 0, err
-    messages = [json.loads(line) for line in out.splitlines()]  # every stdout line is JSON-RPC
-    assert all(m.get("jsonrpc") == "2.0" for m in messages)
-    assert sorted(m["id"] for m in messages if "id" in m) == [1, 2, 3, 4]
-    logs = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
-    assert [entry["tool"] for entry in logs if entry.get("event") == "tool_call"] == ["remember", "recall"]
-    assert "secret" not in err
+def answer(process: subprocess.Popen, request_id: int) -> dict:
+    """Read stdout until the answer to `request_id`; every line on the way must be JSON-RPC."""
+    while True:
+        line = process.stdout.readline()
+        assert line, "the server closed stdout early"
+        message = json.loads(line)
+        assert message.get("jsonrpc") == "2.0"
+        if message.get("id") == request_id:
+            return message
 
 
-def test_sigterm_flushes_the_access_counters_before_exit(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def start_server(db: Path) -> subprocess.Popen:
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
         stdin=subprocess.PIPE,
@@ -123,18 +105,32 @@ def test_sigterm_flushes_the_access_counters_before_exit(tmp_path: Path) -> None
     )
     rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
     rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                  "params": {"name": "remember", "arguments": {"content": "Deploys freeze on Fridays"}}})
-    rpc(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                  "params": {"name": "recall", "arguments": {"query": "Deploys freeze on Fridays"}}})
-    answered = 0
-    while answered < 3:  # wait for the three answers, so the recall has been counted
-        if "id" in json.loads(process.stdout.readline()):
-            answered += 1
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=30)
+    return process
+
+
+def call(process: subprocess.Popen, request_id: int, name: str, arguments: dict) -> dict:
+    rpc(process, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                  "params": {"name": name, "arguments": arguments}})
+    return answer(process, request_id)["result"]
+
+
+def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
+    process = start_server(tmp_path / "m.db")
+    rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert len(answer(process, 2)["result"]["tools"]) == 5
+    assert not call(process, 3, "remember", {"content": "secret fact about builds"}).get("isError")
+    assert "1 memory matched" in call(process, 4, "recall", {"query": "secret fact about builds"})["content"][0]["text"]
+    out, err = process.communicate(timeout=60)  # end of input: the server exits cleanly
     assert process.returncode == 0, err
+    assert out == ""
+    logs = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert [entry["tool"] for entry in logs if entry.get("event") == "tool_call"] == ["remember", "recall"]
+    assert "secret" not in err
+
+
+def shard_count(db: Path) -> str:
     listing = subprocess.run(
         [sys.executable, "-c", (
             "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
@@ -142,4 +138,18 @@ def test_sigterm_flushes_the_access_counters_before_exit(tmp_path: Path) -> None
         ), str(db)],
         capture_output=True, text=True, check=True,
     )
-    assert listing.stdout.strip() == "1"
+    return listing.stdout.strip()
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "end of input"])
+def test_the_access_counters_are_flushed_once_on_exit(tmp_path: Path, stop: str) -> None:
+    db = tmp_path / "m.db"
+    process = start_server(db)
+    call(process, 2, "remember", {"content": "Deploys freeze on Fridays"})
+    assert "1 memory matched" in call(process, 3, "recall", {"query": "Deploys freeze on Fridays"})["content"][0]["text"]
+    if stop != "end of input":
+        process.send_signal(getattr(signal, stop))
+        process.wait(timeout=30)  # exits on the signal alone, with stdin still open
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert shard_count(db) == "1"
