@@ -34,6 +34,13 @@ EMBEDDING_DIM_MAX = 16_000
 PORT_MAX = 65_535
 
 _INTEGER = re.compile(r"\+?[0-9]+")
+#: A knowledge base id, or its ARN (the pattern botocore's Retrieve model declares).
+_KNOWLEDGE_BASE_ID = re.compile(
+    r"[0-9a-zA-Z]{10}|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:[0-9]{12}:knowledge-base/[0-9a-zA-Z]{10}"
+)
+#: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
+TITAN_V2 = "amazon.titan-embed-text-v2:0"
+TITAN_V2_DIMS = (256, 512, 1024)
 #: libpq also takes the password as a query parameter.
 _PASSWORD_PARAM = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
@@ -149,7 +156,7 @@ class _Reader:
         vector_bucket = self.raw("VECTOR_BUCKET") if backend == "s3" else None
         state_bucket = self.raw("STATE_BUCKET") if backend == "s3" else None
         db_path = self.db_path()
-        kb = self.raw("KNOWLEDGE_BASE_ID")
+        kb = self.knowledge_base_id()
         provider, model, dim, base_url, embed_key = self.embedding(backend)
         floor = self.ratio("RECALL_MIN_SIMILARITY", DEFAULT_FLOOR)
         high = self.high_similarity(floor)
@@ -236,6 +243,11 @@ class _Reader:
             key = self.raw("EMBEDDING_API_KEY")
             if key is None:
                 raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
+            if not all(" " <= ch <= "~" for ch in key):  # never echoed: it is a secret
+                raise ConfigError(
+                    "EMBEDDING_API_KEY may hold printable ASCII only (it is sent in an HTTP header); "
+                    "a server that needs no key accepts any placeholder, e.g. not-required"
+                )
         model = self.raw("EMBEDDING_MODEL") or default_model
         dim = self.integer("EMBEDDING_DIM", default_dim, EMBEDDING_DIM_MAX)
         if provider == "local":
@@ -248,7 +260,22 @@ class _Reader:
                 raise ConfigError(
                     f'EMBEDDING_DIM must be {default_dim} for {default_model}, got "{dim}"'
                 )
+        if provider == "bedrock" and model == TITAN_V2 and dim not in TITAN_V2_DIMS:
+            raise ConfigError(
+                f"EMBEDDING_DIM must be 256, 512 or 1024 for {TITAN_V2} "
+                f'(the widths it can return), got "{dim}"'
+            )
         return provider, model, dim, base_url, key
+
+    def knowledge_base_id(self) -> str | None:
+        """Checked here, because botocore would refuse a malformed id on every search."""
+        raw = self.raw("KNOWLEDGE_BASE_ID")
+        if raw is not None and not _KNOWLEDGE_BASE_ID.fullmatch(raw):
+            raise ConfigError(
+                "KNOWLEDGE_BASE_ID must be a Bedrock knowledge base id (10 letters and digits, "
+                f'e.g. ABCDE12345) or its ARN, got "{raw}"'
+            )
+        return raw
 
     def base_url(self) -> str:
         raw = self.raw("EMBEDDING_BASE_URL")

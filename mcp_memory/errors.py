@@ -9,7 +9,8 @@ that names the field, header or variable at fault and never a secret.
     ├── StoreError           a storage operation failed
     │   ├── PreconditionFailed   a conditional (CAS) write did not apply
     │   └── BudgetExceeded       a memory is too large for the store's metadata budget
-    └── EmbeddingError       the embedder failed or returned an unusable vector
+    ├── EmbeddingError       the embedder failed or returned an unusable vector
+    └── DocsError            the documentation library (search_docs) could not be searched
 """
 
 from __future__ import annotations
@@ -49,3 +50,7 @@ class BudgetExceeded(StoreError):
 
 class EmbeddingError(MemoryServerError):
     """The embedder failed, or returned a vector that cannot be used."""
+
+
+class DocsError(MemoryServerError):
+    """The knowledge base behind search_docs failed or answered something unusable."""

@@ -19,7 +19,7 @@ from mcp_memory import __version__
 from mcp_memory.errors import ContextError
 from mcp_memory.logs import JsonLog
 from mcp_memory.model import Caller
-from mcp_memory.tools import ToolLayer
+from mcp_memory.tools import ToolLayer, build_tool_layer
 
 SERVER_NAME = "mcp-memory"
 INSTRUCTIONS = (
@@ -91,10 +91,18 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     service = await open_service(settings, log=log)
     loop = asyncio.get_running_loop()
     stopping = False
+    tools: ToolLayer | None = None
+
+    async def close_all() -> None:
+        try:
+            if tools is not None:
+                await tools.close()
+        finally:
+            await service.close()
 
     async def close_and_exit() -> None:
         try:
-            await service.close()
+            await close_all()
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
@@ -110,7 +118,8 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     warming: asyncio.Task[None] | None = None
     try:
         service.counters.start(settings.stats_flush_ms)
-        server = build_mcp_server(ToolLayer(service, log), lambda ctx: caller)
+        tools = build_tool_layer(settings, service, log)
+        server = build_mcp_server(tools, lambda ctx: caller)
         warming = asyncio.create_task(_warm_up(service.embedder, log))
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal)
@@ -121,4 +130,4 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
             warming.cancel()
         if not stopping:  # end of input: the orderly path
             stopping = True
-            await service.close()
+            await close_all()

@@ -10,9 +10,9 @@ someone else's memories.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.errors import InvalidArgument
 from mcp_memory.logs import JsonLog
@@ -20,9 +20,16 @@ from mcp_memory.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.service import LIMIT_MAX, LIST_DEFAULT_LIMIT, MemoryService
 from mcp_memory.stores.base import CONTENT_MAX_BYTES
 
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mcp_memory.config import Settings
+
 CATEGORY_MAX_BYTES = 128
 TAGS_MAX = 20
 TAG_MAX_BYTES = 64
+
+
+#: What a dependency failure says, unless a tool names its own dependency.
+STORE_FAILURE = "the memory store could not complete this request"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,8 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    #: The start of the isError text when something other than an argument fails (B §6.4).
+    failure: str = STORE_FAILURE
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +47,7 @@ class ToolResult:
     is_error: bool = False
 
 
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX}
+LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -54,7 +63,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "properties": {
                 "query": {"type": "string", "description": "What you want to know, in natural language."},
                 "limit": {
-                    **_LIMIT,
+                    **LIMIT_SCHEMA,
                     "description": "How many memories to return (1-50). Defaults to the mode's own limit: "
                     "3 precision, 5 balanced, 10 exploratory.",
                 },
@@ -119,7 +128,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "type": "object",
             "properties": {
                 "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
-                "limit": {**_LIMIT, "description": f"How many to list (1-50). Default {LIST_DEFAULT_LIMIT}."},
+                "limit": {**LIMIT_SCHEMA, "description": f"How many to list (1-50). Default {LIST_DEFAULT_LIMIT}."},
             },
         },
     ),
@@ -303,24 +312,48 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-class ToolLayer:
-    """The catalogue and the dispatcher, with per-call logging."""
+class Closeable(Protocol):
+    async def close(self) -> None: ...
 
-    def __init__(self, service: MemoryService, log: JsonLog, *, extra: Mapping[str, tuple[ToolSpec, Handler]] | None = None) -> None:
+
+class ToolLayer:
+    """The catalogue and the dispatcher, with per-call logging.
+
+    `extra` tools are appended after the five memory tools, in order;
+    `resources` (e.g. the search_docs retriever) are closed by `close()`. The
+    service is not: whoever opened it closes it.
+    """
+
+    def __init__(
+        self,
+        service: MemoryService,
+        log: JsonLog,
+        *,
+        extra: Mapping[str, tuple[ToolSpec, Handler]] | None = None,
+        resources: Sequence[Closeable] = (),
+    ) -> None:
         self.service = service
         self.log = log
         self._handlers: dict[str, Handler] = dict(HANDLERS)
-        self._specs: list[ToolSpec] = list(TOOLS)
+        self._specs: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
         for name, (spec, handler) in (extra or {}).items():
-            self._specs.append(spec)
+            self._specs[name] = spec
             self._handlers[name] = handler
+        self._resources = list(resources)
 
     @property
     def catalogue(self) -> list[ToolSpec]:
-        return list(self._specs)
+        return list(self._specs.values())
 
     def failure_text(self, tool: str, exc: BaseException) -> str:
-        return f"Error: the memory store could not complete this request — {exc}"
+        spec = self._specs.get(tool)
+        return f"Error: {spec.failure if spec else STORE_FAILURE} — {exc}"
+
+    async def close(self) -> None:
+        """Release what the extra tools hold (clients, threads); closing twice is harmless."""
+        resources, self._resources = self._resources, []
+        for resource in resources:
+            await resource.close()
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> ToolResult:
         started = time.perf_counter()
@@ -345,3 +378,24 @@ class ToolLayer:
             inConversation=caller.conversation is not None,
         )
         return result
+
+
+def build_tool_layer(settings: Settings, service: MemoryService, log: JsonLog, *, retriever: Any = None) -> ToolLayer:
+    """The tools this deployment offers, for every transport alike: the five memory
+    tools, then search_docs when KNOWLEDGE_BASE_ID is set (absent otherwise: neither
+    listed nor callable). Close the layer (`await layer.close()`) before the service.
+
+    `retriever` replaces the Bedrock Knowledge Base retriever (tests). boto3 is not
+    imported here, only checked for: the client is made on the first search.
+    """
+    if not settings.knowledge_base_id:
+        return ToolLayer(service, log)
+    from mcp_memory import docs
+
+    if retriever is None:
+        from mcp_memory.aws import require_boto3
+
+        require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
+        retriever = docs.DocsRetriever(settings.knowledge_base_id, settings.aws_region)
+    spec, handler = docs.search_docs_tool(retriever)
+    return ToolLayer(service, log, extra={spec.name: (spec, handler)}, resources=[retriever])

@@ -182,7 +182,21 @@ def test_a_blank_knowledge_base_id_means_no_search_docs() -> None:
 
 
 def test_a_knowledge_base_id_is_trimmed() -> None:
-    assert load(KNOWLEDGE_BASE_ID=" KB123 ").knowledge_base_id == "KB123"
+    # The reference's test used " KB123 "; real ids are 10 letters and digits (see below).
+    assert load(KNOWLEDGE_BASE_ID=" KB12345678 ").knowledge_base_id == "KB12345678"
+
+
+def test_a_knowledge_base_arn_is_accepted() -> None:
+    arn = "arn:aws:bedrock:eu-west-1:123456789012:knowledge-base/ABCDE12345"
+    assert load(KNOWLEDGE_BASE_ID=arn).knowledge_base_id == arn
+
+
+@pytest.mark.parametrize("raw", ["KB123", "kb-1234567", "KB12345678X", "arn:aws:s3:::docs"])
+def test_a_malformed_knowledge_base_id_is_refused_at_start_up_not_on_every_search(raw: str) -> None:
+    assert refusal(KNOWLEDGE_BASE_ID=raw) == (
+        "KNOWLEDGE_BASE_ID must be a Bedrock knowledge base id (10 letters and digits, e.g. ABCDE12345) "
+        f'or its ARN, got "{raw}"'
+    )
 
 
 # --------------------------------------------------------------------------- embedding (A3)
@@ -266,6 +280,36 @@ def test_a_refused_base_url_is_echoed_with_only_its_secrets_masked() -> None:
     assert refusal(**{**OPENAI, "EMBEDDING_BASE_URL": "https://u:pw@llm.example/v1?k=v"}).endswith(
         'got "https://***@llm.example/v1?***"'
     )
+
+
+@pytest.mark.parametrize("key", ["sk-a\nb", "sk-a\x00b", "sk-\u00e9t\u00e9"])
+def test_an_api_key_that_cannot_go_in_a_header_is_refused_without_echoing_it(key: str) -> None:
+    message = refusal(**{**OPENAI, "EMBEDDING_API_KEY": key})
+    assert message.startswith("EMBEDDING_API_KEY may hold printable ASCII only")
+    assert key not in message and "sk-" not in message
+
+
+def test_bedrock_can_be_chosen_with_the_embedded_store_and_defaults_to_titan_v2_at_1024() -> None:
+    settings = load(EMBEDDING_PROVIDER="bedrock")
+    assert (settings.backend, settings.embedding_provider) == ("sqlite", "bedrock")
+    assert (settings.embedding_model, settings.embedding_dim) == ("amazon.titan-embed-text-v2:0", 1024)
+
+
+@pytest.mark.parametrize("dim", ["256", "512", "1024"])
+def test_titan_v2_takes_the_widths_it_can_return(dim: str) -> None:
+    assert load(EMBEDDING_PROVIDER="bedrock", EMBEDDING_DIM=dim).embedding_dim == int(dim)
+
+
+@pytest.mark.parametrize("dim", ["384", "1536", "16000"])
+def test_titan_v2_refuses_another_width_naming_the_allowed_ones(dim: str) -> None:
+    assert refusal(EMBEDDING_PROVIDER="bedrock", EMBEDDING_DIM=dim) == (
+        f'EMBEDDING_DIM must be 256, 512 or 1024 for amazon.titan-embed-text-v2:0 (the widths it can return), got "{dim}"'
+    )
+
+
+def test_another_bedrock_model_keeps_the_general_width_rule() -> None:
+    settings = load(EMBEDDING_PROVIDER="bedrock", EMBEDDING_MODEL="amazon.titan-embed-text-v1", EMBEDDING_DIM="1536")
+    assert (settings.embedding_model, settings.embedding_dim) == ("amazon.titan-embed-text-v1", 1536)
 
 
 def test_a_misspelt_provider_is_refused_naming_the_value() -> None:

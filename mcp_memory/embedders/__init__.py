@@ -3,6 +3,8 @@
 Each provider's module is imported inside `open_embedder`, so importing this
 package never pulls in onnxruntime, tokenizers, boto3 or aiohttp; a server that
 embeds with Bedrock never loads onnxruntime, and `mcp-memory --help` stays fast.
+Opening is cheap for every provider: the model, the HTTP session or the boto3
+client is made on the first `embed`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,21 @@ def open_embedder(settings: Settings) -> Embedder:
         from mcp_memory.embedders.fake import FakeEmbedder
 
         return FakeEmbedder(dim=settings.embedding_dim)
-    if provider in ("openai", "bedrock"):
-        # TODO: openai.py (aiohttp, B §13.2) and bedrock.py (boto3, B §13.1) are being
-        # written separately; wire them here with the same lazy import.
-        raise StartupError(f"the {provider} embedder is not available in this build")
+    if provider == "openai":
+        from mcp_memory.embedders.openai import OpenAIEmbedder
+
+        if not settings.embedding_base_url or not settings.embedding_api_key:
+            raise StartupError("EMBEDDING_PROVIDER=openai needs EMBEDDING_BASE_URL and EMBEDDING_API_KEY")
+        return OpenAIEmbedder(
+            settings.embedding_base_url,
+            settings.embedding_api_key,
+            settings.embedding_model,
+            settings.embedding_dim,
+        )
+    if provider == "bedrock":
+        from mcp_memory.aws import require_boto3
+        from mcp_memory.embedders.bedrock import BedrockEmbedder
+
+        require_boto3("EMBEDDING_PROVIDER=bedrock")
+        return BedrockEmbedder(settings.embedding_model, settings.embedding_dim, settings.aws_region)
     raise StartupError(f'unknown embedding provider "{provider}"')

@@ -53,9 +53,12 @@ def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
 def check_vectors(values: Sequence[Any], model: str, dim: int, expected: int) -> np.ndarray:
     """Check a batch: one vector per input text, each passing `check_vector`."""
     if len(values) != expected:
-        raise EmbeddingError(
-            f"the embedding service returned {len(values)} embeddings for {expected} texts"
-        )
+        raise count_mismatch(len(values), expected)
     if expected == 0:
         return np.zeros((0, dim), dtype=np.float32)
     return np.stack([check_vector(v, model, dim) for v in values])
+
+
+def count_mismatch(got: int, expected: int) -> EmbeddingError:
+    """The error for an answer that does not hold one embedding per text."""
+    return EmbeddingError(f"the embedding service returned {got} embeddings for {expected} texts")

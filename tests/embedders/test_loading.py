@@ -30,6 +30,24 @@ def test_importing_the_embedders_and_opening_the_local_one_loads_no_heavy_librar
     assert json.loads(result.stdout) == []
 
 
+def test_opening_the_remote_embedders_loads_neither_boto3_nor_aiohttp():
+    # They are made on the first embed: the handshake and tools/list stay instant.
+    script = (
+        "import json, sys\n"
+        "from mcp_memory.config import Settings\n"
+        "from mcp_memory.embedders import open_embedder\n"
+        "open_embedder(Settings(embedding_provider='bedrock', embedding_model='amazon.titan-embed-text-v2:0',\n"
+        "                       embedding_dim=1024))\n"
+        "open_embedder(Settings(embedding_provider='openai', embedding_model='m', embedding_dim=8,\n"
+        "                       embedding_base_url='http://127.0.0.1:9/v1', embedding_api_key='k'))\n"
+        f"print(json.dumps([name for name in {HEAVY + ['botocore']!r} if name in sys.modules]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
 async def test_two_concurrent_first_calls_load_the_model_once():
     embedder = LocalEmbedder()
     try:

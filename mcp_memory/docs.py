@@ -1,0 +1,198 @@
+"""search_docs: the shared documentation library, a Bedrock Knowledge Base (B §14).
+
+Offered only when KNOWLEDGE_BASE_ID is set (tools.build_tool_layer adds it,
+last). The library is shared by every tenant: the tenant is still required to
+reach the tool (the transport resolves it first) and is logged, but it is not
+a filter. Importing this module imports neither boto3 nor botocore; the
+bedrock-agent-runtime client is made on the first search, on a worker thread.
+
+Failures read "the documentation index could not be searched — …", never
+"memory store": a model told the memory store failed would stop using recall.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_memory.aws import Closed, LazyAwsClient
+from mcp_memory.errors import DocsError, InvalidArgument
+from mcp_memory.model import Caller
+from mcp_memory.ranking import percent
+from mcp_memory.tools import LIMIT_SCHEMA, Handler, ToolSpec, optional_limit, require_string
+
+PREFIX = "[DOCS]"
+QUERY_MAX_CHARS = 1000
+EXCERPT_MAX_CHARS = 2000
+DEFAULT_LIMIT = 5
+TRUNCATED = "… (truncated — read the source document for the rest)"
+FAILURE = "the documentation index could not be searched"
+#: Where a result's source is, by location type; S3 first, as the reference reads only that one.
+_SOURCE_FIELDS = (
+    ("s3Location", "uri"),
+    ("webLocation", "url"),
+    ("confluenceLocation", "url"),
+    ("sharePointLocation", "url"),
+    ("salesforceLocation", "url"),
+    ("kendraDocumentLocation", "uri"),
+)
+
+SEARCH_DOCS = ToolSpec(
+    "search_docs",
+    "Search the shared documentation library by meaning: how-tos, policies, runbooks and reference "
+    "material. Use it when recall does not answer the question. Returns the most relevant excerpts "
+    "with their source, not whole documents; read the source for the rest. An empty result means "
+    "nothing close to the question is indexed, not that the subject has no answer.",
+    {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": f"What you are looking for, in natural language (max {QUERY_MAX_CHARS} characters).",
+            },
+            "limit": {**LIMIT_SCHEMA, "description": f"How many excerpts to return (1-50). Default {DEFAULT_LIMIT}."},
+        },
+        "required": ["query"],
+    },
+    failure=FAILURE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DocHit:
+    excerpt: str
+    source: str | None = None
+    score: float | None = None
+
+
+def search_docs_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """query (required, at most 1000 characters, counted in code points per A9), then limit."""
+    query = require_string(args, "query")
+    if len(query) > QUERY_MAX_CHARS:
+        raise InvalidArgument(
+            f"`query` is {len(query)} characters; the maximum is {QUERY_MAX_CHARS}. "
+            "Ask about one thing, in a sentence or two."
+        )
+    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT)}
+
+
+def parse_results(payload: Any) -> list[DocHit]:
+    """Keep a result's text, source and score; skip blank excerpts; ignore everything else."""
+    results = payload.get("retrievalResults") if isinstance(payload, Mapping) else None
+    if not isinstance(results, list):
+        raise DocsError("the knowledge base returned a response with no retrieval results in it")
+    hits = []
+    for result in results:
+        if not isinstance(result, Mapping):
+            continue
+        text = _get(result, "content", "text")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        hits.append(DocHit(text.strip(), _source(result.get("location")), _score(result.get("score"))))
+    return hits
+
+
+def _get(mapping: Mapping[str, Any], *path: str) -> Any:
+    value: Any = mapping
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _source(location: Any) -> str | None:
+    if not isinstance(location, Mapping):
+        return None
+    for field, key in _SOURCE_FIELDS:
+        value = _get(location, field, key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _score(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def render_docs(query: str, hits: Sequence[DocHit]) -> str:
+    """The text search_docs returns: excerpts with their standing against the top one and
+    their source. Raw scores are never printed."""
+    if not hits:
+        return (
+            f'{PREFIX} Nothing in the documentation library matched "{query}". Nothing close to it is '
+            "indexed, which is not the same as the subject having no answer; rephrasing the query may help."
+        )
+    scores = [h.score for h in hits if h.score is not None]
+    top = max(scores, default=0.0)
+    n = len(hits)
+    entries = []
+    for i, hit in enumerate(hits, start=1):
+        facets = []
+        if hit.score is not None and top > 0:
+            facets.append(f"{percent(max(0.0, min(1.0, hit.score / top)))}% of the top result")
+        if hit.source:
+            facets.append(f"source: {hit.source}")
+        head = f"{i}. ({', '.join(facets)})" if facets else f"{i}."
+        excerpt = hit.excerpt
+        if len(excerpt) > EXCERPT_MAX_CHARS:
+            excerpt = excerpt[:EXCERPT_MAX_CHARS] + TRUNCATED
+        entries.append(f"{head}\n   {excerpt}")
+    header = f'{PREFIX} {n} {"excerpt" if n == 1 else "excerpts"} matched "{query}" in the documentation library.'
+    return header + "\n\n" + "\n\n".join(entries)
+
+
+class DocsRetriever:
+    """Retrieve from one knowledge base: `retrieve(query, limit)` → hits, best first."""
+
+    def __init__(self, knowledge_base_id: str, region: str, *, client: Any = None, workers: int = 4) -> None:
+        """Cheap: no client is built until the first search. `client` replaces the
+        bedrock-agent-runtime client that would be built (tests pass a stubbed one)."""
+        self.knowledge_base_id = knowledge_base_id
+        self.region = region
+        self._aws = LazyAwsClient(
+            "bedrock-agent-runtime", region, client=client, workers=workers, thread_name="mcp-memory-docs"
+        )
+
+    def __repr__(self) -> str:
+        return f"DocsRetriever(knowledge_base_id={self.knowledge_base_id!r}, region={self.region!r})"
+
+    async def retrieve(self, query: str, limit: int) -> list[DocHit]:
+        def call(client: Any) -> Any:
+            return client.retrieve(
+                knowledgeBaseId=self.knowledge_base_id,
+                retrievalQuery={"text": query},
+                retrievalConfiguration={"vectorSearchConfiguration": {"numberOfResults": limit}},
+            )
+
+        try:
+            payload = await self._aws.call(call)
+        except Closed:
+            raise DocsError("the documentation search has been closed") from None
+        except Exception as exc:  # botocore ClientError / BotoCoreError: the message names the cause
+            raise DocsError(f"the knowledge base could not be searched — {str(exc) or type(exc).__name__}") from exc
+        return parse_results(payload)
+
+    async def close(self) -> None:
+        await self._aws.close()
+
+
+def search_docs_tool(retriever: DocsRetriever) -> tuple[ToolSpec, Handler]:
+    """The catalogue entry and handler ToolLayer appends (the service is not used)."""
+
+    async def handler(service: Any, caller: Caller, args: Mapping[str, Any]) -> str:
+        kwargs = search_docs_args(args)
+        return render_docs(kwargs["query"], await retriever.retrieve(kwargs["query"], kwargs["limit"]))
+
+    return SEARCH_DOCS, handler
+
+
+def describe_docs(knowledge_base_id: str | None) -> str:
+    """The boot line saying whether search_docs is offered (B §15.2)."""
+    if knowledge_base_id:
+        return f"docs: bedrock-kb://{knowledge_base_id} (search_docs offered)"
+    return "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
