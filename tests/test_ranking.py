@@ -233,3 +233,43 @@ def test_round_half_up_rounds_halves_up_not_to_even(value: float, rounded: int) 
 @pytest.mark.parametrize(("fraction", "shown"), [(1.0, 100), (0.8, 80), (0.125, 13), (0.005, 1), (0.995, 100), (0.0, 0), (0.825, 83)])
 def test_percent_shows_a_fraction_as_a_whole_percentage_rounded_half_up(fraction: float, shown: int) -> None:
     assert percent(fraction) == shown
+
+
+# --------------------------------------------------------------------------- dedup math (B §8.2)
+
+from mcp_memory.ranking import DEDUP_SIMILARITY, is_duplicate, word_overlap  # noqa: E402
+
+
+def test_word_overlap_is_the_jaccard_of_the_word_sets() -> None:
+    # {the, cache, is, warm} vs {the, cache, is, cold}: 3 shared of 5 distinct
+    assert word_overlap("The cache is warm", "the CACHE is cold") == pytest.approx(3 / 5)
+
+
+def test_word_overlap_ignores_repeats_and_punctuation() -> None:
+    assert word_overlap("deploy, deploy; DEPLOY!", "deploy") == 1.0
+
+
+def test_word_overlap_counts_numbers_as_words() -> None:
+    assert word_overlap("retry 3 times", "retry 5 times") == pytest.approx(2 / 4)
+
+
+def test_word_overlap_of_an_empty_text_is_zero() -> None:
+    assert word_overlap("", "anything") == 0.0
+    assert word_overlap("!!! ---", "anything") == 0.0
+
+
+def test_word_overlap_works_on_korean_text() -> None:
+    same = "배포는 매주 화요일 오전에 진행한다"
+    assert word_overlap(same, same) == 1.0
+    assert word_overlap(same, "결제 서비스는 웹훅을 세 번 재시도한다") == 0.0
+    assert word_overlap(same, "배포는 매주 목요일 오전에 진행한다") == pytest.approx(4 / 6)
+
+
+def test_a_duplicate_needs_both_the_cosine_and_half_the_words() -> None:
+    text = "Staging is restored from the Monday snapshot"
+    assert is_duplicate(DEDUP_SIMILARITY, text, text)
+    assert not is_duplicate(0.9199, text, text)
+    assert not is_duplicate(0.99, text, "Invoices are archived after ninety days")
+    # Jaccard exactly 0.5 (3 shared of 6) is enough; 2 of 7 is not
+    assert is_duplicate(0.95, "alpha beta gamma", "alpha beta gamma delta epsilon zeta")
+    assert not is_duplicate(0.95, "alpha beta gamma", "alpha beta delta epsilon zeta eta")
