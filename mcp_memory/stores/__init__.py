@@ -32,7 +32,7 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
         try:
             from mcp_memory.stores.s3 import open_s3
         except ModuleNotFoundError as error:
-            if error.name not in ("boto3", "botocore"):
+            if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
                 raise
             raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
         return await open_s3(settings)
