@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, InvalidRegionError
 
 from mcp_memory import __version__
 from mcp_memory.errors import StartupError
@@ -46,11 +47,17 @@ def make_clients(region: str, *, session: Any = None, endpoint_url: str | None =
         max_pool_connections=32,
         user_agent_appid=f"mcp-memory-{__version__}",
     )
-    session = session or boto3.session.Session()
     options: dict[str, Any] = {"region_name": region, "config": config}
     if endpoint_url:
         options["endpoint_url"] = endpoint_url
-    return session.client("s3vectors", **options), session.client("s3", **options)
+    try:
+        session = session or boto3.session.Session()
+        vectors = session.client("s3vectors", **options)
+    except InvalidRegionError:
+        raise StartupError(f'AWS_REGION must be an AWS region name such as ap-northeast-2, got "{region}"') from None
+    except BotoCoreError as error:  # e.g. a malformed AWS_ENDPOINT_URL or profile
+        raise StartupError(f"cannot set up the AWS clients: {error}") from None
+    return vectors, session.client("s3", **options)
 
 
 def _is_missing(error: AwsError) -> bool:

@@ -95,7 +95,7 @@ async def test_listing_follows_continuation_past_a_thousand_keys_and_slices_to_t
 
     assert await objects.list("index/acme/", limit=5000) == keys
     assert await objects.list("index/acme/", limit=1234) == keys[:1234]
-    assert await objects.list("index/acme/", limit=1000, start_after=keys[999]) == keys[1000:]
+    assert await objects.list("index/acme/", limit=5000, start_after=keys[99]) == keys[100:]
 
 
 async def test_deleting_more_keys_than_one_request_takes_removes_them_all(objects: S3ObjectStore) -> None:
@@ -133,6 +133,20 @@ async def test_a_get_denied_raises_naming_the_operation_and_the_code(stubbed: tu
 
     with pytest.raises(StoreError, match=r"^GetObject failed: AccessDenied — Access Denied$"):
         await store.get("k")
+
+
+async def test_an_error_message_carries_no_part_of_the_signing_details(stubbed: tuple[S3ObjectStore, Stubber]) -> None:
+    store, stubber = stubbed
+    stubber.add_client_error(
+        "put_object", "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.",
+        403, service_error_meta={"AWSAccessKeyId": "AKIAEXAMPLEKEYID0000", "StringToSign": "AWS4-HMAC-SHA256 secret-ish"},
+    )
+
+    with pytest.raises(StoreError) as caught:
+        await store.put("k", "{}")
+
+    assert str(caught.value).startswith("PutObject failed: SignatureDoesNotMatch — The request signature")
+    assert "AKIAEXAMPLEKEYID0000" not in str(caught.value) and "AWS4-HMAC" not in str(caught.value)
 
 
 async def test_a_get_without_an_etag_reads_as_missing(stubbed: tuple[S3ObjectStore, Stubber]) -> None:

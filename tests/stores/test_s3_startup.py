@@ -116,6 +116,12 @@ async def test_a_missing_state_bucket_is_refused_naming_state_bucket(aws: AwsPla
     assert 'the S3 bucket "no-such-state" (STATE_BUCKET) does not exist' in message
 
 
+async def test_a_malformed_region_is_refused_naming_aws_region(aws: AwsPlace) -> None:
+    message = await refusal(aws, aws_region="seoul please")
+
+    assert message == 'AWS_REGION must be an AWS region name such as ap-northeast-2, got "seoul please"'
+
+
 async def test_no_credentials_is_refused_naming_the_standard_chain(aws: AwsPlace) -> None:
     core = botocore.session.Session()
     core.register_component("credential_provider", CredentialResolver(providers=[]))
@@ -224,3 +230,51 @@ def test_open_stores_without_boto3_says_which_extra_to_install(tmp_path: Path) -
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "the S3 backend needs boto3: pip install 'mcp-memory[aws]'"
+
+
+# --------------------------------------------------------------------------- the CLI on the AWS backend
+
+
+def cli_env(place: AwsPlace, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return deployment_env(
+        tmp_path,
+        PYTHONPATH=str(REPO),
+        VECTOR_BUCKET=place.vector_bucket,
+        STATE_BUCKET=place.state_bucket,
+        EMBEDDING_PROVIDER="fake",
+        EMBEDDING_DIM="64",
+        AWS_REGION=REGION,
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_ENDPOINT_URL=place.endpoint,
+        **extra,
+    )
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_memory", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_cli_remembers_and_recalls_through_the_buckets(aws_endpoint: str, tmp_path: Path) -> None:
+    env = cli_env(make_place(aws_endpoint, dim=64), tmp_path)
+
+    stored = cli(env, "remember", "--tenant", "acme", "Release trains leave the station every Tuesday morning", "--json")
+    recalled = cli(env, "recall", "--tenant", "acme", "when do release trains leave the station", "--json")
+
+    assert stored.returncode == 0, stored.stderr
+    assert recalled.returncode == 0, recalled.stderr
+    assert "Release trains leave the station every Tuesday morning" in recalled.stdout
+    remembered = json.loads(stored.stdout)
+    assert remembered["created"] is True and remembered["memory"]["id"] in recalled.stdout
+
+
+def test_the_cli_refuses_to_start_on_an_index_that_does_not_fit(aws_endpoint: str, tmp_path: Path) -> None:
+    env = cli_env(make_place(aws_endpoint, dim=1024), tmp_path)
+
+    result = cli(env, "stats", "--tenant", "acme")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith('error: the S3 Vectors index "memories" holds 1024-dimensional vectors')
+    assert "EMBEDDING_DIM is 64" in result.stderr and "testing" not in result.stderr
