@@ -16,8 +16,8 @@ notes, merged to the nearest `top_k`. Every filter is built by `tenant_filter`,
 which puts the tenant first and is the only way to make the `TenantFilter`
 that `_query` insists on — so no query can be issued without it.
 
-boto3 is imported here and in the s3_* helpers only, and this module only when
-the S3 backend is selected (the `aws` extra).
+The AWS SDK (the `aws` extra) is imported by this module's s3_* helpers only,
+and they are imported only when the S3 backend is selected.
 """
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ def _refusal(error: AwsError, what: str, permission: str) -> StartupError:
     """A start-up failure that is neither "missing" nor "does not fit"."""
     if error.code in ("NoCredentialsError", "PartialCredentialsError"):
         return StartupError(f"cannot reach {what}: {CREDENTIALS_HINT}")
-    return StartupError(f"cannot reach {what}: {error} (the role needs {permission})")
+    if error.status == 403 or "AccessDenied" in error.code:
+        return StartupError(f"cannot reach {what}: {error} (the role needs {permission})")
+    return StartupError(f"cannot reach {what}: {error}")
 
 
 async def _missing_index_message(client: Any, settings: Settings) -> str:

@@ -278,3 +278,32 @@ def test_the_cli_refuses_to_start_on_an_index_that_does_not_fit(aws_endpoint: st
     assert result.returncode == 1
     assert result.stderr.startswith('error: the S3 Vectors index "memories" holds 1024-dimensional vectors')
     assert "EMBEDDING_DIM is 64" in result.stderr and "testing" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "hint"),
+    [("AccessDeniedException", 403, True), ("InternalServerException", 500, False)],
+    ids=["denied", "outage"],
+)
+async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_then_the_permission(
+    code: str, status: int, hint: bool
+) -> None:
+    from botocore.stub import Stubber
+
+    from mcp_memory.stores.s3_index import check_index, make_clients
+    from tests.moto_endpoint import signing_session
+
+    vectors_client, s3_client = make_clients(REGION, session=signing_session())
+    s3_client.close()
+    settings = Settings(backend="s3", vector_bucket="vectors", state_bucket="state", embedding_dim=8)
+    try:
+        with Stubber(vectors_client) as stubber:
+            stubber.add_client_error("get_index", code, "no", status)
+            with pytest.raises(StartupError) as caught:
+                await check_index(vectors_client, settings)
+    finally:
+        vectors_client.close()
+
+    message = str(caught.value)
+    assert message.startswith(f'cannot reach the S3 Vectors index "memories" in bucket "vectors": GetIndex failed: {code}')
+    assert ("s3vectors:GetIndex" in message) is hint
