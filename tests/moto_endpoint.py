@@ -315,6 +315,19 @@ def make_place(
     return AwsPlace(endpoint, signing_session(), vector_bucket, index, state_bucket, dim)
 
 
+def s3_object_store(endpoint: str, bucket: str | None = None) -> Any:
+    """The production S3ObjectStore (production client settings) on `bucket`, or on a new bucket."""
+    from mcp_memory.stores.s3_index import make_clients
+    from mcp_memory.stores.s3_objects import S3ObjectStore
+
+    if bucket is None:
+        bucket = unique_name("state")
+        admin_client(endpoint, "s3").create_bucket(Bucket=bucket)
+    vectors_client, s3_client = make_clients(REGION, session=signing_session(), endpoint_url=endpoint)
+    vectors_client.close()
+    return S3ObjectStore(s3_client, bucket)
+
+
 __all__ = [
     "NON_FILTERABLE",
     "REGION",
@@ -325,6 +338,7 @@ __all__ = [
     "install_stand_ins",
     "make_place",
     "matches",
+    "s3_object_store",
     "seed_objects",
     "signing_session",
     "unique_name",

@@ -142,16 +142,9 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[ObjectStore]:
     if request.param == "memory":
         yield InMemoryObjectStore()
         return
-    from mcp_memory.stores.s3_index import make_clients
-    from mcp_memory.stores.s3_objects import S3ObjectStore
-    from tests.moto_endpoint import REGION, admin_client, signing_session, unique_name
+    from tests.moto_endpoint import s3_object_store
 
-    endpoint = request.getfixturevalue("aws_endpoint")
-    bucket = unique_name("counters")
-    admin_client(endpoint, "s3").create_bucket(Bucket=bucket)
-    vectors_client, s3_client = make_clients(REGION, session=signing_session(), endpoint_url=endpoint)
-    vectors_client.close()
-    store = S3ObjectStore(s3_client, bucket)
+    store = s3_object_store(request.getfixturevalue("aws_endpoint"))
     try:
         yield store
     finally:

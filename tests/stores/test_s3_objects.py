@@ -19,16 +19,14 @@ from botocore.stub import Stubber
 from mcp_memory.errors import PreconditionFailed, StoreError
 from mcp_memory.stores.s3_index import make_clients
 from mcp_memory.stores.s3_objects import S3ObjectStore
-from tests.moto_endpoint import REGION, AwsPlace, seed_objects, signing_session
+from tests.moto_endpoint import REGION, AwsPlace, s3_object_store, seed_objects, signing_session
 
 BUCKET = "state"
 
 
 @pytest.fixture
 async def objects(aws: AwsPlace) -> AsyncIterator[S3ObjectStore]:
-    vectors_client, s3_client = make_clients(REGION, session=signing_session(), endpoint_url=aws.endpoint)
-    vectors_client.close()
-    store = S3ObjectStore(s3_client, aws.state_bucket)
+    store = s3_object_store(aws.endpoint, aws.state_bucket)
     try:
         yield store
     finally:
