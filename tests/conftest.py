@@ -1,9 +1,11 @@
-"""Shared fixtures: an injected clock, and a MemoryService over the in-memory
-reference stores with the deterministic fake embedder."""
+"""Shared fixtures: an injected clock, a MemoryService over the in-memory
+reference stores with the deterministic fake embedder, and a real HTTP AWS
+endpoint (moto in server mode; see tests/moto_endpoint.py)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,3 +66,24 @@ def make_env(clock: Clock, *, floor: float = 0.3, embedder=None, vectors=None, o
 @pytest.fixture
 def env(clock: Clock) -> Env:
     return make_env(clock)
+
+
+@pytest.fixture(scope="session")
+def aws_endpoint() -> Iterator[str]:
+    """The URL of a moto server on 127.0.0.1 (S3 and S3 Vectors), for the whole session."""
+    from tests.moto_endpoint import MotoEndpoint, close_admin_clients
+
+    endpoint = MotoEndpoint()
+    try:
+        yield endpoint.url
+    finally:
+        close_admin_clients()
+        endpoint.stop()
+
+
+@pytest.fixture
+def aws(aws_endpoint: str):  # noqa: ANN201 (tests.moto_endpoint.AwsPlace, imported lazily)
+    """Fresh vector bucket + index (8 dimensions, cosine, the four non-filterable keys) and state bucket."""
+    from tests.moto_endpoint import make_place
+
+    return make_place(aws_endpoint)

@@ -1,16 +1,24 @@
-"""MemoryService behaviour (SPEC B §7–§9, §16.2 service cases, A4–A6), over the
-in-memory reference stores and the fake embedder (floor 0.3, B §16.1)."""
+"""MemoryService behaviour (SPEC B §7–§9, §16.2 service cases, A4–A6), with the
+fake embedder (floor 0.3, B §16.1).
+
+Every test that takes the `env` fixture runs twice: over the in-memory
+reference stores, and over the AWS backend (S3 Vectors and S3 over HTTP on the
+moto endpoint). Tests that build their own `make_env` are about ranking and
+embedders, not storage, and run in memory only.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import AsyncIterator, Iterable
 
 import numpy as np
+import pytest
 
 from mcp_memory.keys import index_key
 from mcp_memory.model import Caller, Memory
-from tests.conftest import DAY, Env, make_env
+from tests.conftest import DAY, Clock, Env, make_env
 
 ACME = Caller("acme")
 OTHER_TENANT = Caller("globex")
@@ -21,6 +29,31 @@ WORDS = [f"w{i:03d}x" for i in range(200)]  # distinct tokens: the fake embedder
 DEPLOY = "Rolling deploys drain in-flight streams before the pod exits"
 DEPLOY_NEAR = "Rolling deploys drain connections before the node exits"
 DEPLOY_QUERY = "Rolling deploys drain in-flight streams before the pod"
+
+
+@pytest.fixture(params=["memory", "s3"])
+async def env(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[Env]:
+    if request.param == "memory":
+        yield make_env(clock)
+        return
+    from tests.s3_env import make_s3_env
+
+    aws_env = make_s3_env(clock, request.getfixturevalue("aws_endpoint"))
+    try:
+        yield aws_env
+    finally:
+        await aws_env.vectors.close()
+        await aws_env.objects.close()
+
+
+async def seed_index_keys(env: Env, keys: Iterable[str]) -> None:
+    """Thousands of index keys, as setup: through the store's own seeding door when it has one."""
+    seed = getattr(env.objects, "seed", None)
+    if seed is not None:
+        seed(keys)
+        return
+    for key in keys:
+        await env.objects.put(key, "")
 
 
 async def remember(env: Env, content: str, caller: Caller = ACME, **kw) -> str:
@@ -358,8 +391,7 @@ async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clo
                      created_at="2026-01-01T00:00:00.000Z")
     await env.vectors.put(pattern, (await env.embedder.embed(["make test-all"]))[0])
     await env.objects.put(index_key(pattern), "")
-    for i in range(1005):
-        await env.objects.put(f"index/acme/0{i:09d}#01J{i:023d}#project", "")
+    await seed_index_keys(env, (f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(1005)))
     text = (await env.service.list(ACME, memory_type="pattern")).text()
     assert text.startswith("[MEMORY] 1 memory, newest first.")
     assert "make test-all" in text
@@ -415,8 +447,7 @@ async def test_stats_count_by_type_in_the_fixed_order(env: Env) -> None:
 
 
 async def test_stats_past_ten_thousand_keys_is_a_lower_bound(env: Env) -> None:
-    for i in range(10_001):
-        await env.objects.put(f"index/acme/0{i:09d}#01J{i:023d}#project", "")
+    await seed_index_keys(env, (f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(10_001)))
     text = (await env.service.stats(ACME)).text()
     assert text.startswith("[MEMORY] At least 10000 memories for this project (project: 10000).")
     assert "Counting stopped at 10000 keys" in text and "lower bound" in text

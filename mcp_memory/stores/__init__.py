@@ -2,7 +2,8 @@
 
 `open_stores(settings)` picks the backend `Settings` chose (A2). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
-psycopg or boto3.
+psycopg or boto3. The S3 backend takes credentials and any endpoint override
+from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
 """
 
 from __future__ import annotations
@@ -27,8 +28,15 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
         from mcp_memory.stores.sqlite import open_sqlite
 
         return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
-    # TODO(postgres, s3): replace these refusals with the real backends when they land
-    # (lazy-import mcp_memory.stores.postgres / mcp_memory.stores.s3 here, as above).
-    if settings.backend in ("postgres", "s3"):
+    if settings.backend == "s3":
+        try:
+            from mcp_memory.stores.s3 import open_s3
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
+                raise
+            raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
+        return await open_s3(settings)
+    # TODO(postgres): replace this refusal with the real backend when it lands.
+    if settings.backend == "postgres":
         raise StartupError(f"the {settings.backend} backend is not available in this build")
     raise StartupError(f'unknown storage backend "{settings.backend}"')

@@ -90,7 +90,10 @@ class ObjectStore(Protocol):
         """Write `body`; returns the new ETag. A failed condition raises PreconditionFailed.
 
         `if_match`: only replace the object whose ETag is this. `if_none_match`:
-        only create. An ETag is never reissued, even for a deleted-and-recreated key.
+        only create. Writing different content always yields a new ETag. Writing
+        identical content may yield the same one (on S3 the ETag is the body's
+        MD5); that is safe for compare-and-swap, since an equal ETag then means
+        equal content, so whatever was computed from it is still current.
         """
 
     async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:

@@ -1,7 +1,9 @@
 """Every backend, behind one fixture, for the one contract suite.
 
-To add a backend: write an async factory `(tmp_path) -> (vector store, object
-store)` and add it to BACKENDS. The contract suite then runs against it too; a
+To add a backend: write an async factory `(request, tmp_path) -> (vector
+store, object store)` and add it to BACKENDS; a factory that needs a service
+(the moto endpoint, a database server) asks for its fixture through
+`request.getfixturevalue`. The contract suite then runs against it too; a
 backend cannot opt out of a case.
 """
 
@@ -19,28 +21,47 @@ from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
 DIM = 8
 
 Stores = tuple[VectorStore, ObjectStore]
-Factory = Callable[[Path], Awaitable[Stores]]
+Factory = Callable[[pytest.FixtureRequest, Path], Awaitable[Stores]]
 
 
-async def memory_backend(tmp_path: Path) -> Stores:
+async def memory_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     return InMemoryVectorStore(), InMemoryObjectStore()
 
 
-async def sqlite_backend(tmp_path: Path) -> Stores:
+async def sqlite_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     from mcp_memory.stores.sqlite import open_sqlite
 
     return await open_sqlite(tmp_path / "contract" / "memory.db", model="contract-test", dim=DIM)
 
 
+async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
+    """S3 Vectors + S3 over HTTP on the moto endpoint, fresh buckets per test."""
+    from mcp_memory.config import Settings
+    from mcp_memory.stores.s3 import open_s3
+    from tests.moto_endpoint import REGION, make_place
+
+    place = make_place(request.getfixturevalue("aws_endpoint"), dim=DIM)
+    settings = Settings(
+        backend="s3",
+        vector_bucket=place.vector_bucket,
+        vector_index=place.index,
+        state_bucket=place.state_bucket,
+        embedding_dim=DIM,
+        aws_region=REGION,
+    )
+    return await open_s3(settings, session=place.session, endpoint_url=place.endpoint)
+
+
 BACKENDS: dict[str, Factory] = {
     "memory": memory_backend,
     "sqlite": sqlite_backend,
+    "s3": s3_backend,
 }
 
 
 @pytest.fixture(params=list(BACKENDS))
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    vectors, objects = await BACKENDS[request.param](tmp_path)
+    vectors, objects = await BACKENDS[request.param](request, tmp_path)
     try:
         yield vectors, objects
     finally:

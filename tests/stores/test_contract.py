@@ -265,12 +265,24 @@ async def test_getting_a_missing_object_returns_none(objects: ObjectStore) -> No
     assert await objects.get("stats/acme/merged.json") is None
 
 
-async def test_every_write_returns_a_new_etag_and_get_returns_the_latest(objects: ObjectStore) -> None:
-    etags = [await objects.put("key", "same body") for _ in range(3)]
+async def test_every_write_of_new_content_returns_a_new_etag_and_get_returns_the_latest(objects: ObjectStore) -> None:
+    etags = [await objects.put("key", f"body {i}") for i in range(3)]
 
     assert len(set(etags)) == 3
     stored = await objects.get("key")
-    assert stored is not None and (stored.body, stored.etag) == ("same body", etags[-1])
+    assert stored is not None and (stored.body, stored.etag) == ("body 2", etags[-1])
+
+
+async def test_a_compare_and_swap_on_the_etag_just_read_applies(objects: ObjectStore) -> None:
+    await objects.put("merged", "same body")
+    await objects.put("merged", "same body")  # on S3 the ETag is the body's MD5: unchanged
+    current = await objects.get("merged")
+    assert current is not None
+
+    etag = await objects.put("merged", "next", if_match=current.etag)
+
+    stored = await objects.get("merged")
+    assert stored is not None and (stored.body, stored.etag) == ("next", etag)
 
 
 async def test_if_none_match_creates_only_once(objects: ObjectStore) -> None:

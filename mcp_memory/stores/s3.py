@@ -1,0 +1,267 @@
+"""The AWS backend: memories in S3 Vectors, what changes in an ordinary S3 bucket (A2, B §10).
+
+`open_s3(settings)` checks the vector index and the state bucket before
+anything is served and returns an S3VectorStore and an S3ObjectStore
+(s3_objects.py). It is the layout the reference server uses, so an existing
+deployment points mcp-memory at its buckets and keeps working:
+
+    vector key   <tenant>#<ulid>                       (the id is everything after the first '#')
+    metadata     tenantId, memoryType, category?, scope?, conversation?   filterable
+                 content, createdAt, tags?, trustBase                     non-filterable
+
+The body rides in the vector's metadata, so a recall is QueryVectors and
+nothing else. Visibility is applied before the limit (A4): one query for the
+tenant's project memories and, in a conversation, one for that conversation's
+notes, merged to the nearest `top_k`. Every filter is built by `tenant_filter`,
+which puts the tenant first and is the only way to make the `TenantFilter`
+that `_query` insists on — so no query can be issued without it.
+
+The AWS SDK (the `aws` extra) is imported by this module's s3_* helpers only,
+and they are imported only when the S3 backend is selected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mcp_memory.errors import StoreError
+from mcp_memory.model import Hit, Memory
+from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.s3_errors import aws_call
+from mcp_memory.stores.s3_objects import S3ObjectStore
+
+if TYPE_CHECKING:
+    from mcp_memory.config import Settings
+
+__all__ = [
+    "DELETE_BATCH",
+    "GET_BATCH",
+    "TOP_K_MAX",
+    "S3ObjectStore",
+    "S3VectorStore",
+    "TenantFilter",
+    "open_s3",
+    "tenant_filter",
+    "vector_key",
+]
+
+#: S3 Vectors' ceilings: results per QueryVectors, keys per GetVectors and per DeleteVectors.
+TOP_K_MAX = 100
+GET_BATCH = 100
+DELETE_BATCH = 500
+
+
+def vector_key(tenant: str, memory_id: str) -> str:
+    return f"{tenant}#{memory_id}"
+
+
+class TenantFilter:
+    """A QueryVectors filter whose first condition is the tenant. Made only by `tenant_filter`."""
+
+    __slots__ = ("document", "tenant")
+
+    def __init__(self, tenant: str, document: dict[str, Any], *, _token: object = None) -> None:
+        if _token is not _TOKEN:
+            raise TypeError("build a TenantFilter with tenant_filter(tenant, ...)")
+        self.tenant = tenant
+        self.document = document
+
+
+_TOKEN = object()
+
+
+def tenant_filter(tenant: str, *conditions: dict[str, Any]) -> TenantFilter:
+    """`{"$and": [{"tenantId": {"$eq": tenant}}, *conditions]}` — the tenant always first.
+
+    The tenant is the isolation boundary; refusing an empty one here means a
+    bug upstream cannot turn into a query across every tenant.
+    """
+    if not isinstance(tenant, str) or not tenant:
+        raise ValueError("a vector query needs a tenant")
+    document = {"$and": [{"tenantId": {"$eq": tenant}}, *conditions]}
+    return TenantFilter(tenant, document, _token=_TOKEN)
+
+
+def project_filter(tenant: str) -> TenantFilter:
+    """The tenant's project memories: those without a scope (how project scope is written)."""
+    return tenant_filter(tenant, {"scope": {"$exists": False}})
+
+
+def conversation_filter(tenant: str, conversation: str) -> TenantFilter:
+    """One conversation's own notes."""
+    return tenant_filter(tenant, {"scope": {"$eq": "conversation"}}, {"conversation": {"$eq": conversation}})
+
+
+def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
+    unique = list(dict.fromkeys(items))
+    return [unique[i : i + size] for i in range(0, len(unique), size)]
+
+
+def _memory_id(key: Any) -> str:
+    return key.split("#", 1)[1] if isinstance(key, str) and "#" in key else ""
+
+
+class S3VectorStore:
+    """Memories as vectors in one S3 Vectors index, keyed `<tenant>#<ulid>`."""
+
+    def __init__(self, client: Any, bucket: str, index: str, dim: int) -> None:
+        self._client = client
+        self._bucket = bucket
+        self._index = index
+        self._dim = dim
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._closed = False
+
+    @property
+    def bucket(self) -> str:
+        return self._bucket
+
+    @property
+    def index(self) -> str:
+        return self._index
+
+    def _where(self) -> dict[str, str]:
+        return {"vectorBucketName": self._bucket, "indexName": self._index}
+
+    def _vector(self, embedding: np.ndarray) -> list[float]:
+        vector = np.asarray(embedding, dtype=np.float32)
+        if vector.ndim != 1 or vector.shape[0] != self._dim:
+            raise StoreError(
+                f"the embedding has shape {vector.shape} but the S3 Vectors index {self._index} holds "
+                f"{self._dim}-dimensional vectors (EMBEDDING_DIM)"
+            )
+        if not np.all(np.isfinite(vector)):
+            raise StoreError("the embedding contains non-finite values")
+        return vector.tolist()
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        """PutVectors one memory; the budget is checked before anything is sent."""
+        assert_within_metadata_budget(memory)
+        data = self._vector(embedding)
+        # S3 Vectors refuses an empty array and would fail the whole write.
+        metadata = {k: v for k, v in to_metadata(memory).items() if not (isinstance(v, list) and not v)}
+        await aws_call(
+            "PutVectors",
+            self._client.put_vectors,
+            **self._where(),
+            vectors=[{"key": vector_key(memory.tenant, memory.id), "data": {"float32": data}, "metadata": metadata}],
+        )
+
+    async def _query(self, where: TenantFilter, vector: list[float], top_k: int) -> list[Hit]:
+        """The one QueryVectors call site; it takes nothing but a tenant-first filter."""
+        if not isinstance(where, TenantFilter):
+            raise TypeError("QueryVectors needs a TenantFilter from tenant_filter()")
+        response = await aws_call(
+            "QueryVectors",
+            self._client.query_vectors,
+            **self._where(),
+            topK=min(top_k, TOP_K_MAX),
+            queryVector={"float32": vector},
+            filter=where.document,
+            returnMetadata=True,
+            returnDistance=True,
+        )
+        hits = []
+        for item in response.get("vectors", []) or []:
+            memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), where.tenant)
+            if memory is None:
+                continue
+            distance = item.get("distance")
+            distance = 1.0 if isinstance(distance, bool) or not isinstance(distance, (int, float)) else distance
+            hits.append(Hit(memory, 1.0 - float(distance)))
+        return hits
+
+    async def query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
+    ) -> list[Hit]:
+        """The nearest `top_k` (at most 100) memories visible to `conversation`.
+
+        Project memories and this conversation's notes are asked for separately,
+        so a busy thread cannot crowd project memories out (A4); the two answers
+        are merged and cut to the nearest `top_k`. No order is promised.
+        """
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return []
+        wanted = [project_filter(tenant)]
+        if conversation:
+            wanted.append(conversation_filter(tenant, conversation))
+        answers = await asyncio.gather(*(self._query(where, vector, top_k) for where in wanted))
+        merged: dict[str, Hit] = {}
+        for hit in (h for answer in answers for h in answer):
+            if hit.memory.visible_to(conversation) and hit.memory.id not in merged:
+                merged[hit.memory.id] = hit
+        nearest = sorted(merged.values(), key=lambda h: h.similarity, reverse=True)
+        return nearest[: min(top_k, TOP_K_MAX)]
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """GetVectors, 100 keys a call; missing ids and other tenants' records are dropped."""
+        found: dict[str, Memory] = {}
+        for chunk in _chunks(ids, GET_BATCH):
+            response = await aws_call(
+                "GetVectors",
+                self._client.get_vectors,
+                **self._where(),
+                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
+                returnMetadata=True,
+            )
+            for item in response.get("vectors", []) or []:
+                memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
+                if memory is not None:
+                    found[memory.id] = memory
+        return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        """DeleteVectors, 500 keys a call (unknown keys are not an error)."""
+        for chunk in _chunks(ids, DELETE_BATCH):
+            await aws_call(
+                "DeleteVectors",
+                self._client.delete_vectors,
+                **self._where(),
+                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
+            )
+
+    @asynccontextmanager
+    async def exclusive(self, tenant: str) -> AsyncIterator[None]:
+        """Serialise a check-then-insert for `tenant` within this process.
+
+        S3 has no lock to take across replicas. Two replicas remembering the same
+        fact at the same instant can both store it: the reference tolerates that
+        on purpose, because the failure left is a duplicate, never a lost memory.
+        """
+        lock = self._locks.setdefault(tenant, asyncio.Lock())
+        async with lock:
+            yield
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+
+async def open_s3(
+    settings: Settings, *, session: Any = None, endpoint_url: str | None = None
+) -> tuple[S3VectorStore, S3ObjectStore]:
+    """Check the index and the state bucket, then return the two stores (close both).
+
+    Credentials come from the standard AWS chain; the endpoint from AWS's own
+    `AWS_ENDPOINT_URL` (or `endpoint_url`/`session`, which tests inject).
+    Raises StartupError, naming what to change, when the index does not fit.
+    """
+    from mcp_memory.stores.s3_index import check_index, check_state_bucket, make_clients
+
+    vectors_client, s3_client = make_clients(settings.aws_region, session=session, endpoint_url=endpoint_url)
+    try:
+        await check_index(vectors_client, settings)
+        await check_state_bucket(s3_client, settings)
+    except BaseException:
+        vectors_client.close()
+        s3_client.close()
+        raise
+    vectors = S3VectorStore(vectors_client, settings.vector_bucket or "", settings.vector_index, settings.embedding_dim)
+    return vectors, S3ObjectStore(s3_client, settings.state_bucket or "")
