@@ -33,7 +33,16 @@ from mcp_memory.errors import InvalidArgument
 from mcp_memory.model import Memory
 from mcp_memory.stores.base import CONTENT_MAX_BYTES, VectorStore
 
-__all__ = ["Cases", "CalibrationReport", "Fact", "builtin_cases", "calibrate", "load_cases", "parse_cases"]
+__all__ = [
+    "Cases",
+    "CalibrationReport",
+    "Fact",
+    "builtin_cases",
+    "calibrate",
+    "calibrate_scratch",
+    "load_cases",
+    "parse_cases",
+]
 
 #: The most texts one run embeds (facts, questions, variants and absent questions together).
 MAX_TEXTS = 10_000
@@ -374,3 +383,21 @@ async def calibrate(
     )
     report.warnings.extend(_warnings(report))
     return report
+
+
+async def calibrate_scratch(settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:  # noqa: ANN001
+    """Calibrate text cases with the configured embedder and floors, opening no storage at all:
+    the facts go into a scratch store (what `calibrate` does without --tenant)."""
+    from mcp_memory.embedders import open_embedder
+
+    embedder = open_embedder(settings)
+    try:
+        return await calibrate(
+            embedder,
+            cases,
+            floor=settings.recall_min_similarity,
+            high=settings.recall_high_similarity,
+            progress=progress,
+        )
+    finally:
+        await embedder.close()

@@ -360,6 +360,8 @@ def calibrate(
         _fail("error: give either --cases FILE or --builtin", EXIT_USAGE)
     if builtin and tenant is not None:
         _fail("error: --builtin brings its own facts; --tenant calibrates on stored memories named by --cases", EXIT_USAGE)
+    if tenant is not None and not tenant.strip():
+        _fail("error: --tenant is empty", EXIT_USAGE)
     settings = _settings()
     caller = _caller(settings, tenant, None) if tenant is not None else None
     if cases is not None:
@@ -370,26 +372,8 @@ def calibrate(
         if caller is not None:
             report = _run(settings, lambda service: service.calibrate(caller.tenant, loaded, progress=progress))
         else:
-            report = _complete(lambda: _calibrate_scratch(settings, loaded, progress))
+            report = _complete(lambda: calibration.calibrate_scratch(settings, loaded, progress=progress))
     print_calibration(report, as_json)
-
-
-async def _calibrate_scratch(settings: Any, cases: Any, progress: Any) -> Any:
-    """Calibrate with the configured embedder alone: the facts go to a scratch store."""
-    from mcp_memory.calibration import calibrate as measure
-    from mcp_memory.embedders import open_embedder
-
-    embedder = open_embedder(settings)
-    try:
-        return await measure(
-            embedder,
-            cases,
-            floor=settings.recall_min_similarity,
-            high=settings.recall_high_similarity,
-            progress=progress,
-        )
-    finally:
-        await embedder.close()
 
 
 def main() -> None:
