@@ -242,8 +242,9 @@ def _warnings(report: CalibrationReport) -> list[str]:
         out.append(
             f"The clusters overlap: {cs.admits(a, lowest)} absent questions reach the lowest correct answer "
             f"({lowest:.3f}) and {sum(1 for x in c if x <= highest)} correct answers are at or below the highest "
-            f"absent question ({highest:.3f}). No floor separates them for this embedder. The suggested floor keeps "
-            f"every correct answer and admits {report.floor.admits} of {len(a)} absent questions as weak matches; "
+            f"absent question ({highest:.3f}). No floor separates them for this embedder. The suggested floor "
+            + ("keeps every correct answer" if not report.floor.drops else f"drops {report.floor.drops} correct answers")
+            + f" and admits {report.floor.admits} of {len(a)} absent questions as weak matches; "
             f"the fewest misclassifications would be {report.fewest_errors.floor:g}, which drops "
             f"{report.fewest_errors.drops} correct answers and admits {report.fewest_errors.admits}."
         )

@@ -176,6 +176,7 @@ def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, 
         (("--tenant", "acme", "--cases", "{cases}"), "with --tenant a case names a stored memory as `memory`"),
         (("--tenant", "acme", "--cases", "{by_id}"), 'line 1: no memory with id "01J00000000000000000000000" in tenant "acme"'),
         (("--tenant", "../x", "--cases", "{by_id}"), "--tenant must start with a letter or digit"),
+        (("--tenant", " ", "--cases", "{by_id}"), "error: --tenant is empty"),
     ],
 )
 def test_calibrate_refuses_bad_usage_with_exit_2(cli, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
