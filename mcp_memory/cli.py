@@ -8,9 +8,9 @@ Heavy modules load inside the commands, so `mcp-memory --help` stays instant.
 from __future__ import annotations
 
 import asyncio
-
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
@@ -117,6 +117,11 @@ def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
         finally:
             await service.close()
 
+    return _complete(go)
+
+
+def _complete(go: Callable[[], Awaitable[T]]) -> T:
+    """Run `go()` to completion, mapping our errors to messages and exit codes."""
     try:
         return asyncio.run(go())
     except (InvalidArgument, ContextError) as exc:
@@ -248,16 +253,23 @@ def forget(
         raise typer.Exit(EXIT_FAILED)
 
 
+AllTenantsOption = Annotated[bool, typer.Option("--all-tenants", help="Every tenant (at most 1000), instead of one.")]
+
+
 @app.command()
 def stats(
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
+    all_tenants: AllTenantsOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Count a tenant's memories by type."""
+    """Count a tenant's memories by type; without a tenant, list every tenant with its count."""
     from mcp_memory.cli_render import print_stats
 
     settings = _settings()
+    if all_tenants or not ((tenant or "").strip() or settings.tenant):
+        _stats_all_tenants(settings, tenant, conversation, as_json)
+        return
     caller = _caller(settings, tenant, conversation)
     result = _run(settings, lambda service: service.stats(caller))
     print_stats(caller.tenant, result, as_json)
@@ -267,15 +279,101 @@ def stats(
 def compact(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report what would be folded.")] = False,
     tenant: TenantOption = None,
+    all_tenants: AllTenantsOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Fold a tenant's settled access-counter shards into its merged counts now."""
     from mcp_memory.cli_render import print_compact
 
     settings = _settings()
+    if all_tenants:
+        _compact_all_tenants(settings, tenant, dry_run, as_json)
+        return
     caller = _caller(settings, tenant, None)
     report = _run(settings, lambda service: service.compact(caller.tenant, dry_run=dry_run))
     print_compact(caller.tenant, report, dry_run, as_json)
+
+
+def _no_tenant_with_all(tenant: str | None, conversation: str | None = None) -> None:
+    if (tenant or "").strip():
+        _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
+    if conversation is not None:
+        _fail("error: --conversation needs --tenant: every tenant is counted as a whole", EXIT_USAGE)
+
+
+def _stats_all_tenants(settings: Any, tenant: str | None, conversation: str | None, as_json: bool) -> None:
+    from mcp_memory.cli_render import print_tenants
+
+    _no_tenant_with_all(tenant, conversation)
+    print_tenants(_run(settings, lambda service: service.tenants()), as_json)
+
+
+def _compact_all_tenants(settings: Any, tenant: str | None, dry_run: bool, as_json: bool) -> None:
+    from mcp_memory.cli_render import print_compact_all
+
+    _no_tenant_with_all(tenant)
+    result = _run(settings, lambda service: service.compact_all(dry_run=dry_run))
+    print_compact_all(result, as_json)
+    if result.failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+@app.command()
+def calibrate(
+    cases: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--cases",
+            help="A JSON-lines file of facts with the questions that should find them, and absent questions.",
+            exists=True,
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    builtin: Annotated[
+        bool, typer.Option("--builtin", help="Use the built-in set of project-memory facts and questions.")
+    ] = False,
+    tenant: Annotated[
+        Optional[str],
+        typer.Option(
+            "--tenant",
+            "-t",
+            help="Calibrate on this tenant's stored memories (the cases name memory ids). "
+            "Without it nothing touches the configured store.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure the embedder and suggest RECALL_MIN_SIMILARITY and RECALL_HIGH_SIMILARITY.
+
+    Embeds facts, questions that should find them, and questions about things not
+    stored; shows where each cluster falls and puts the floor between them.
+    """
+    from mcp_memory import calibration
+    from mcp_memory.cli_calibrate import embedding_progress, print_calibration
+
+    if builtin == (cases is not None):
+        _fail("error: give either --cases FILE or --builtin", EXIT_USAGE)
+    if builtin and tenant is not None:
+        _fail("error: --builtin brings its own facts; --tenant calibrates on stored memories named by --cases", EXIT_USAGE)
+    if tenant is not None and not tenant.strip():
+        _fail("error: --tenant is empty", EXIT_USAGE)
+    settings = _settings()
+    caller = _caller(settings, tenant, None) if tenant is not None else None
+    if cases is not None:
+        loaded = _checked(lambda: calibration.load_cases(cases, by_id=caller is not None))
+    else:
+        loaded = calibration.builtin_cases()
+    with embedding_progress() as progress:
+        if caller is not None:
+            report = _run(settings, lambda service: service.calibrate(caller.tenant, loaded, progress=progress))
+        else:
+            report = _complete(lambda: calibration.calibrate_scratch(settings, loaded, progress=progress))
+    print_calibration(report, as_json)
 
 
 def main() -> None:

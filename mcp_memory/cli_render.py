@@ -163,3 +163,88 @@ def print_compact(tenant: str, report: Any, dry_run: bool, as_json: bool) -> Non
     verb = "Would fold" if dry_run else "Folded"
     parts = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in data.items())
     console.print(f"{verb} counters of {tenant}: {parts}")
+
+
+def print_tenants(result: Any, as_json: bool) -> None:
+    """`stats` without a tenant: every tenant with its memory counts (all scopes)."""
+    if as_json:
+        _json(
+            {
+                "tenants": [
+                    {
+                        "tenant": t.tenant,
+                        "total": t.total,
+                        "byType": t.by_type,
+                        "conversationNotes": t.conversation_notes,
+                        "lowerBound": t.lower_bound,
+                    }
+                    for t in result.tenants
+                ],
+                "truncated": result.truncated,
+                "limit": result.limit,
+            }
+        )
+        return
+    from rich.table import Table
+
+    from mcp_memory.model import MEMORY_TYPES
+
+    console = _console()
+    if not result.tenants:
+        console.print("No tenant has any memories yet.", style="yellow")
+        return
+    table = Table(title="Memories by tenant (every scope)", show_header=True)
+    table.add_column("tenant")
+    for memory_type in MEMORY_TYPES:
+        table.add_column(memory_type, justify="right")
+    table.add_column("conversation-scoped", justify="right")
+    table.add_column("total", justify="right")
+    for t in result.tenants:
+        bound = "≥ " if t.lower_bound else ""
+        table.add_row(
+            t.tenant,
+            *(str(t.by_type.get(memory_type, 0)) for memory_type in MEMORY_TYPES),
+            str(t.conversation_notes),
+            f"[bold]{bound}{t.total}[/]",
+        )
+    console.print(table)
+    n = len(result.tenants)
+    if result.truncated:
+        console.print(
+            f"Stopped at {result.limit} tenants: there are more, not listed here.",
+            style="yellow",
+            markup=False,
+        )
+    else:
+        console.print(f"{n} {'tenant' if n == 1 else 'tenants'}.")
+    if any(t.lower_bound for t in result.tenants):
+        console.print("Counting stops at 10000 keys per tenant: a figure marked ≥ is a lower bound.", style="yellow")
+
+
+def print_compact_all(result: Any, as_json: bool) -> None:
+    """`compact --all-tenants`: one line per tenant, then failures and whether the scan stopped."""
+    if as_json:
+        _json(
+            {
+                "dryRun": result.dry_run,
+                "tenants": [dataclasses.asdict(r) for r in result.reports],
+                "failed": [{"tenant": tenant, "error": message} for tenant, message in result.failed],
+                "truncated": result.truncated,
+                "limit": result.limit,
+            }
+        )
+        return
+    for report in result.reports:
+        print_compact(report.tenant, report, result.dry_run, False)
+    console = _console()
+    if not result.reports and not result.failed:
+        console.print("No tenant has access counters yet.", style="yellow")
+    for tenant, message in result.failed:
+        console.print(f"error: compacting {tenant} failed — {message}", style="red", markup=False)
+    if result.truncated:
+        console.print(
+            f"Stopped at {result.limit} tenants: any others were not compacted here "
+            "(their counters are still folded in by readers as usual).",
+            style="yellow",
+            markup=False,
+        )

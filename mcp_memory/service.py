@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mcp_memory import ranking, render
+from mcp_memory import ranking, render, tenants
 from mcp_memory.counters import AccessCounters
 from mcp_memory.embedders.base import Embedder
 from mcp_memory.errors import InvalidArgument
@@ -35,6 +35,7 @@ from mcp_memory.model import (
     Scope,
 )
 from mcp_memory.stores.base import ObjectStore, VectorStore
+from mcp_memory.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
@@ -333,11 +334,30 @@ class MemoryService:
                 by_type[entry.memory_type] = by_type.get(entry.memory_type, 0) + 1
         return StatsResult(total, by_type, lower_bound=len(keys) >= STATS_SCAN_CAP)
 
-    # ----------------------------------------------------------------------- lifecycle
+    async def tenants(self, *, limit: int = TENANT_SCAN_CAP) -> TenantsResult:
+        """Every tenant with memories, and how many (all scopes), up to `limit` tenants (operator)."""
+        return await tenants.tenant_counts(self.objects, limit=limit, scan_cap=STATS_SCAN_CAP)
+
+    # ----------------------------------------------------------------------- operator
 
     async def compact(self, tenant: str, *, dry_run: bool = False):
         """Fold every settled counter shard of `tenant` now (the operator's `compact`)."""
         return await self.counters.compact(tenant, dry_run=dry_run)
+
+    async def compact_all(self, *, dry_run: bool = False, limit: int = TENANT_SCAN_CAP) -> CompactAllResult:
+        """`compact` for every tenant that has counters, up to `limit` tenants."""
+        return await tenants.compact_tenants(self.counters, self.objects, dry_run=dry_run, limit=limit)
+
+    async def calibrate(self, tenant: str, cases, *, progress=None):  # noqa: ANN001 (calibration.Cases)
+        """Measure calibration `cases` that name `tenant`'s stored memories (reads, never
+        writes); see calibration.py. Cases with fact texts need no service: calibration.calibrate."""
+        from mcp_memory.calibration import calibrate
+
+        return await calibrate(
+            self.embedder, cases, floor=self.floor, high=self.high, vectors=self.vectors, tenant=tenant, progress=progress
+        )
+
+    # ----------------------------------------------------------------------- lifecycle
 
     async def close(self) -> None:
         """Flush the counters once, then release the stores and the embedder."""

@@ -40,7 +40,7 @@ def test_version_prints_the_package_version(cli) -> None:
 def test_help_lists_every_command(cli) -> None:
     result = cli("--help")
     assert result.returncode == 0
-    for command in ("serve-stdio", "remember", "recall", "list", "forget", "stats", "compact"):
+    for command in ("serve-stdio", "remember", "recall", "list", "forget", "stats", "compact", "calibrate"):
         assert command in result.stdout
 
 
@@ -103,7 +103,7 @@ def test_the_tenant_can_come_from_the_environment(cli) -> None:
 
 
 def test_a_missing_tenant_is_bad_usage(cli) -> None:
-    result = cli("stats")
+    result = cli("list")
     assert result.returncode == 2
     assert "--tenant is required (or set MEMORY_TENANT)" in result.stderr
 

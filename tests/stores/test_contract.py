@@ -383,3 +383,19 @@ async def test_delete_removes_only_the_given_keys(objects: ObjectStore) -> None:
     await objects.delete([])
 
     assert await objects.list("stats/") == ["stats/b"]
+
+
+async def test_listing_after_a_tenant_name_and_zero_skips_exactly_that_tenants_keys(objects: ObjectStore) -> None:
+    # How `stats` and `compact --all-tenants` step from tenant to tenant (tenants.py):
+    # `0` sorts right after `/`, and a tenant name never holds `/`.
+    keys = ["index/ab-c/9#x", "index/ab.c/1#x", "index/ab/1#x", "index/ab/9#y", "index/ab0/1#x", "index/ab_c/1#x", "index/b/1#x"]
+    for key in keys:
+        await objects.put(key, "")
+
+    assert await objects.list("index/", 1) == ["index/ab-c/9#x"]
+    assert await objects.list("index/", 1, "index/ab-c0") == ["index/ab.c/1#x"]
+    assert await objects.list("index/", 1, "index/ab.c0") == ["index/ab/1#x"]
+    assert await objects.list("index/", 1, "index/ab0") == ["index/ab0/1#x"]
+    assert await objects.list("index/", 1, "index/ab00") == ["index/ab_c/1#x"]
+    assert await objects.list("index/", 1, "index/ab_c0") == ["index/b/1#x"]
+    assert await objects.list("index/", 1, "index/b0") == []

@@ -1,0 +1,88 @@
+# bash completion for mcp-memory
+# Generated from the Typer app by `python -m mcp_memory.completions`; do not edit by hand.
+# Install: source this file from ~/.bashrc, or copy it to
+# ~/.local/share/bash-completion/completions/mcp-memory
+
+_mcp_memory() {
+    local cur prev cmd i
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    if [[ "$prev" == "=" ]]; then prev="${COMP_WORDS[COMP_CWORD-2]}"; cur="${cur#=}"; fi
+    cmd=""
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            -*) ;;
+            *) cmd="${COMP_WORDS[i]}"; break ;;
+        esac
+    done
+    case "$cmd" in
+        "")
+            COMPREPLY=($(compgen -W "--version -h --help calibrate compact forget list recall remember serve-stdio stats" -- "$cur"))
+            ;;
+        calibrate)
+            case "$prev" in
+                --cases) return ;;
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--cases --builtin -t --tenant --json -h --help" -- "$cur"))
+            ;;
+        compact)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--dry-run -t --tenant --all-tenants --json -h --help" -- "$cur"))
+            ;;
+        forget)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        list)
+            case "$prev" in
+                --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
+                --limit) compopt +o default 2>/dev/null; return ;;
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--type --limit -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        recall)
+            case "$prev" in
+                --limit) compopt +o default 2>/dev/null; return ;;
+                --mode) COMPREPLY=($(compgen -W "precision balanced exploratory" -- "$cur")); return ;;
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--limit --mode -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        remember)
+            case "$prev" in
+                --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
+                --category) compopt +o default 2>/dev/null; return ;;
+                --tag) compopt +o default 2>/dev/null; return ;;
+                --scope) COMPREPLY=($(compgen -W "project conversation" -- "$cur")); return ;;
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--type --category --tag --scope -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        serve-stdio)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation -h --help" -- "$cur"))
+            ;;
+        stats)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --all-tenants --json -h --help" -- "$cur"))
+            ;;
+    esac
+}
+
+complete -o default -F _mcp_memory mcp-memory

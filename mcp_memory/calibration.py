@@ -1,0 +1,404 @@
+"""`calibrate`: measure where correct answers and unrelated questions fall for the
+configured embedder, and suggest RECALL_MIN_SIMILARITY and RECALL_HIGH_SIMILARITY (A6).
+
+The relevance floor is the one model-specific number a deployment sets, and a
+wrong one is quiet both ways: too high and questions are told nothing is
+stored, too low and unrelated memories come back as matches. So we measure it.
+
+Cases are JSON lines (blank lines and lines starting with `#` are skipped):
+
+    {"fact": "Deploys go out on Thursdays", "questions": ["When do we release?"],
+     "reworded": "We release every Thursday", "typo": "Deploys go out on Thursdyas"}
+    {"absent": "Who approves vacation requests?"}
+
+With a tenant, a case names a stored memory instead of giving its text:
+`{"memory": "<id>", "questions": [...]}`. Without one, the facts go into a
+scratch in-memory store and nothing touches the configured storage. Either way
+the questions are answered by the same VectorStore.query that recall uses.
+The statistics and the rules for the suggestions are in calibration_stats.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mcp_memory import calibration_stats as cs
+from mcp_memory.embedders.base import Embedder, describe
+from mcp_memory.errors import InvalidArgument
+from mcp_memory.model import Memory
+from mcp_memory.stores.base import CONTENT_MAX_BYTES, VectorStore
+
+__all__ = [
+    "Cases",
+    "CalibrationReport",
+    "Fact",
+    "builtin_cases",
+    "calibrate",
+    "calibrate_scratch",
+    "load_cases",
+    "parse_cases",
+]
+
+#: The most texts one run embeds (facts, questions, variants and absent questions together).
+MAX_TEXTS = 10_000
+#: Texts per embed call, so the progress bar moves.
+EMBED_BATCH = 32
+SCRATCH_TENANT = "calibration"
+BUILTIN_NAME = "calibration_builtin.jsonl"
+#: Below this many correct answers or absent questions the suggestion is called rough.
+FEW_CASES = 10
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A stored fact and the questions that should find it."""
+
+    line: int
+    questions: tuple[str, ...]
+    text: str | None = None
+    memory_id: str | None = None
+    reworded: tuple[str, ...] = ()
+    typos: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cases:
+    source: str
+    facts: tuple[Fact, ...]
+    absent: tuple[str, ...]
+    #: True when the facts name stored memories (calibrating on a tenant's data).
+    by_id: bool = False
+
+    @property
+    def text_count(self) -> int:
+        per_fact = sum(1 + len(f.questions) + len(f.reworded) + len(f.typos) for f in self.facts)
+        return per_fact + len(self.absent)
+
+
+# --------------------------------------------------------------------------- reading cases
+
+_KEYS = {"fact", "memory", "questions", "reworded", "typo", "absent"}
+
+
+def _texts(value: object, where: str, name: str, *, required: bool) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if value is None and not required:
+        return ()
+    if not isinstance(items, list) or not items or not all(isinstance(t, str) and t.strip() for t in items):
+        kind = "a non-empty list of non-empty strings" if required else "a non-empty string or list of them"
+        raise InvalidArgument(f"{where}: `{name}` must be {kind}")
+    for text in items:
+        size = len(text.encode("utf-8"))
+        if size > CONTENT_MAX_BYTES:
+            raise InvalidArgument(f"{where}: a `{name}` text is {size} bytes; the maximum is {CONTENT_MAX_BYTES}")
+    return tuple(items)
+
+
+def _case(obj: object, where: str, line: int, by_id: bool) -> Fact | tuple[str, ...]:
+    if not isinstance(obj, dict):
+        raise InvalidArgument(f"{where}: each line must be a JSON object")
+    unknown = sorted(set(obj) - _KEYS)
+    if unknown:
+        raise InvalidArgument(f"{where}: unknown key `{unknown[0]}` (known: absent, fact, memory, questions, reworded, typo)")
+    if "absent" in obj:
+        if len(obj) != 1:
+            raise InvalidArgument(f"{where}: an `absent` line carries nothing else")
+        return _texts(obj["absent"], where, "absent", required=True)
+    if "fact" in obj and "memory" in obj:
+        raise InvalidArgument(f"{where}: give `fact` (a text) or `memory` (a stored id), not both")
+    if "memory" in obj and not by_id:
+        raise InvalidArgument(f"{where}: `memory` names a stored memory, which needs --tenant; without it give the text as `fact`")
+    if "fact" in obj and by_id:
+        raise InvalidArgument(f"{where}: with --tenant a case names a stored memory as `memory`: \"<id>\", not a `fact` text")
+    if "fact" not in obj and "memory" not in obj:
+        raise InvalidArgument(f"{where}: a line needs `fact` (or `memory` with --tenant) and `questions`, or `absent`")
+    questions = _texts(obj.get("questions"), where, "questions", required=True)
+    reworded = _texts(obj.get("reworded"), where, "reworded", required=False)
+    typos = _texts(obj.get("typo"), where, "typo", required=False)
+    if by_id:
+        memory_id = obj["memory"]
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidArgument(f"{where}: `memory` must be a memory id")
+        return Fact(line, questions, memory_id=memory_id.strip(), reworded=reworded, typos=typos)
+    if not isinstance(obj["fact"], str) or not obj["fact"].strip():
+        raise InvalidArgument(f"{where}: `fact` must be a non-empty string")
+    (text,) = _texts(obj["fact"], where, "fact", required=True)
+    return Fact(line, questions, text=text, reworded=reworded, typos=typos)
+
+
+def parse_cases(text: str, source: str, *, by_id: bool = False) -> Cases:
+    """Read JSON-lines cases; InvalidArgument names the source, the line and the field."""
+    facts: list[Fact] = []
+    absent: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = f"{source} line {number}"
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InvalidArgument(f"{where}: not valid JSON ({exc.args[0].split(':')[0]})") from None
+        case = _case(obj, where, number, by_id)
+        if isinstance(case, Fact):
+            facts.append(case)
+        else:
+            absent.extend(case)
+    if not facts:
+        kind = '{"memory": "<id>", "questions": [...]}' if by_id else '{"fact": "...", "questions": [...]}'
+        raise InvalidArgument(f"{source} has no facts: add lines like {kind}")
+    if not absent:
+        raise InvalidArgument(f'{source} has no absent questions: add lines like {{"absent": "a question about something not stored"}}')
+    cases = Cases(source, tuple(facts), tuple(absent), by_id)
+    if cases.text_count > MAX_TEXTS:
+        raise InvalidArgument(f"{source} holds {cases.text_count} texts; one run embeds at most {MAX_TEXTS}")
+    return cases
+
+
+def load_cases(path: Path, *, by_id: bool = False) -> Cases:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"--cases {path}: cannot be read ({exc.__class__.__name__})") from None
+    return parse_cases(text, str(path), by_id=by_id)
+
+
+def builtin_cases() -> Cases:
+    """The built-in set shipped with the package: project-memory facts (decisions,
+    conventions, commands, references), differently phrased questions, and absent questions."""
+    from importlib.resources import files
+
+    text = (files("mcp_memory") / "data" / BUILTIN_NAME).read_text(encoding="utf-8")
+    return parse_cases(text, "the built-in set")
+
+
+# --------------------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A question (or variant) and the memory it was compared with."""
+
+    cosine: float
+    question: str
+    memory: str
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    embedder: str
+    source: str
+    #: The tenant calibrated on, or None for the scratch store.
+    tenant: str | None
+    facts: int
+    #: Each question against the memory that answers it.
+    correct: list[Pair]
+    #: For each question, the nearest memory that is not its answer.
+    nearest_other: list[float]
+    #: Questions whose answer is the nearest memory.
+    answered_first: int
+    #: Each absent question against its nearest memory.
+    absent: list[Pair]
+    reworded: list[float]
+    typos: list[float]
+    current_floor: float
+    current_high: float
+    floor: cs.FloorSuggestion
+    high: cs.HighSuggestion
+    fewest_errors: cs.Threshold
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def correct_cosines(self) -> list[float]:
+        return [p.cosine for p in self.correct]
+
+    @property
+    def absent_cosines(self) -> list[float]:
+        return [p.cosine for p in self.absent]
+
+    def current(self) -> dict[str, int]:
+        """What the configured floor and HIGH threshold do to the measured cases."""
+        c, a = self.correct_cosines, self.absent_cosines
+        return {
+            "dropsCorrect": cs.drops(c, self.current_floor),
+            "admitsAbsent": cs.admits(a, self.current_floor),
+            "correctHigh": cs.admits(c, self.current_high),
+            "absentHigh": cs.admits(a, self.current_high),
+        }
+
+
+def _warnings(report: CalibrationReport) -> list[str]:
+    c, a = report.correct_cosines, report.absent_cosines
+    out: list[str] = []
+    if not report.floor.separated:
+        lowest, highest = min(c), max(a)
+        out.append(
+            f"The clusters overlap: {cs.admits(a, lowest)} absent questions reach the lowest correct answer "
+            f"({lowest:.3f}) and {sum(1 for x in c if x <= highest)} correct answers are at or below the highest "
+            f"absent question ({highest:.3f}). No floor separates them for this embedder. The suggested floor "
+            + ("keeps every correct answer" if not report.floor.drops else f"drops {report.floor.drops} correct answers")
+            + f" and admits {report.floor.admits} of {len(a)} absent questions as weak matches; "
+            f"the fewest misclassifications would be {report.fewest_errors.floor:g}, which drops "
+            f"{report.fewest_errors.drops} correct answers and admits {report.fewest_errors.admits}."
+        )
+    if report.floor.clamped:
+        out.append(f"Not suggesting 0: {report.floor.clamped}.")
+    now = report.current()
+    if now["dropsCorrect"]:
+        out.append(
+            f"The current floor ({report.current_floor:g}) drops {now['dropsCorrect']} of {len(c)} correct "
+            "answers: those questions would be told nothing matched."
+        )
+    if now["absentHigh"]:
+        out.append(
+            f"The current HIGH threshold ({report.current_high:g}) labels {now['absentHigh']} of {len(a)} absent "
+            "questions HIGH CONFIDENCE."
+        )
+    if len(c) < FEW_CASES or len(a) < FEW_CASES:
+        out.append(
+            f"Only {len(c)} correct answers and {len(a)} absent questions were measured: the suggestion is rough "
+            "(30 or more of each make it steadier)."
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+async def _embed_all(embedder: Embedder, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
+    rows = []
+    if progress:
+        progress(0, len(texts))
+    for start in range(0, len(texts), EMBED_BATCH):
+        rows.append(await embedder.embed(list(texts[start : start + EMBED_BATCH])))
+        if progress:
+            progress(min(start + EMBED_BATCH, len(texts)), len(texts))
+    return np.concatenate(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+
+
+async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memory]:
+    ids = [f.memory_id for f in cases.facts if f.memory_id]
+    found = {m.id: m for m in await vectors.get(tenant, ids)}
+    memories = []
+    for fact in cases.facts:
+        memory = found.get(fact.memory_id or "")
+        where = f"{cases.source} line {fact.line}"
+        if memory is None:
+            raise InvalidArgument(f'{where}: no memory with id "{fact.memory_id}" in tenant "{tenant}"')
+        if memory.scope == "conversation":
+            raise InvalidArgument(f'{where}: memory "{memory.id}" is a conversation note; calibrate on project memories')
+        memories.append(memory)
+    return memories
+
+
+async def calibrate(
+    embedder: Embedder,
+    cases: Cases,
+    *,
+    floor: float,
+    high: float,
+    vectors: VectorStore | None = None,
+    tenant: str | None = None,
+    progress: Progress | None = None,
+) -> CalibrationReport:
+    """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold.
+
+    With `cases.by_id` the facts are `tenant`'s memories in `vectors` (read, never
+    written). Otherwise they go into a scratch in-memory store and `vectors` is
+    not used. `progress(done, total)` follows the embedding.
+    """
+    from mcp_memory.stores.memory import InMemoryVectorStore
+
+    if cases.by_id:
+        if vectors is None or tenant is None:
+            raise ValueError("calibrating on stored memories needs the vector store and the tenant")
+        memories = await _stored(cases, vectors, tenant)
+        store, store_tenant = vectors, tenant
+    else:
+        store, store_tenant = InMemoryVectorStore(), SCRATCH_TENANT
+        memories = [
+            Memory(id=f"case-{i:05d}", tenant=SCRATCH_TENANT, content=f.text or "")
+            for i, f in enumerate(cases.facts, start=1)
+        ]
+    facts = cases.facts
+    questions = [q for f in facts for q in f.questions]
+    reworded = [r for f in facts for r in f.reworded]
+    typos = [t for f in facts for t in f.typos]
+    texts = [m.content for m in memories] + questions + reworded + typos + list(cases.absent)
+    vectors_all = await _embed_all(embedder, texts, progress)
+    cuts = np.cumsum([len(memories), len(questions), len(reworded), len(typos)])
+    fact_v, question_v, reworded_v, typo_v, absent_v = np.split(vectors_all, cuts)
+    try:
+        if not cases.by_id:
+            for memory, vector in zip(memories, fact_v):
+                await store.put(memory, vector)
+        correct, nearest_other, first = [], [], 0
+        q = 0
+        for i, fact in enumerate(facts):
+            for question in fact.questions:
+                vector = question_v[q]
+                q += 1
+                correct.append(Pair(float(np.dot(vector, fact_v[i])), question, memories[i].content))
+                hits = sorted(await store.query(store_tenant, vector, 2, None), key=lambda h: h.similarity, reverse=True)
+                first += bool(hits) and hits[0].memory.id == memories[i].id
+                others = [h.similarity for h in hits if h.memory.id != memories[i].id]
+                if others:
+                    nearest_other.append(others[0])
+        absent = []
+        for question, vector in zip(cases.absent, absent_v):
+            hits = await store.query(store_tenant, vector, 1, None)
+            best = max(hits, key=lambda h: h.similarity, default=None)
+            if best is not None:
+                absent.append(Pair(best.similarity, question, best.memory.content))
+    finally:
+        if not cases.by_id:
+            await store.close()
+    owners = [i for i, f in enumerate(facts) for _ in f.reworded]
+    typo_owners = [i for i, f in enumerate(facts) for _ in f.typos]
+    c = [p.cosine for p in correct]
+    a = [p.cosine for p in absent]
+    floor_suggestion = cs.suggest_floor(c, a)
+    report = CalibrationReport(
+        embedder=describe(embedder),
+        source=cases.source,
+        tenant=store_tenant if cases.by_id else None,
+        facts=len(facts),
+        correct=correct,
+        nearest_other=nearest_other,
+        answered_first=first,
+        absent=absent,
+        reworded=[float(np.dot(v, fact_v[i])) for v, i in zip(reworded_v, owners)],
+        typos=[float(np.dot(v, fact_v[i])) for v, i in zip(typo_v, typo_owners)],
+        current_floor=floor,
+        current_high=high,
+        floor=floor_suggestion,
+        high=cs.suggest_high(c, a, floor_suggestion.floor),
+        fewest_errors=cs.fewest_errors(c, a),
+    )
+    report.warnings.extend(_warnings(report))
+    return report
+
+
+async def calibrate_scratch(settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:  # noqa: ANN001
+    """Calibrate text cases with the configured embedder and floors, opening no storage at all:
+    the facts go into a scratch store (what `calibrate` does without --tenant)."""
+    from mcp_memory.embedders import open_embedder
+
+    embedder = open_embedder(settings)
+    try:
+        return await calibrate(
+            embedder,
+            cases,
+            floor=settings.recall_min_similarity,
+            high=settings.recall_high_similarity,
+            progress=progress,
+        )
+    finally:
+        await embedder.close()

@@ -1,0 +1,201 @@
+"""The statistics behind `calibrate` (A6): pure functions over lists of cosines, no I/O.
+
+Two clusters decide the relevance floor: *correct* — the cosine between a
+question and the memory that answers it — and *absent* — for a question about
+something not stored, the cosine of its nearest memory. A floor at or below a
+correct answer keeps it; a floor at or below an absent question's nearest
+memory admits that question (it gets a weak match instead of "nothing stored").
+
+The two ways of being wrong are not equally quiet. A dropped correct answer is
+invisible: the model is told nothing matched and guesses. An admitted absent
+question comes back as a match the confidence label can still call MEDIUM
+("check it applies"). So the suggestions are:
+
+- **floor**: the midpoint between the lowest correct answer and the highest
+  absent question below it (or 0 when none is). When the clusters are
+  separated that is the midpoint of the gap between them; when they overlap it
+  keeps every correct answer and admits the absent questions above it, and the
+  report says how many and what the fewest-misclassifications floor would cost.
+  Never 0 or less: a floor of 0 admits every hit and, because HIGH confidence
+  is a multiple of the floor, labels every result HIGH CONFIDENCE.
+- **high**: the median correct answer (half the correct answers are labelled
+  HIGH), raised when needed above the highest absent question, so that nothing
+  unrelated is labelled HIGH; always between the floor and 1.
+
+Both are rounded to the fewest decimals (2 to 6) that classify every measured
+case exactly as the unrounded value does.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+#: The smallest floor ever suggested (0 is refused: see the module docstring).
+MIN_FLOOR = 0.01
+#: Histogram bin width, in cosine.
+BIN_WIDTH = 0.05
+ZERO_REFUSED = (
+    "a floor of 0 or less would admit every hit and, because HIGH confidence is a multiple of "
+    "the floor, label every result HIGH CONFIDENCE"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    n: int
+    min: float
+    median: float
+    max: float
+
+
+def summarise(values: Sequence[float]) -> Summary | None:
+    """n, min, median, max; None for no values."""
+    if not values:
+        return None
+    return Summary(len(values), min(values), statistics.median(values), max(values))
+
+
+def drops(correct: Sequence[float], floor: float) -> int:
+    """Correct answers a floor drops: those with a cosine below it."""
+    return sum(1 for c in correct if c < floor)
+
+
+def admits(absent: Sequence[float], floor: float) -> int:
+    """Absent questions a floor admits: those whose nearest memory is at or above it."""
+    return sum(1 for a in absent if a >= floor)
+
+
+def _rounded(value: float, keeps: Callable[[float], bool]) -> float:
+    """`value` with the fewest decimals (2..6) for which `keeps(rounded)` holds."""
+    for decimals in range(2, 7):
+        candidate = round(value, decimals)
+        if keeps(candidate):
+            return candidate
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FloorSuggestion:
+    floor: float
+    #: The rule that produced it, in words, with the numbers it used.
+    rule: str
+    #: True when every correct answer is above every absent question.
+    separated: bool
+    drops: int
+    admits: int
+    #: Why the rule's value was raised to MIN_FLOOR, or None.
+    clamped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """A floor and what it costs on the measured cases."""
+
+    floor: float
+    drops: int
+    admits: int
+
+
+def suggest_floor(correct: Sequence[float], absent: Sequence[float]) -> FloorSuggestion:
+    """The suggested RECALL_MIN_SIMILARITY (see the module docstring for the rule)."""
+    if not correct or not absent:
+        raise ValueError("calibration needs at least one correct answer and one absent question")
+    lowest = min(correct)
+    separated = lowest > max(absent)
+    below = [a for a in absent if a < lowest]
+    neighbour = max(below) if below else 0.0
+    raw = (lowest + neighbour) / 2
+    if below:
+        what = "the highest absent question below it"
+        rule = f"midpoint between the lowest correct answer ({lowest:.3f}) and {what} ({neighbour:.3f})"
+    else:
+        rule = f"midpoint between the lowest correct answer ({lowest:.3f}) and 0 (no absent question is below it)"
+    if not separated:
+        rule += ": the clusters overlap, so the floor keeps every correct answer and leaves the rest to the confidence label"
+    clamped = None
+    if raw < MIN_FLOOR:
+        clamped = f"the rule gives {raw:.3f}; {ZERO_REFUSED}, so the suggestion is {MIN_FLOOR} instead"
+        floor = MIN_FLOOR
+    else:
+        floor = min(1.0, raw)
+        counts = (drops(correct, floor), admits(absent, floor))
+        floor = _rounded(
+            floor, lambda r: MIN_FLOOR <= r <= 1 and (drops(correct, r), admits(absent, r)) == counts
+        )
+    return FloorSuggestion(floor, rule, separated, drops(correct, floor), admits(absent, floor), clamped)
+
+
+def fewest_errors(correct: Sequence[float], absent: Sequence[float]) -> Threshold:
+    """The floor with the fewest misclassifications (drops + admits); ties go to the lower
+    floor, which keeps more correct answers. Candidates sit midway between neighbouring
+    measured values, so no case lies exactly on one. Never below MIN_FLOOR."""
+    values = sorted(set(correct) | set(absent))
+    candidates = [(x + y) / 2 for x, y in zip(values, values[1:])]
+    candidates += [values[0] - BIN_WIDTH / 10, values[-1] + BIN_WIDTH / 10]
+    candidates = sorted({min(1.0, max(MIN_FLOOR, c)) for c in candidates})
+    best = min(candidates, key=lambda t: (drops(correct, t) + admits(absent, t), drops(correct, t), t))
+    counts = (drops(correct, best), admits(absent, best))
+    best = _rounded(best, lambda r: MIN_FLOOR <= r <= 1 and (drops(correct, r), admits(absent, r)) == counts)
+    return Threshold(best, *counts)
+
+
+@dataclass(frozen=True, slots=True)
+class HighSuggestion:
+    high: float
+    rule: str
+    #: Correct answers at or above it (labelled HIGH), and absent questions at or above it.
+    correct_high: int
+    absent_high: int
+
+
+def suggest_high(correct: Sequence[float], absent: Sequence[float], floor: float) -> HighSuggestion:
+    """The suggested RECALL_HIGH_SIMILARITY: floor ≤ high ≤ 1 (see the module docstring)."""
+    median = statistics.median(correct)
+    top_absent = max(absent)
+    raw, rule = median, f"the median correct answer ({median:.3f}): half the correct answers reach HIGH"
+    if top_absent >= median:
+        above = [c for c in correct if c > top_absent]
+        upper = min(above) if above else 1.0
+        raw = (top_absent + upper) / 2
+        rule = (
+            f"midpoint between the highest absent question ({top_absent:.3f}) and "
+            + (f"the next correct answer above it ({upper:.3f})" if above else "1 (no correct answer is above it)")
+            + f", above the median correct answer ({median:.3f}), so that no absent question is labelled HIGH"
+        )
+    high = min(1.0, max(floor, raw))
+    counts = (admits(correct, high), admits(absent, high))
+    high = _rounded(high, lambda r: floor <= r <= 1 and (admits(correct, r), admits(absent, r)) == counts)
+    return HighSuggestion(high, rule, admits(correct, high), admits(absent, high))
+
+
+@dataclass(frozen=True, slots=True)
+class Bin:
+    low: float
+    high: float
+    correct: int
+    absent: int
+
+
+def histogram(
+    correct: Sequence[float], absent: Sequence[float], *, marks: Sequence[float] = (), width: float = BIN_WIDTH
+) -> list[Bin]:
+    """Counts of both clusters in bins of `width`, lowest first, from the bin of the lowest
+    value (or mark, e.g. a floor to show) to the bin of the highest. A value on a boundary
+    belongs to the bin above it."""
+    values = [*correct, *absent, *marks]
+    if not values:
+        return []
+    first = math.floor(round(min(values) / width, 9))
+    last = math.floor(round(max(values) / width, 9))
+    bins = []
+    for i in range(first, last + 1):
+        low, high = round(i * width, 10), round((i + 1) * width, 10)
+
+        def inside(v: float, i: int = i) -> bool:
+            return math.floor(round(v / width, 9)) == i
+
+        bins.append(Bin(low, high, sum(1 for c in correct if inside(c)), sum(1 for a in absent if inside(a))))
+    return bins

@@ -1,0 +1,219 @@
+"""How `mcp-memory calibrate` prints: the seed's calibration table, a histogram of the
+two clusters, the suggested floor and HIGH threshold with their rules, what the
+current and suggested settings do to the measured cases, and the closest calls.
+`--json` prints the same numbers; the progress bar goes to stderr, only on a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mcp_memory import calibration_stats as cs
+from mcp_memory.calibration import CalibrationReport, Progress
+
+#: How many of the closest calls (lowest correct answers, highest absent questions) to show.
+CLOSEST = 5
+BAR_WIDTH = 16
+ROWS = (
+    ("correct", "a correct answer to a question phrased differently"),
+    ("nearestOther", "the nearest other memory to that question"),
+    ("absent", "a question about something not stored (its nearest memory)"),
+    ("reworded", "the same fact reworded"),
+    ("typo", "the same fact with a typo"),
+)
+
+
+@contextmanager
+def embedding_progress() -> Iterator[Progress | None]:
+    """A progress bar on stderr while the texts are embedded; nothing when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("Embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("embedding", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _r(value: float) -> float:
+    return round(value, 4)
+
+
+def _summary(values: list[float]) -> dict[str, Any] | None:
+    s = cs.summarise(values)
+    return None if s is None else {"n": s.n, "min": _r(s.min), "median": _r(s.median), "max": _r(s.max)}
+
+
+def _clusters(r: CalibrationReport) -> dict[str, list[float]]:
+    return {
+        "correct": r.correct_cosines,
+        "nearestOther": r.nearest_other,
+        "absent": r.absent_cosines,
+        "reworded": r.reworded,
+        "typo": r.typos,
+    }
+
+
+def _closest(r: CalibrationReport) -> tuple[list[Any], list[Any]]:
+    lowest = sorted(r.correct, key=lambda p: p.cosine)[:CLOSEST]
+    highest = sorted(r.absent, key=lambda p: p.cosine, reverse=True)[:CLOSEST]
+    return lowest, highest
+
+
+def calibration_json(r: CalibrationReport) -> dict[str, Any]:
+    lowest, highest = _closest(r)
+    current = r.current()
+    return {
+        "embedder": r.embedder,
+        "source": r.source,
+        "tenant": r.tenant,
+        "counts": {
+            "facts": r.facts,
+            "questions": len(r.correct),
+            "absent": len(r.absent),
+            "reworded": len(r.reworded),
+            "typos": len(r.typos),
+        },
+        "clusters": {name: _summary(values) for name, values in _clusters(r).items()},
+        "answeredFirst": r.answered_first,
+        "separated": r.floor.separated,
+        "suggested": {
+            "floor": r.floor.floor,
+            "high": r.high.high,
+            "floorRule": r.floor.rule,
+            "highRule": r.high.rule,
+            "clamped": r.floor.clamped,
+            "dropsCorrect": r.floor.drops,
+            "admitsAbsent": r.floor.admits,
+            "correctHigh": r.high.correct_high,
+            "absentHigh": r.high.absent_high,
+        },
+        "fewestErrors": {
+            "floor": r.fewest_errors.floor,
+            "dropsCorrect": r.fewest_errors.drops,
+            "admitsAbsent": r.fewest_errors.admits,
+        },
+        "current": {"floor": r.current_floor, "high": r.current_high, **current},
+        "histogram": [
+            {"from": b.low, "to": b.high, "correct": b.correct, "absent": b.absent} for b in _histogram(r)
+        ],
+        "lowestCorrect": [{"cosine": _r(p.cosine), "question": p.question, "memory": p.memory} for p in lowest],
+        "highestAbsent": [{"cosine": _r(p.cosine), "question": p.question, "nearest": p.memory} for p in highest],
+        "warnings": list(r.warnings),
+        "environment": {
+            "RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}",
+            "RECALL_HIGH_SIMILARITY": f"{r.high.high:g}",
+        },
+    }
+
+
+def _histogram(r: CalibrationReport) -> list[cs.Bin]:
+    return cs.histogram(r.correct_cosines, r.absent_cosines, marks=(r.current_floor, r.floor.floor))
+
+
+def _bar(count: int, most: int) -> str:
+    if not count:
+        return ""
+    return "█" * max(1, round(count / most * BAR_WIDTH)) + f" {count}"
+
+
+def _short(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def print_calibration(r: CalibrationReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(calibration_json(r), ensure_ascii=False, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=True)
+    where = f'tenant "{r.tenant}"' if r.tenant else "a scratch in-memory store"
+    console.print(Text(f"Calibrating {r.embedder} on {r.source} ({where})", style="bold"))
+    console.print(
+        f"{r.facts} facts, {len(r.correct)} questions, {len(r.absent)} absent questions, "
+        f"{len(r.reworded)} rewordings, {len(r.typos)} typos"
+    )
+
+    table = Table(title="cosine similarity", title_justify="left")
+    table.add_column("")
+    for name in ("n", "min", "median", "max"):
+        table.add_column(name, justify="right")
+    clusters = _clusters(r)
+    for key, label in ROWS:
+        s = cs.summarise(clusters[key])
+        if s is not None:
+            table.add_row(label, str(s.n), f"{s.min:.3f}", f"{s.median:.3f}", f"{s.max:.3f}")
+    console.print(table)
+    console.print(f"{r.answered_first} of {len(r.correct)} questions have their answer as the nearest memory.")
+
+    bins = _histogram(r)
+    most = max(max(b.correct, b.absent) for b in bins) or 1
+    hist = Table(title="correct answers and absent questions by cosine, with the floors", title_justify="left", box=None)
+    hist.add_column("cosine", no_wrap=True)
+    hist.add_column("correct answers", style="green", no_wrap=True)
+    hist.add_column("absent questions", style="red", no_wrap=True)
+    hist.add_column("floor", no_wrap=True)
+    for b in reversed(bins):
+        marks = []
+        if b.low <= r.floor.floor < b.high:
+            marks.append(f"◀ suggested {r.floor.floor:g}")
+        if b.low <= r.current_floor < b.high:
+            marks.append(f"◀ current {r.current_floor:g}")
+        hist.add_row(f"{b.low:.2f}–{b.high:.2f}", _bar(b.correct, most), _bar(b.absent, most), "  ".join(marks))
+    console.print(hist)
+
+    console.print(Text("Suggested", style="bold"))
+    console.print(f"  RECALL_MIN_SIMILARITY={r.floor.floor:g}   rule: {r.floor.rule}", markup=False)
+    console.print(f"  RECALL_HIGH_SIMILARITY={r.high.high:g}   rule: {r.high.rule}", markup=False)
+
+    n_c, n_a = len(r.correct), len(r.absent)
+    now = r.current()
+    effect = Table(title="what each setting does to these cases", title_justify="left")
+    effect.add_column("floor / HIGH", no_wrap=True)
+    for name in ("drops correct", "admits absent", "correct HIGH", "absent HIGH"):
+        effect.add_column(name, justify="right")
+    effect.add_row(
+        f"current {r.current_floor:g} / {r.current_high:g}",
+        f"{now['dropsCorrect']} of {n_c}",
+        f"{now['admitsAbsent']} of {n_a}",
+        f"{now['correctHigh']} of {n_c}",
+        f"{now['absentHigh']} of {n_a}",
+    )
+    effect.add_row(
+        f"suggested {r.floor.floor:g} / {r.high.high:g}",
+        f"{r.floor.drops} of {n_c}",
+        f"{r.floor.admits} of {n_a}",
+        f"{r.high.correct_high} of {n_c}",
+        f"{r.high.absent_high} of {n_a}",
+    )
+    if not r.floor.separated:
+        fe = r.fewest_errors
+        effect.add_row(f"fewest errors {fe.floor:g}", f"{fe.drops} of {n_c}", f"{fe.admits} of {n_a}", "", "")
+    console.print(effect)
+
+    lowest, highest = _closest(r)
+    console.print(Text("Closest calls", style="bold"))
+    console.print("  lowest correct answers:")
+    for p in lowest:
+        console.print(f"    {p.cosine:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
+    console.print("  highest absent questions (and the memory nearest to them):")
+    for p in highest:
+        console.print(f"    {p.cosine:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
+    for warning in r.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))

@@ -1,0 +1,221 @@
+"""Calibration: the rules for the suggested floor and HIGH threshold, the cases format,
+the built-in set, and the measurement over the fake embedder and a real store."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from mcp_memory import calibration_stats as cs
+from mcp_memory.calibration import builtin_cases, calibrate, parse_cases
+from mcp_memory.embedders.fake import FakeEmbedder, fake_vector
+from mcp_memory.errors import InvalidArgument
+from mcp_memory.model import Caller
+from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from tests.conftest import make_env
+
+# --------------------------------------------------------------------------- the floor rule
+
+
+def test_separated_clusters_put_the_floor_midway_between_them() -> None:
+    suggestion = cs.suggest_floor([0.5, 0.6, 0.7], [0.1, 0.2, 0.3])
+    assert suggestion.floor == 0.4 and suggestion.separated
+    assert (suggestion.drops, suggestion.admits) == (0, 0)
+    assert suggestion.rule.startswith("midpoint between the lowest correct answer (0.500) and the highest absent question below it (0.300)")
+
+
+def test_overlapping_clusters_keep_every_correct_answer_and_count_what_they_admit() -> None:
+    suggestion = cs.suggest_floor([0.3, 0.6, 0.7], [0.1, 0.35, 0.5])
+    assert suggestion.floor == 0.2 and not suggestion.separated
+    assert (suggestion.drops, suggestion.admits) == (0, 2)
+    assert "the clusters overlap" in suggestion.rule
+
+
+def test_with_no_absent_question_below_the_lowest_correct_answer_the_floor_is_half_of_it() -> None:
+    suggestion = cs.suggest_floor([0.3, 0.6], [0.4, 0.5])
+    assert suggestion.floor == 0.15 and suggestion.admits == 2
+    assert "and 0 (no absent question is below it)" in suggestion.rule
+
+
+def test_zero_is_never_suggested_and_the_reason_is_given() -> None:
+    suggestion = cs.suggest_floor([0.005, 0.3], [-0.2, 0.1])
+    assert suggestion.floor == cs.MIN_FLOOR
+    assert suggestion.clamped is not None and "HIGH CONFIDENCE" in suggestion.clamped
+    assert suggestion.drops == 1  # said, not hidden: the 0.005 answer is below any usable floor
+
+
+def test_fewest_errors_is_reported_for_an_overlap() -> None:
+    threshold = cs.fewest_errors([0.3, 0.6, 0.7], [0.1, 0.35, 0.5])
+    assert (threshold.floor, threshold.drops, threshold.admits) == (0.55, 1, 0)
+
+
+def test_fewest_errors_breaks_ties_toward_keeping_correct_answers() -> None:
+    threshold = cs.fewest_errors([0.4, 0.6], [0.5])
+    assert threshold.drops == 0 and threshold.admits == 1 and threshold.floor <= 0.4
+
+
+def test_rounding_never_moves_the_floor_across_a_measured_case() -> None:
+    suggestion = cs.suggest_floor([0.2344, 0.5], [0.2311])
+    assert suggestion.floor == 0.233
+    assert (suggestion.drops, suggestion.admits) == (0, 0)
+
+
+# --------------------------------------------------------------------------- the HIGH rule
+
+
+def test_high_is_the_median_correct_answer_when_nothing_absent_reaches_it() -> None:
+    high = cs.suggest_high([0.5, 0.6, 0.7], [0.1, 0.2], floor=0.35)
+    assert high.high == 0.6 and (high.correct_high, high.absent_high) == (2, 0)
+    assert high.rule.startswith("the median correct answer (0.600)")
+
+
+def test_high_is_raised_above_the_highest_absent_question() -> None:
+    high = cs.suggest_high([0.3, 0.5, 0.6, 0.8], [0.1, 0.62], floor=0.2)
+    assert high.high == 0.71 and (high.correct_high, high.absent_high) == (1, 0)
+    assert "so that no absent question is labelled HIGH" in high.rule
+
+
+def test_suggestions_always_satisfy_floor_high_and_one_on_random_clusters() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        correct = [rng.uniform(-0.2, 1.0) for _ in range(rng.randint(1, 12))]
+        absent = [rng.uniform(-0.3, 0.9) for _ in range(rng.randint(1, 12))]
+        floor = cs.suggest_floor(correct, absent)
+        high = cs.suggest_high(correct, absent, floor.floor)
+        assert cs.MIN_FLOOR <= floor.floor <= high.high <= 1
+        if floor.clamped is None:
+            assert floor.drops == 0
+            if floor.separated:
+                assert max(absent) < floor.floor <= min(correct)
+        assert (floor.drops, floor.admits) == (cs.drops(correct, floor.floor), cs.admits(absent, floor.floor))
+
+
+def test_histogram_counts_every_value_once_and_spans_the_marks() -> None:
+    bins = cs.histogram([0.5, 0.55, 0.61], [0.12, 0.3], marks=(0.02,))
+    assert bins[0].low == 0.0 and bins[-1].high == 0.65
+    assert sum(b.correct for b in bins) == 3 and sum(b.absent for b in bins) == 2
+    by_low = {b.low: b for b in bins}
+    assert by_low[0.55].correct == 1  # a value on a boundary belongs to the bin above it
+
+
+# --------------------------------------------------------------------------- the cases format
+
+
+def test_cases_are_read_with_variants_and_comments() -> None:
+    cases = parse_cases(
+        '# a comment\n\n{"fact": "F", "questions": ["q1", "q2"], "reworded": "r", "typo": ["t1", "t2"]}\n'
+        '{"absent": "a1"}\n{"absent": ["a2", "a3"]}\n',
+        "cases.jsonl",
+    )
+    (fact,) = cases.facts
+    assert (fact.line, fact.text, fact.questions, fact.reworded, fact.typos) == (3, "F", ("q1", "q2"), ("r",), ("t1", "t2"))
+    assert cases.absent == ("a1", "a2", "a3") and not cases.by_id
+
+
+@pytest.mark.parametrize(
+    ("text", "by_id", "message"),
+    [
+        ('{"fact": "F", "questions": ["q"]}\n{"absent": "a"\n', False, "cases.jsonl line 2: not valid JSON"),
+        ('["F"]\n', False, "cases.jsonl line 1: each line must be a JSON object"),
+        ('{"fact": "F", "questions": []}\n', False, "line 1: `questions` must be a non-empty list of non-empty strings"),
+        ('{"fact": "  ", "questions": ["q"]}\n', False, "line 1: `fact` must be a non-empty string"),
+        ('{"fact": "F", "question": ["q"]}\n', False, "line 1: unknown key `question`"),
+        ('{"memory": "01J", "questions": ["q"]}\n', False, "line 1: `memory` names a stored memory, which needs --tenant"),
+        ('{"fact": "F", "questions": ["q"]}\n', True, 'line 1: with --tenant a case names a stored memory as `memory`'),
+        ('{"absent": "a", "questions": ["q"]}\n', False, "line 1: an `absent` line carries nothing else"),
+        ('{"absent": "a"}\n', False, "cases.jsonl has no facts"),
+        ('{"fact": "F", "questions": ["q"]}\n', False, "cases.jsonl has no absent questions"),
+        ('{"fact": "F", "questions": ["' + "x" * 32_001 + '"]}\n', False, "a `questions` text is 32001 bytes; the maximum is 32000"),
+    ],
+)
+def test_bad_cases_are_refused_naming_the_line_and_the_field(text: str, by_id: bool, message: str) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        parse_cases(text, "cases.jsonl", by_id=by_id)
+    assert message in str(refused.value)
+
+
+def test_the_builtin_set_has_enough_facts_questions_variants_and_absent_questions() -> None:
+    cases = builtin_cases()
+    assert len(cases.facts) >= 30 and all(len(f.questions) >= 3 for f in cases.facts)
+    assert len(cases.absent) >= 30
+    assert sum(bool(f.reworded) for f in cases.facts) >= 10 and sum(bool(f.typos) for f in cases.facts) >= 10
+    questions = [q for f in cases.facts for q in f.questions]
+    assert len(set(questions)) == len(questions) and not set(questions) & set(cases.absent)
+    for fact in cases.facts:
+        assert all(r != fact.text for r in fact.reworded + fact.typos)
+
+
+# --------------------------------------------------------------------------- measuring
+
+FACTS = [
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet",
+    "kilo lima mike november oscar papa quebec romeo sierra tango",
+]
+QUESTIONS = [
+    ["alpha bravo charlie delta echo foxtrot golf uniform", "alpha bravo charlie delta echo hotel india victor"],
+    ["kilo lima mike november oscar papa whiskey", "kilo lima mike november quebec romeo sierra xray"],
+]
+ABSENT = ["yankee zulu amber", "basalt cobalt dune", "ember fjord granite"]
+
+
+def _cases_text() -> str:
+    import json
+
+    lines = [json.dumps({"fact": f, "questions": q, "reworded": f + " zzz"}) for f, q in zip(FACTS, QUESTIONS)]
+    return "\n".join(lines + [json.dumps({"absent": a}) for a in ABSENT])
+
+
+def _cos(a: str, b: str) -> float:
+    return float(np.dot(fake_vector(a), fake_vector(b)))
+
+
+async def test_calibrate_measures_the_clusters_and_suggests_a_floor_between_them() -> None:
+    seen: list[tuple[int, int]] = []
+    report = await calibrate(
+        FakeEmbedder(), parse_cases(_cases_text(), "cases"), floor=0.1, high=0.3,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    correct = sorted(_cos(q, f) for f, qs in zip(FACTS, QUESTIONS) for q in qs)
+    absent = sorted(max(_cos(a, f) for f in FACTS) for a in ABSENT)
+    assert sorted(report.correct_cosines) == pytest.approx(correct, abs=1e-5)
+    assert sorted(report.absent_cosines) == pytest.approx(absent, abs=1e-5)
+    assert max(absent) < report.floor.floor < min(correct) and report.floor.separated
+    assert report.floor.floor <= report.high.high <= 1
+    assert report.answered_first == 4 and len(report.nearest_other) == 4 and len(report.reworded) == 2
+    assert report.current() == {
+        "dropsCorrect": 0,
+        "admitsAbsent": cs.admits(absent, 0.1),
+        "correctHigh": cs.admits(correct, 0.3),
+        "absentHigh": cs.admits(absent, 0.3),
+    }
+    assert seen[0] == (0, 11) and seen[-1] == (11, 11)
+    assert any("the suggestion is rough" in w for w in report.warnings)
+
+
+async def test_calibrating_on_a_tenant_reads_its_memories_and_writes_nothing(clock) -> None:
+    env = make_env(clock, vectors=InMemoryVectorStore(), objects=InMemoryObjectStore())
+    caller = Caller("acme")
+    ids = [(await env.service.remember(caller, fact)).memory.id for fact in FACTS]
+    writes = list(env.objects.writes)
+    import json
+
+    text = "\n".join(
+        [json.dumps({"memory": i, "questions": q}) for i, q in zip(ids, QUESTIONS)] + [json.dumps({"absent": a}) for a in ABSENT]
+    )
+    report = await env.service.calibrate("acme", parse_cases(text, "cases", by_id=True))
+    assert report.tenant == "acme" and report.answered_first == 4
+    assert sorted(report.correct_cosines) == pytest.approx(
+        sorted(_cos(q, f) for f, qs in zip(FACTS, QUESTIONS) for q in qs), abs=1e-5
+    )
+    assert env.vectors.size == 2 and env.objects.writes == writes
+    assert await env.counters.flush() == 0  # no access was recorded: nothing to write
+
+
+async def test_a_case_naming_a_memory_the_tenant_lacks_is_refused_by_line(clock) -> None:
+    env = make_env(clock)
+    text = '{"memory": "01J00000000000000000000000", "questions": ["q"]}\n{"absent": "a"}'
+    with pytest.raises(InvalidArgument) as refused:
+        await env.service.calibrate("acme", parse_cases(text, "cases.jsonl", by_id=True))
+    assert str(refused.value) == 'cases.jsonl line 1: no memory with id "01J00000000000000000000000" in tenant "acme"'

@@ -1,0 +1,276 @@
+"""The operator's commands end to end, in subprocesses: `calibrate` (fake embedder, a
+tenant's stored memories, and the built-in set with the local model), `stats` across
+tenants and `compact --all-tenants`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL", "RECALL_"))}
+    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT),
+                "COLUMNS": "200"})
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_memory", *args],
+            capture_output=True, text=True, env={**env, **extra}, cwd=str(ROOT), timeout=120,
+        )
+
+    return run
+
+
+def seed(tmp_path: Path, *memories: tuple[str, str, dict], recalls: tuple[tuple[str, str], ...] = ()) -> None:
+    """Write memories (tenant, content, options) and run recalls in-process, on the same
+    database file the CLI uses: setting up through a subprocess per call would be slow."""
+    import asyncio
+
+    from mcp_memory.config import Settings
+    from mcp_memory.model import Caller
+    from mcp_memory.service import open_service
+
+    async def go() -> None:
+        settings = Settings.from_env({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake"})
+        service = await open_service(settings)
+        try:
+            for tenant, content, options in memories:
+                caller = Caller(tenant, options.pop("conversation", None))
+                await service.remember(caller, content, **options)
+            for tenant, query in recalls:
+                await service.recall(Caller(tenant), query)
+        finally:
+            await service.close()  # flushes the recalls' access counters as shards
+
+    asyncio.run(go())
+
+
+def write_cases(path: Path, facts: dict[str, list[str]], absent: list[str], key: str = "fact") -> Path:
+    lines = [json.dumps({key: fact, "questions": questions}) for fact, questions in facts.items()]
+    path.write_text("\n".join(lines + [json.dumps({"absent": a}) for a in absent]) + "\n")
+    return path
+
+
+def cos(a: str, b: str) -> float:
+    from mcp_memory.embedders.fake import fake_vector
+
+    return float(np.dot(fake_vector(a), fake_vector(b)))
+
+
+FACTS = {
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet": [
+        "alpha bravo charlie delta echo foxtrot golf uniform",
+        "alpha bravo charlie delta echo hotel india victor",
+    ],
+    "kilo lima mike november oscar papa quebec romeo sierra tango": [
+        "kilo lima mike november oscar papa whiskey",
+        "kilo lima mike november quebec romeo sierra xray",
+    ],
+}
+ABSENT = ["yankee zulu amber", "basalt cobalt dune", "ember fjord granite"]
+
+
+def clusters(facts: dict[str, list[str]], absent: list[str]) -> tuple[list[float], list[float]]:
+    correct = [cos(q, f) for f, qs in facts.items() for q in qs]
+    return correct, [max(cos(a, f) for f in facts) for a in absent]
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+def test_calibrate_puts_the_suggested_floor_between_the_clusters(cli, tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)
+    result = cli("calibrate", "--cases", str(cases), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    correct, absent = clusters(FACTS, ABSENT)
+    assert max(absent) < report["suggested"]["floor"] < min(correct)
+    assert report["separated"] is True and report["suggested"]["dropsCorrect"] == 0
+    assert report["suggested"]["floor"] <= report["suggested"]["high"] <= 1
+    assert report["clusters"]["correct"]["min"] == pytest.approx(min(correct), abs=1e-4)
+    assert report["clusters"]["absent"]["max"] == pytest.approx(max(absent), abs=1e-4)
+    assert not any("overlap" in w for w in report["warnings"])
+    assert not (tmp_path / "m.db").exists()  # without --tenant the configured store is never opened
+
+
+def test_calibrate_reports_overlapping_clusters(cli, tmp_path: Path) -> None:
+    absent = [*ABSENT, "alpha bravo charlie delta echo foxtrot golf hotel zebra"]
+    cases = write_cases(tmp_path / "cases.jsonl", FACTS, absent)
+    report = json.loads(cli("calibrate", "--cases", str(cases), "--json").stdout)
+    correct, _ = clusters(FACTS, absent)
+    assert report["separated"] is False
+    assert report["suggested"]["floor"] <= min(correct) and report["suggested"]["dropsCorrect"] == 0
+    assert report["suggested"]["admitsAbsent"] >= 1
+    assert report["highestAbsent"][0]["question"] == "alpha bravo charlie delta echo foxtrot golf hotel zebra"
+    (overlap,) = [w for w in report["warnings"] if w.startswith("The clusters overlap")]
+    assert "No floor separates them for this embedder" in overlap
+
+    readable = cli("calibrate", "--cases", str(cases))
+    assert readable.returncode == 0
+    assert "warning: The clusters overlap" in readable.stdout
+    assert f"RECALL_MIN_SIMILARITY={report['suggested']['floor']:g}" in readable.stdout
+
+
+def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)
+    report = json.loads(cli("calibrate", "--cases", str(cases), "--json", RECALL_MIN_SIMILARITY="0.5").stdout)
+    assert set(report) == {
+        "embedder", "source", "tenant", "counts", "clusters", "answeredFirst", "separated", "suggested",
+        "fewestErrors", "current", "histogram", "lowestCorrect", "highestAbsent", "warnings", "environment",
+    }
+    assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
+    assert report["counts"] == {"facts": 2, "questions": 4, "absent": 3, "reworded": 0, "typos": 0}
+    assert set(report["clusters"]) == {"correct", "nearestOther", "absent", "reworded", "typo"}
+    assert report["clusters"]["reworded"] is None and set(report["clusters"]["correct"]) == {"n", "min", "median", "max"}
+    assert set(report["suggested"]) == {
+        "floor", "high", "floorRule", "highRule", "clamped", "dropsCorrect", "admitsAbsent", "correctHigh", "absentHigh",
+    }
+    assert report["current"]["floor"] == 0.5 and report["current"]["high"] == 0.75
+    correct, absent = clusters(FACTS, ABSENT)
+    assert report["current"]["dropsCorrect"] == sum(c < 0.5 for c in correct)
+    assert sum(b["correct"] for b in report["histogram"]) == 4 and sum(b["absent"] for b in report["histogram"]) == 3
+    assert report["environment"] == {
+        "RECALL_MIN_SIMILARITY": f"{report['suggested']['floor']:g}",
+        "RECALL_HIGH_SIMILARITY": f"{report['suggested']['high']:g}",
+    }
+
+
+def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, tmp_path: Path) -> None:
+    seed(tmp_path, *(("acme", fact, {}) for fact in FACTS))
+    listed = json.loads(cli("list", "-t", "acme", "--json").stdout)["memories"]
+    ids = {m["id"]: FACTS[m["content"]] for m in listed}
+    db = sqlite3.connect(tmp_path / "m.db")
+    before = db.execute("select key from objects order by key").fetchall()
+    cases = write_cases(tmp_path / "cases.jsonl", ids, ABSENT, key="memory")
+
+    result = cli("calibrate", "--tenant", "acme", "--cases", str(cases), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    correct, absent = clusters(FACTS, ABSENT)
+    assert report["tenant"] == "acme" and report["answeredFirst"] == 4
+    assert report["clusters"]["correct"]["min"] == pytest.approx(min(correct), abs=1e-4)
+    assert max(absent) < report["suggested"]["floor"] < min(correct)
+    assert db.execute("select key from objects order by key").fetchall() == before  # no counters, no index
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "error: give either --cases FILE or --builtin"),
+        (("--builtin", "--cases", "{cases}"), "error: give either --cases FILE or --builtin"),
+        (("--builtin", "--tenant", "acme"), "--builtin brings its own facts"),
+        (("--cases", "{missing}"), "does not exist"),
+        (("--tenant", "acme", "--cases", "{cases}"), "with --tenant a case names a stored memory as `memory`"),
+        (("--tenant", "acme", "--cases", "{by_id}"), 'line 1: no memory with id "01J00000000000000000000000" in tenant "acme"'),
+        (("--tenant", "../x", "--cases", "{by_id}"), "--tenant must start with a letter or digit"),
+        (("--tenant", " ", "--cases", "{by_id}"), "error: --tenant is empty"),
+    ],
+)
+def test_calibrate_refuses_bad_usage_with_exit_2(cli, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    paths = {
+        "cases": str(write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)),
+        "by_id": str(write_cases(tmp_path / "ids.jsonl", {"01J00000000000000000000000": ["q"]}, ABSENT, key="memory")),
+        "missing": str(tmp_path / "missing.jsonl"),
+    }
+    result = cli("calibrate", *(a.format(**paths) for a in args))
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_calibrate_builtin_with_the_local_model_keeps_every_correct_answer(cli) -> None:
+    result = cli("calibrate", "--builtin", "--json", EMBEDDING_PROVIDER="local")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["embedder"] == "local:all-MiniLM-L6-v2, 384d" and report["source"] == "the built-in set"
+    counts = report["counts"]
+    assert counts["facts"] >= 30 and counts["questions"] >= 3 * counts["facts"] and counts["absent"] >= 30
+    floor, high = report["suggested"]["floor"], report["suggested"]["high"]
+    assert 0 < floor < 1 and floor <= high <= 1
+    assert report["suggested"]["dropsCorrect"] == 0 and report["lowestCorrect"][0]["cosine"] >= floor
+    assert report["suggested"]["absentHigh"] == 0
+    assert 0.6 < report["clusters"]["reworded"]["median"] < report["clusters"]["typo"]["median"] <= 1
+
+
+# --------------------------------------------------------------------------- every tenant
+
+
+def test_stats_without_a_tenant_lists_every_tenant_with_its_counts(cli, tmp_path: Path) -> None:
+    seed(
+        tmp_path,
+        ("acme", "Backups are verified every Sunday", {}),
+        ("acme", "Run make test-all before every release", {"memory_type": "pattern"}),
+        ("acme-2", "This thread prefers short answers", {"conversation": "chat:1", "scope": "conversation"}),
+        ("beta", "The release train leaves every second Thursday", {}),
+    )
+
+    listed = json.loads(cli("stats", "--json").stdout)
+    assert listed == {
+        "tenants": [
+            {"tenant": "acme", "total": 2, "byType": {"project": 1, "pattern": 1}, "conversationNotes": 0, "lowerBound": False},
+            {"tenant": "acme-2", "total": 1, "byType": {"project": 1}, "conversationNotes": 1, "lowerBound": False},
+            {"tenant": "beta", "total": 1, "byType": {"project": 1}, "conversationNotes": 0, "lowerBound": False},
+        ],
+        "truncated": False,
+        "limit": 1000,
+    }
+    readable = cli("stats")
+    assert readable.returncode == 0 and "3 tenants." in readable.stdout and "acme-2" in readable.stdout
+    # MEMORY_TENANT still means one tenant, and --all-tenants overrides it
+    assert json.loads(cli("stats", "--json", MEMORY_TENANT="beta").stdout)["total"] == 1
+    assert len(json.loads(cli("stats", "--all-tenants", "--json", MEMORY_TENANT="beta").stdout)["tenants"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("stats", "--all-tenants", "--tenant", "acme"), "--all-tenants and --tenant cannot be combined"),
+        (("stats", "--conversation", "chat:1"), "--conversation needs --tenant"),
+        (("compact", "--all-tenants", "-t", "acme"), "--all-tenants and --tenant cannot be combined"),
+    ],
+)
+def test_every_tenant_at_once_refuses_a_tenant_too(cli, args: tuple[str, ...], message: str) -> None:
+    result = cli(*args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_compact_all_tenants_folds_every_tenants_settled_shards(cli, tmp_path: Path) -> None:
+    from mcp_memory.ids import ulid
+
+    fact = "Backups are verified every Sunday"
+    seed(
+        tmp_path,
+        ("acme", fact, {}),
+        ("beta", fact, {}),
+        ("gamma", "Nobody recalls this one", {}),  # no counters: not visited
+        recalls=(("acme", fact), ("beta", fact)),
+    )
+    seed(tmp_path, recalls=(("acme", fact), ("beta", fact)))  # a second process: a second shard each
+    db = sqlite3.connect(tmp_path / "m.db")
+    old = ulid(time.time() * 1000 - 120_000)[:10]  # settled: older than the one-minute lag
+    for (key,) in db.execute("select key from objects where key like 'stats/%/shard/%'").fetchall():
+        head, name = key.rsplit("/", 1)
+        db.execute("update objects set key = ? where key = ?", (f"{head}/{old}{name[10:]}", key))
+    db.commit()
+    db.close()
+
+    dry = json.loads(cli("compact", "--all-tenants", "--dry-run", "--json").stdout)
+    assert dry["dryRun"] is True and [(r["tenant"], r["shards_folded"]) for r in dry["tenants"]] == [("acme", 2), ("beta", 2)]
+    done = cli("compact", "--all-tenants")
+    assert done.returncode == 0
+    assert "Folded counters of acme" in done.stdout and "Folded counters of beta" in done.stdout
+    again = json.loads(cli("compact", "--all-tenants", "--json").stdout)
+    assert [(r["tenant"], r["shards_folded"], r["accesses"]) for r in again["tenants"]] == [("acme", 0, 2), ("beta", 0, 2)]
+    assert again["failed"] == [] and again["truncated"] is False

@@ -1,0 +1,97 @@
+"""The shell completion scripts in completions/: current with the Typer app,
+deterministic, complete, and (for bash, which CI always has) actually completing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_memory import completions
+from mcp_memory.cli import app
+from tests.conftest import ROOT
+
+DIRECTORY = ROOT / "completions"
+
+
+def test_the_completion_scripts_are_current() -> None:
+    outdated = completions.stale(DIRECTORY)
+    assert not outdated, (
+        f"completions/ is stale ({', '.join(outdated)}): run `{completions.REGENERATE}` "
+        "from the repository root and commit the result"
+    )
+
+
+def test_generation_is_deterministic_and_carries_nothing_from_this_machine(tmp_path: Path) -> None:
+    first = completions.render()
+    # Another process, another directory, and the variable that changes Typer's own options.
+    code = "import json; from mcp_memory.completions import render; print(json.dumps(render()))"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
+    second = json.loads(result.stdout)
+    assert first == second and set(first) == {"mcp-memory.bash", "_mcp-memory", "mcp-memory.fish"}
+    for text in first.values():
+        assert str(ROOT) not in text and str(Path.home()) not in text and sys.executable not in text
+
+
+def test_every_command_and_option_is_in_every_script() -> None:
+    root, commands = completions.describe(app)
+    names = {c.name for c in commands}
+    assert {"calibrate", "compact", "forget", "list", "recall", "remember", "serve-stdio", "stats"} <= names
+    scripts = completions.render()
+    for command in commands:
+        for text in scripts.values():
+            assert command.name in text
+        for option in command.options:
+            assert all(n in scripts["mcp-memory.bash"] for n in option.names)
+            assert option.long in scripts["_mcp-memory"]
+            assert f"-l {option.long[2:]}" in scripts["mcp-memory.fish"]
+
+
+def test_check_mode_names_the_stale_file_and_the_command_that_fixes_it(tmp_path: Path, capsys) -> None:
+    assert completions.main([str(tmp_path)]) == 0
+    assert completions.main(["--check", str(tmp_path)]) == 0
+    (tmp_path / "mcp-memory.fish").write_text("# an old script\n")
+    assert completions.main(["--check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "mcp-memory.fish is stale: run `python -m mcp_memory.completions`" in err
+
+
+DRIVER = """
+source "$1"
+shift
+COMP_WORDS=("$@")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+_mcp_memory
+printf '%s\\n' "${COMPREPLY[@]}"
+"""
+
+
+def bash_complete(*words: str) -> list[str]:
+    result = subprocess.run(
+        ["bash", "-c", DRIVER, "driver", str(DIRECTORY / "mcp-memory.bash"), "mcp-memory", *words],
+        capture_output=True, text=True, check=True, timeout=30,
+    )
+    return [line for line in result.stdout.splitlines() if line]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (("",), ["--version", "-h", "--help", "calibrate", "compact", "forget", "list", "recall", "remember",
+                 "serve-stdio", "stats"]),
+        (("re",), ["recall", "remember"]),
+        (("recall", "--mode", ""), ["precision", "balanced", "exploratory"]),
+        (("remember", "--type", "p"), ["project", "pattern"]),
+        (("remember", "--scope", ""), ["project", "conversation"]),
+        (("calibrate", "--b"), ["--builtin"]),
+        (("stats", "--all"), ["--all-tenants"]),
+        (("recall", "--tenant", ""), []),
+        (("calibrate", "--cases", ""), []),  # empty: bash falls back to file names
+    ],
+)
+def test_bash_completes_commands_options_and_values(words: tuple[str, ...], expected: list[str]) -> None:
+    assert bash_complete(*words) == expected
