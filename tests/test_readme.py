@@ -23,7 +23,7 @@ def example_lines() -> list[str]:
     blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", README, flags=re.DOTALL)
     lines = []
     for block in blocks:
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():  # join continued lines
             line = line.strip()
             if line and not line.startswith(("#", "docker ")):
                 lines.append(line)
