@@ -30,6 +30,12 @@ PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {
 }
 
 DEFAULT_FLOOR = 0.1
+#: Relevance floor and HIGH mark measured for a model we ship, by `mcp-memory calibrate --builtin`
+#: (see the README). Other providers default to DEFAULT_FLOOR and the A6 rule: their model is
+#: the deployment's choice, and only the deployment can measure it.
+CALIBRATED_DEFAULTS: dict[str, tuple[float, float]] = {
+    "local": (0.2, 0.6),
+}
 EMBEDDING_DIM_MAX = 16_000
 PORT_MAX = 65_535
 
@@ -63,8 +69,8 @@ class Settings:
     embedding_dim: int = 384
     embedding_base_url: str | None = None
     embedding_api_key: str | None = field(default=None, repr=False)
-    recall_min_similarity: float = DEFAULT_FLOOR
-    recall_high_similarity: float = field(default_factory=lambda: default_high_similarity(DEFAULT_FLOOR))
+    recall_min_similarity: float = 0.2  # CALIBRATED_DEFAULTS["local"], the default provider
+    recall_high_similarity: float = 0.6
     aws_region: str = "ap-northeast-2"
     host: str = "127.0.0.1"
     port: int = 3000
@@ -158,8 +164,7 @@ class _Reader:
         db_path = self.db_path()
         kb = self.knowledge_base_id()
         provider, model, dim, base_url, embed_key = self.embedding(backend)
-        floor = self.ratio("RECALL_MIN_SIMILARITY", DEFAULT_FLOOR)
-        high = self.high_similarity(floor)
+        floor, high = self.relevance(provider)
         flush_ms = self.integer("STATS_FLUSH_MS", 30_000)
         threshold = self.integer("STATS_COMPACT_THRESHOLD", 20)
         tenant, conversation = self.caller_defaults()
@@ -303,10 +308,18 @@ class _Reader:
             raise ConfigError(message)
         return raw.rstrip("/")
 
-    def high_similarity(self, floor: float) -> float:
+    def relevance(self, provider: str) -> tuple[float, float]:
+        """The floor and the HIGH mark: what is set, else the shipped model's calibrated pair."""
+        calibrated = CALIBRATED_DEFAULTS.get(provider)
+        floor_set = self.raw("RECALL_MIN_SIMILARITY") is not None
+        floor = self.ratio("RECALL_MIN_SIMILARITY", calibrated[0] if calibrated else DEFAULT_FLOOR)
+        fallback = calibrated[1] if calibrated and not floor_set else default_high_similarity(floor)
+        return floor, self.high_similarity(floor, fallback)
+
+    def high_similarity(self, floor: float, fallback: float) -> float:
         raw = self.raw("RECALL_HIGH_SIMILARITY")
         if raw is None:
-            return default_high_similarity(floor)
+            return fallback
         try:
             value = float(raw)
         except ValueError:

@@ -58,8 +58,6 @@ def test_defaults_embed_locally_with_minilm() -> None:
 
 def test_other_defaults() -> None:
     settings = load()
-    assert settings.recall_min_similarity == 0.1
-    assert settings.recall_high_similarity == pytest.approx(0.3)
     assert settings.port == 3000
     assert settings.host == "127.0.0.1"
     assert settings.stats_flush_ms == 30_000
@@ -72,10 +70,30 @@ def test_other_defaults() -> None:
     assert settings.hostname == "pod-1"
 
 
+def test_the_local_model_defaults_to_its_calibrated_floor_and_high_mark() -> None:
+    settings = load()
+    assert (settings.recall_min_similarity, settings.recall_high_similarity) == (0.2, 0.6)
+
+
+def test_other_providers_default_to_the_reference_floor_and_the_a6_high_mark() -> None:
+    settings = load(EMBEDDING_PROVIDER="fake")
+    assert settings.recall_min_similarity == 0.1
+    assert settings.recall_high_similarity == pytest.approx(0.3)
+
+
+def test_setting_only_the_floor_derives_the_high_mark_from_it() -> None:
+    settings = load(RECALL_MIN_SIMILARITY="0.25")
+    assert settings.recall_high_similarity == pytest.approx(0.625)  # min(0.75, 0.625)
+
+
+def test_setting_only_the_high_mark_keeps_the_calibrated_floor() -> None:
+    assert load(RECALL_HIGH_SIMILARITY="0.7").recall_min_similarity == 0.2
+
+
 def test_blank_values_mean_use_the_default() -> None:
     settings = load(PORT="  ", RECALL_MIN_SIMILARITY="", EMBEDDING_PROVIDER=" ", MCP_API_KEY="  ")
     assert settings.port == 3000
-    assert settings.recall_min_similarity == 0.1
+    assert settings.recall_min_similarity == 0.2
     assert settings.embedding_provider == "local"
     assert settings.mcp_api_key is None
 
@@ -376,7 +394,7 @@ def test_an_explicit_high_similarity_is_used() -> None:
 
 @pytest.mark.parametrize("raw", ["0.05", "1.01", "high"])
 def test_a_high_similarity_below_the_floor_or_above_one_is_refused(raw: str) -> None:
-    message = refusal(RECALL_HIGH_SIMILARITY=raw)
+    message = refusal(RECALL_HIGH_SIMILARITY=raw, RECALL_MIN_SIMILARITY="0.1")
     assert message.startswith("RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY (0.1)")
     assert f'"{raw}"' in message
 
