@@ -8,9 +8,12 @@ For every request, on the path alone (the query string never matters):
 2. anything but exactly `/mcp` → 404.
 3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
 4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
-5. a body over 1 MiB → 413, decided on Content-Length before reading any of
+5. any method but POST → 405. A stateless server has nothing to push on a
+   GET stream (the SDK would hold one open, silent, until shutdown) and no
+   session for a DELETE to end.
+6. a body over 1 MiB → 413, decided on Content-Length before reading any of
    it, or by counting a chunked body and stopping at the limit.
-6. the SDK's stateless Streamable HTTP handler: any replica answers any
+7. the SDK's stateless Streamable HTTP handler: any replica answers any
    request, and both protocol eras share the endpoint.
 
 Our answers are hand-written JSON with `content-type: application/json`. The
@@ -54,6 +57,7 @@ HEALTH_BODY = {"status": "ok"}
 NOT_FOUND_BODY = {"error": "not found"}
 ORIGIN_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32002, "message": "browser origins are not allowed"}}
 AUTH_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "missing or invalid bearer token"}}
+METHOD_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "method not allowed: use POST"}}
 TOO_LARGE_BODY = {
     "jsonrpc": "2.0",
     "id": None,
@@ -173,6 +177,9 @@ class HttpApp:
             return
         if self.api_key and not bearer_matches(_header(scope, b"authorization"), self.api_key):
             await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
+            return
+        if scope["method"] != "POST":
+            await send_json(send, 405, METHOD_BODY, [(b"allow", b"POST")])
             return
         receive = await self._limited(scope, receive, send)
         if receive is None:

@@ -1,5 +1,7 @@
 """The MCP SDK wiring: the catalogue and tool calls over the low-level server,
-and the stdio runner. The HTTP app lives in http.py.
+and the two runners, `run_stdio` and `run_http` (with the HTTP boot lines).
+The HTTP app itself is http.py; sockets, uvicorn and the graceful stop are
+http_serve.py.
 
 The caller (tenant, conversation) is resolved when a tool runs, never at the
 handshake or for tools/list: those describe the server, not anyone's memories.

@@ -6,13 +6,17 @@ in the test's event loop around a SQLite file in tmp_path."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mcp_memory.config import Settings
+from mcp_memory.embedders.fake import FakeEmbedder
+from mcp_memory.errors import EmbeddingError
 from mcp_memory.service import MemoryService, open_service
+from tests.conftest import Clock, make_env
 from tests.http_support import Running, mcp_client, serving, text
 
 ERAS = ["auto", "legacy"]  # auto opens with server/discover (2026-07-28); legacy with initialize
@@ -227,3 +231,24 @@ async def test_every_call_logs_one_line_and_never_its_content_query_tags_or_conv
     assert [c["ok"] for c in calls] == [True, True, True, True, False, True]
     everything = server.out.getvalue() + server.err.getvalue()
     assert "secret" not in everything and "0000" not in everything
+
+
+class FailingEmbedder(FakeEmbedder):
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise EmbeddingError("the embedding service did not answer within 10 s")
+
+
+async def test_a_failing_call_is_an_error_result_and_a_stderr_line_naming_tool_and_tenant() -> None:
+    async with serving(make_env(Clock(), embedder=FailingEmbedder()).service) as server:
+        async with mcp_client(server, [("x-memory-tenant", "acme")]) as client:
+            failed = await client.call_tool("recall", {"query": "the secret rollout plan"})
+    assert failed.is_error
+    assert text(failed) == (
+        "Error: the memory store could not complete this request — the embedding service did not answer within 10 s"
+    )
+    assert server.lines("err") == [
+        {"level": "error", "event": "tool_failed", "message": "the embedding service did not answer within 10 s",
+         "tenant": "acme", "tool": "recall"},
+    ]
+    assert [(c["tool"], c["ok"]) for c in server.tool_calls()] == [("recall", False)]
+    assert "secret" not in server.out.getvalue() + server.err.getvalue()

@@ -74,6 +74,27 @@ async def test_the_query_string_does_not_change_the_route(open_server: Running, 
     assert_json(response, 200, {"jsonrpc": "2.0", "id": 1, "result": {}})
 
 
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "OPTIONS"])
+async def test_the_endpoint_takes_post_only(open_server: Running, http, method: str) -> None:
+    response = await http.request(method, open_server.url + "/mcp", headers={"accept": "text/event-stream"})
+    assert_json(response, 405, {"jsonrpc": "2.0", "id": None,
+                                "error": {"code": -32000, "message": "method not allowed: use POST"}})
+    assert response.headers["allow"] == "POST"
+
+
+async def test_a_failure_inside_the_sdk_handler_is_a_logged_json_500(open_server: Running, http) -> None:
+    class Broken:
+        async def handle_request(self, scope, receive, send) -> None:
+            raise RuntimeError("session manager is gone")
+
+    open_server.app.manager = Broken()
+    response = await http.post(open_server.url + "/mcp", json=PING, headers=LEGACY)
+    assert_json(response, 500, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}})
+    failure = open_server.lines("err")[-1]
+    assert failure == {"level": "error", "event": "mcp_handler_failed", "message": "session manager is gone",
+                       "type": "RuntimeError"}
+
+
 # --------------------------------------------------------------------------- origin
 
 
