@@ -27,7 +27,7 @@ tool runs (`caller_from_request`), through identity.caller_from_headers.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from mcp_memory.auth import WWW_AUTHENTICATE, bearer_matches
@@ -95,7 +95,7 @@ def _has_header(scope: Scope, name: bytes) -> bool:
     return any(key == name for key, _ in scope.get("headers", ()))
 
 
-async def send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def send_json(send: Send, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """One complete hand-written JSON answer."""
     payload = json.dumps(body, separators=(",", ":")).encode("utf-8")
     await send(
@@ -154,13 +154,16 @@ class HttpApp:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Run the SDK's request task group for as long as the server runs."""
         await receive()  # lifespan.startup
+        started = False
         try:
             async with self.manager.run():
                 await send({"type": "lifespan.startup.complete"})
+                started = True
                 await receive()  # lifespan.shutdown
         except Exception as exc:
             self.log.error("mcp_handler_failed", exc)
-            await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+            phase = "shutdown" if started else "startup"
+            await send({"type": f"lifespan.{phase}.failed", "message": str(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
 

@@ -31,6 +31,8 @@ SHUTDOWN_GRACE_S = 10
 #: After this long the counters are flushed and the process exits, even if the
 #: server has not finished stopping (the grace, plus room for the SDK to wind down).
 SHUTDOWN_LIMIT_S = SHUTDOWN_GRACE_S + 5
+#: How long the final close (counter flush, store and model release) may take.
+CLOSE_LIMIT_S = 10
 
 
 class Stoppable(Protocol):
@@ -136,14 +138,17 @@ class GracefulServer:
         log: JsonLog,
         *,
         limit_s: float = SHUTDOWN_LIMIT_S,
+        close_limit_s: float = CLOSE_LIMIT_S,
     ) -> None:
         self.server = server
         self._close = close
         self.log = log
         self.limit_s = limit_s
+        self.close_limit_s = close_limit_s
         self.stopping = False
         self.closed = False
         self._stop = asyncio.Event()
+        self._signals: tuple[signal.Signals, ...] = ()
 
     def stop(self, signum: int | None = None) -> None:
         """Begin stopping (a signal handler). Only the first call does anything."""
@@ -157,9 +162,19 @@ class GracefulServer:
         self._stop.set()
 
     def install_signal_handlers(self) -> None:
+        """SIGTERM and SIGINT call `stop` until `run` ends; after that they are
+        ignored, so a late second signal cannot kill the exiting process."""
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        self._signals = (signal.SIGTERM, signal.SIGINT)
+        for sig in self._signals:
             loop.add_signal_handler(sig, self.stop, sig)
+
+    def _ignore_signals_from_now_on(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)  # else closing the loop restores the default: die
+            signal.signal(sig, signal.SIG_IGN)
+        self._signals = ()
 
     async def run(self) -> None:
         """Serve; after a stop (or if serving ends by itself) close once.
@@ -183,17 +198,22 @@ class GracefulServer:
                 serving.cancel()
                 await asyncio.wait({serving}, timeout=1)
             await self.close_once()
+            if self.stopping:
+                self._ignore_signals_from_now_on()
         if serving.done() and not serving.cancelled():
             serving.result()
 
     async def close_once(self) -> None:
-        """Run `close` unless it already ran; a failure is logged, never raised."""
+        """Run `close` unless it already ran, for at most `close_limit_s`; a
+        failure is logged, never raised: the process still exits."""
         if self.closed:
             return
         self.closed = True
         try:
-            await self._close()
-        except Exception as exc:  # the process still exits; the counters say why they were lost
+            await asyncio.wait_for(self._close(), timeout=self.close_limit_s)
+        except asyncio.TimeoutError:
+            self.log.error("shutdown_close_failed", f"closing took longer than {self.close_limit_s:g} s; gave up")
+        except Exception as exc:
             self.log.error("shutdown_close_failed", exc)
 
 

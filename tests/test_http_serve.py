@@ -131,3 +131,35 @@ def test_library_warnings_become_json_lines_without_their_traceback() -> None:
          "source": "mcp.server.streamable_http"},
     ]
     assert logging.getLogger("mcp").propagate is True
+
+
+async def test_a_server_that_cannot_start_is_a_startup_error_and_the_service_is_closed_once() -> None:
+    from contextlib import asynccontextmanager
+
+    from mcp_memory.http import HttpApp
+    from mcp_memory.http_serve import GracefulServer, make_uvicorn
+
+    class Unstartable:
+        @asynccontextmanager
+        async def run(self):
+            raise RuntimeError("no task group today")
+            yield
+
+    closes: list[str] = []
+
+    async def close() -> None:
+        closes.append("closed")
+
+    err = io.StringIO()
+    log = JsonLog(out=io.StringIO(), err=err)
+    app = HttpApp(ToolLayer(make_env(Clock()).service, log), log)
+    app.manager = Unstartable()
+    sockets = bind_sockets("127.0.0.1", 0)
+    try:
+        graceful = GracefulServer(make_uvicorn(app, sockets, lambda: closes.append("announced")), close, log)
+        with pytest.raises(StartupError, match="the HTTP server could not start"):
+            await graceful.run()
+    finally:
+        close_all(sockets)
+    assert closes == ["closed"]
+    assert json.loads(err.getvalue().splitlines()[0])["event"] == "mcp_handler_failed"

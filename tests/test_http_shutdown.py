@@ -49,18 +49,22 @@ class StandInServer:
 
 
 class Harness:
-    def __init__(self, *, drains: bool = True, close_fails: bool = False, fails: Exception | None = None,
-                 limit_s: float = 15) -> None:
+    def __init__(self, *, drains: bool = True, close_fails: bool = False, close_hangs: bool = False,
+                 fails: Exception | None = None, limit_s: float = 15, close_limit_s: float = 10) -> None:
         self.events: list[str] = []
         self.out, self.err = io.StringIO(), io.StringIO()
         self.close_fails = close_fails
+        self.close_hangs = close_hangs
         server = StandInServer(self.events, drains=drains, fails=fails)
-        self.graceful = GracefulServer(server, self.close, JsonLog(out=self.out, err=self.err), limit_s=limit_s)
+        self.graceful = GracefulServer(server, self.close, JsonLog(out=self.out, err=self.err), limit_s=limit_s,
+                                       close_limit_s=close_limit_s)
 
     async def close(self) -> None:
         self.events.append("closed")
         if self.close_fails:
             raise OSError("disk full")
+        if self.close_hangs:
+            await asyncio.Event().wait()
 
     def log(self) -> list[dict]:
         return [json.loads(line) for line in (self.out.getvalue() + self.err.getvalue()).splitlines()]
@@ -111,6 +115,31 @@ async def test_a_failing_close_is_logged_and_the_stop_still_completes() -> None:
     assert h.events[-1] == "closed"
     failed = [line for line in h.log() if line["event"] == "shutdown_close_failed"]
     assert failed and failed[0]["message"] == "disk full"
+
+
+async def test_a_close_that_never_returns_is_given_up_on_and_the_stop_completes() -> None:
+    h = Harness(close_hangs=True, close_limit_s=0.01)
+    task = await run_until_serving(h)
+    h.graceful.stop(signal.SIGTERM)
+    await task
+    failed = [line for line in h.log() if line["event"] == "shutdown_close_failed"]
+    assert failed and "gave up" in failed[0]["message"]
+
+
+async def test_once_stopped_the_process_ignores_further_signals() -> None:
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        h = Harness()
+        h.graceful.install_signal_handlers()
+        task = await run_until_serving(h)
+        h.graceful.stop(signal.SIGTERM)
+        await task
+        # the loop no longer owns them, so closing it cannot restore "die on SIGTERM"
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 async def test_closing_again_after_the_stop_does_nothing() -> None:
