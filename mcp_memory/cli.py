@@ -160,6 +160,39 @@ def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = 
         _fail(f"error: {exc}", EXIT_FAILED)
 
 
+@app.command("serve-http")
+def serve_http(
+    host: Annotated[
+        Optional[str], typer.Option(help="The address to listen on. Default: $HOST, else 127.0.0.1.", show_default=False)
+    ] = None,
+    port: Annotated[
+        Optional[int],
+        typer.Option(
+            min=0, max=65535, help="The port. Default: $PORT, else 3000; 0 picks a free one.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Serve MCP over stateless Streamable HTTP (POST /mcp, GET /health) for agents in a pod.
+
+    The tenant comes from each request's X-Memory-Tenant or X-Tenant-Id header,
+    the conversation from X-Conversation-Id. Set MCP_API_KEY to require a bearer
+    token. SIGTERM or SIGINT stops it: running calls finish, counters are flushed.
+    """
+    from dataclasses import replace
+
+    from mcp_memory.server import run_http
+
+    settings = _settings()
+    if host is not None and host.strip():
+        settings = replace(settings, host=host.strip())
+    if port is not None:
+        settings = replace(settings, port=port)
+    try:
+        asyncio.run(run_http(settings))
+    except StartupError as exc:
+        _fail(f"error: {exc}", EXIT_FAILED)
+
+
 # --------------------------------------------------------------------------- memory commands
 
 

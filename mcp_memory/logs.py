@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from mcp_memory.errors import MemoryServerError
 
 ALLOWED_CONTEXT = frozenset(
-    {"tenant", "tool", "method", "key", "ms", "ok", "inConversation", "shards", "status", "attempt"}
+    {"tenant", "tool", "method", "key", "ms", "ok", "inConversation", "shards", "status", "attempt", "signal", "source"}
 )
 
 

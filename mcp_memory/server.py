@@ -1,5 +1,7 @@
 """The MCP SDK wiring: the catalogue and tool calls over the low-level server,
-and the stdio runner. The HTTP app lives in http.py.
+and the two runners, `run_stdio` and `run_http` (with the HTTP boot lines).
+The HTTP app itself is http.py; sockets, uvicorn and the graceful stop are
+http_serve.py.
 
 The caller (tenant, conversation) is resolved when a tool runs, never at the
 handshake or for tools/list: those describe the server, not anyone's memories.
@@ -39,6 +41,8 @@ def build_mcp_server(tools: ToolLayer, resolve_caller: CallerResolver):  # -> mc
         types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
         for spec in tools.catalogue
     ]
+    # Lets the SDK check a 2026-07-28 call's Mcp-Param headers without listing every tool per call.
+    schemas = {spec.name: spec.input_schema for spec in tools.catalogue}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
@@ -58,6 +62,7 @@ def build_mcp_server(tools: ToolLayer, resolve_caller: CallerResolver):  # -> mc
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -131,3 +136,94 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         if not stopping:  # end of input: the orderly path
             stopping = True
             await close_all()
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def storage_line(settings: Any) -> str:
+    """Which storage serves this process, where, and why it was chosen (A2)."""
+    if settings.backend == "postgres":
+        where = settings.redacted_database_url
+    elif settings.backend == "s3":
+        where = f"s3vectors://{settings.vector_bucket}/{settings.vector_index}, state s3://{settings.state_bucket}"
+    else:
+        where = str(settings.db_path)
+    return f"storage: {settings.backend} {where} — {settings.backend_reason}"
+
+
+def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], list[str]]:
+    """What start-up prints once the port accepts: (stdout lines, stderr warnings) (B §15.2)."""
+    from mcp_memory.auth import auth_lines
+    from mcp_memory.docs import describe_docs
+    from mcp_memory.embedders import describe
+
+    auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
+    out = [
+        f"mcp-memory v{__version__} listening on {url} (POST /mcp)",
+        storage_line(settings),
+        f"embedder: {describe(tools.service.embedder)}",
+        describe_docs(settings.knowledge_base_id),
+        *auth_out,
+    ]
+    return out, auth_err
+
+
+async def run_http(settings: Any) -> None:
+    """Serve MCP over stateless Streamable HTTP until SIGTERM or SIGINT (A10, B §4).
+
+    Everything that can be refused is refused before the port is bound: the
+    settings (by the caller), the storage (opened here) and the address. A
+    stop lets running calls finish, flushes the counters once and returns.
+    """
+    from mcp_memory.http import HttpApp
+    from mcp_memory.http_serve import (
+        GracefulServer,
+        bind_sockets,
+        bound_port,
+        library_logs_as_json,
+        make_uvicorn,
+        url_for,
+    )
+    from mcp_memory.service import open_service
+
+    log = JsonLog()
+    service = await open_service(settings, log=log)
+    tools: ToolLayer | None = None
+
+    async def close_all() -> None:
+        try:
+            if tools is not None:
+                await tools.close()
+        finally:
+            await service.close()
+
+    try:
+        tools = build_tool_layer(settings, service, log)
+        app = HttpApp(tools, log, api_key=settings.mcp_api_key)
+        sockets = bind_sockets(settings.host, settings.port)
+    except BaseException:
+        await close_all()
+        raise
+
+    def announce() -> None:
+        out, err = boot_lines(settings, tools, url_for(settings.host, bound_port(sockets)))
+        for line in out:
+            print(line, file=sys.stdout, flush=True)
+        for line in err:
+            print(line, file=sys.stderr, flush=True)
+
+    graceful = GracefulServer(make_uvicorn(app, sockets, announce), close_all, log)
+    warming: asyncio.Task[None] | None = None
+    with library_logs_as_json(log):
+        try:
+            service.counters.start(settings.stats_flush_ms)
+            warming = asyncio.create_task(_warm_up(service.embedder, log))
+            graceful.install_signal_handlers()
+            await graceful.run()
+        finally:
+            if warming is not None and not warming.done():
+                warming.cancel()
+            await graceful.close_once()  # already done unless serving never began
+            for sock in sockets:
+                sock.close()

@@ -40,7 +40,7 @@ def test_version_prints_the_package_version(cli) -> None:
 def test_help_lists_every_command(cli) -> None:
     result = cli("--help")
     assert result.returncode == 0
-    for command in ("serve-stdio", "remember", "recall", "list", "forget", "stats", "compact", "calibrate"):
+    for command in ("serve-stdio", "serve-http", "remember", "recall", "list", "forget", "stats", "compact", "calibrate"):
         assert command in result.stdout
 
 

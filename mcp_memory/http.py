@@ -1,0 +1,259 @@
+"""The HTTP app: `POST /mcp` served statelessly by the MCP SDK, `GET /health`,
+and the checks in front of them, in the reference order (B §4, A10).
+
+For every request, on the path alone (the query string never matters):
+
+1. `/health`, any method → 200 `{"status":"ok"}`. Nothing is checked behind it,
+   on purpose: a probe must not restart pods over an outage they cannot fix.
+2. anything but exactly `/mcp` → 404.
+3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
+4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
+5. any method but POST → 405. A stateless server has nothing to push on a
+   GET stream (the SDK would hold one open, silent, until shutdown) and no
+   session for a DELETE to end.
+6. a body over 1 MiB → 413, decided on Content-Length before reading any of
+   it, or by counting a chunked body and stopping at the limit.
+7. the SDK's stateless Streamable HTTP handler: any replica answers any
+   request, and both protocol eras share the endpoint.
+
+Our answers are hand-written JSON with `content-type: application/json`. The
+SDK's own DNS-rebinding Host check is off: step 3 already refuses every
+browser, and a Host allowlist would refuse pods reached by IP or service name.
+
+The tenant and conversation are read from the request's headers only when a
+tool runs (`caller_from_request`), through identity.caller_from_headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
+
+from mcp_memory.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.errors import ContextError
+from mcp_memory.identity import (
+    CONVERSATION_HEADER,
+    STAMPED_TENANT_HEADER,
+    TENANT_HEADER,
+    caller_from_headers,
+    tenant_required_message,
+)
+from mcp_memory.logs import JsonLog
+from mcp_memory.model import Caller
+from mcp_memory.tools import ToolLayer
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+#: Request bodies above this are refused with 413 (A10).
+MAX_BODY_BYTES = 1024 * 1024
+
+HEALTH_BODY = {"status": "ok"}
+NOT_FOUND_BODY = {"error": "not found"}
+ORIGIN_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32002, "message": "browser origins are not allowed"}}
+AUTH_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "missing or invalid bearer token"}}
+METHOD_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "method not allowed: use POST"}}
+TOO_LARGE_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": f"request body is larger than {MAX_BODY_BYTES} bytes"},
+}
+FAILED_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}}
+
+
+def caller_from_request(ctx: Any) -> Caller:
+    """The caller of a tool call, from the HTTP request the SDK hands over.
+
+    In both eras `ctx.request` is the Starlette request; `getlist` keeps a
+    header sent twice as two values, so it is refused as sent more than once
+    instead of being joined into one value.
+    """
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    if headers is None:  # not an HTTP request: there is nowhere a tenant could come from
+        raise ContextError(tenant_required_message(TENANT_HEADER))
+    return caller_from_headers(
+        headers.getlist(TENANT_HEADER),
+        headers.getlist(STAMPED_TENANT_HEADER),
+        headers.getlist(CONVERSATION_HEADER),
+    )
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value
+    return None
+
+
+def _has_header(scope: Scope, name: bytes) -> bool:
+    return any(key == name for key, _ in scope.get("headers", ()))
+
+
+async def send_json(send: Send, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """One complete hand-written JSON answer."""
+    payload = json.dumps(body, separators=(",", ":")).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode("ascii")),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class HttpApp:
+    """The ASGI application. One per process; it holds no per-client state.
+
+    `in_flight` counts MCP requests being answered, so shutdown (and a test)
+    can see that calls started before a stop were allowed to finish.
+    """
+
+    def __init__(
+        self,
+        tools: ToolLayer,
+        log: JsonLog,
+        *,
+        api_key: str | None = None,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from mcp_memory.server import build_mcp_server
+
+        self.log = log
+        self.api_key = api_key or None
+        self.max_body = max_body
+        self.in_flight = 0
+        self.manager = StreamableHTTPSessionManager(
+            app=build_mcp_server(tools, caller_from_request),
+            stateless=True,
+            json_response=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=max_body,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        # nothing else is served (websockets are switched off in the server)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Run the SDK's request task group for as long as the server runs."""
+        await receive()  # lifespan.startup
+        started = False
+        try:
+            async with self.manager.run():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                await receive()  # lifespan.shutdown
+        except Exception as exc:
+            self.log.error("mcp_handler_failed", exc)
+            phase = "shutdown" if started else "startup"
+            await send({"type": f"lifespan.{phase}.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        if path == HEALTH_PATH:
+            await send_json(send, 200, HEALTH_BODY)
+            return
+        if path != MCP_PATH:
+            await send_json(send, 404, NOT_FOUND_BODY)
+            return
+        if _has_header(scope, b"origin"):
+            await send_json(send, 403, ORIGIN_BODY)
+            return
+        if self.api_key and not bearer_matches(_header(scope, b"authorization"), self.api_key):
+            await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
+            return
+        if scope["method"] != "POST":
+            await send_json(send, 405, METHOD_BODY, [(b"allow", b"POST")])
+            return
+        receive = await self._limited(scope, receive, send)
+        if receive is None:
+            return
+        await self._mcp(scope, receive, send)
+
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """`receive` for a body within the limit, or None once 413 has been sent.
+
+        A declared Content-Length is trusted (the HTTP parser never delivers
+        more than it declares), so such a body streams on unread. A chunked
+        body is read up to the limit, and refused the moment it passes it.
+        """
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                size = None
+            if size is not None:
+                if size > self.max_body:
+                    await self._too_large(send)
+                    return None
+                return receive
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return _replay([message], receive)
+            body = message.get("body", b"")
+            total += len(body)
+            if total > self.max_body:
+                await self._too_large(send)
+                return None
+            chunks.append(body)
+            if not message.get("more_body", False):
+                return _replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}], receive)
+
+    async def _too_large(self, send: Send) -> None:
+        # No `connection: close`: closing with the body still arriving resets the
+        # connection before the client reads this answer. The HTTP server
+        # discards the rest of the body as it comes (nothing is kept), then the
+        # connection is free for the next request.
+        await send_json(send, 413, TOO_LARGE_BODY)
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        self.in_flight += 1
+        try:
+            await self.manager.handle_request(scope, receive, tracked)
+        except Exception as exc:  # the SDK answers protocol errors itself; this is a bug or an outage
+            self.log.error("mcp_handler_failed", exc)
+            if not started:
+                await send_json(send, 500, FAILED_BODY)
+        finally:
+            self.in_flight -= 1
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay

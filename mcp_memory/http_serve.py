@@ -1,0 +1,256 @@
+"""Running the HTTP app: the listening sockets, uvicorn, and the graceful stop
+(B §15.3).
+
+The sockets are bound here rather than by uvicorn, after the storage is open,
+so "port already in use" is our own clear start-up error and `--port 0` can
+report the port it got. Signals are ours too (uvicorn's own handling would
+force-quit on a second Ctrl-C and re-raise the signal after a clean stop).
+
+Stopping: the first SIGTERM/SIGINT stops accepting; calls already running
+finish within SHUTDOWN_GRACE_S (uvicorn cancels what is left after it); then
+`close` (which flushes the access counters) runs exactly once, whatever
+happens, and the process exits 0. A second signal is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import signal
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Protocol
+
+from mcp_memory.errors import StartupError
+from mcp_memory.logs import JsonLog
+
+#: How long calls already running get to finish once a stop begins.
+SHUTDOWN_GRACE_S = 10
+#: After this long the counters are flushed and the process exits, even if the
+#: server has not finished stopping (the grace, plus room for the SDK to wind down).
+SHUTDOWN_LIMIT_S = SHUTDOWN_GRACE_S + 5
+#: How long the final close (counter flush, store and model release) may take.
+CLOSE_LIMIT_S = 10
+
+
+class Stoppable(Protocol):
+    should_exit: bool
+
+    async def serve(self) -> None: ...
+
+
+def bind_sockets(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address `host` resolves to (port 0: any free port).
+
+    Raises StartupError naming the address and the reason.
+    """
+    where = f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise StartupError(
+            f"cannot listen on {where}: {host!r} is not an address this machine has ({exc.strerror})"
+        ) from None
+    sockets: list[socket.socket] = []
+    seen: set[Any] = set()
+    try:
+        for family, kind, proto, _, address in infos:
+            if address in seen:
+                continue
+            seen.add(address)
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:  # every address on the port the first one got
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
+            sock.listen(2048)
+            sock.setblocking(False)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise StartupError(f"cannot listen on {where}: the port is already in use") from None
+        raise StartupError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    return sockets
+
+
+def bound_port(sockets: list[socket.socket]) -> int:
+    return int(sockets[0].getsockname()[1])
+
+
+def url_for(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+def make_uvicorn(app: Any, sockets: list[socket.socket], on_started: Callable[[], None]) -> Stoppable:
+    """A uvicorn server for `app` on `sockets`, quiet (our JSON lines are the log),
+    without its own signal handling, calling `on_started` once it accepts."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:  # type: ignore[override]
+            await super().serve(sockets=sockets_to_serve)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # the process's signals belong to GracefulServer
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets=sockets)
+            except SystemExit:  # uvicorn's way of reporting a failed start
+                raise StartupError("the HTTP server could not start (see the error above)") from None
+            if self.started:
+                on_started()
+
+    sockets_to_serve = sockets
+    config = uvicorn.Config(
+        app,
+        http="h11",
+        ws="none",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )
+    return _Server(config)
+
+
+class GracefulServer:
+    """Serves until stopped, then runs `close` exactly once (B §15.3).
+
+    `server` is anything with `should_exit` and `serve()` (uvicorn, or a test's
+    stand-in); setting `should_exit` makes it stop accepting and drain.
+    """
+
+    def __init__(
+        self,
+        server: Stoppable,
+        close: Callable[[], Awaitable[None]],
+        log: JsonLog,
+        *,
+        limit_s: float = SHUTDOWN_LIMIT_S,
+        close_limit_s: float = CLOSE_LIMIT_S,
+    ) -> None:
+        self.server = server
+        self._close = close
+        self.log = log
+        self.limit_s = limit_s
+        self.close_limit_s = close_limit_s
+        self.stopping = False
+        self.closed = False
+        self._stop = asyncio.Event()
+        self._signals: tuple[signal.Signals, ...] = ()
+
+    def stop(self, signum: int | None = None) -> None:
+        """Begin stopping (a signal handler). Only the first call does anything."""
+        name = signal.Signals(signum).name if signum is not None else None
+        if self.stopping:
+            self.log.warn("shutdown_signal_ignored", "already stopping; this signal changes nothing", signal=name)
+            return
+        self.stopping = True
+        self.log.info("shutdown_started", signal=name)
+        self.server.should_exit = True
+        self._stop.set()
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM and SIGINT call `stop` until `run` ends; after that they are
+        ignored, so a late second signal cannot kill the exiting process."""
+        loop = asyncio.get_running_loop()
+        self._signals = (signal.SIGTERM, signal.SIGINT)
+        for sig in self._signals:
+            loop.add_signal_handler(sig, self.stop, sig)
+
+    def _ignore_signals_from_now_on(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)  # else closing the loop restores the default: die
+            signal.signal(sig, signal.SIG_IGN)
+        self._signals = ()
+
+    async def run(self) -> None:
+        """Serve; after a stop (or if serving ends by itself) close once.
+
+        A server failure is raised after the close.
+        """
+        serving = asyncio.ensure_future(self.server.serve())
+        stopped = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done():
+                done, _ = await asyncio.wait({serving}, timeout=self.limit_s)
+                if not done:
+                    self.log.error(
+                        "shutdown_grace_expired",
+                        f"the server had not stopped after {self.limit_s:g} s; closing anyway",
+                    )
+        finally:
+            stopped.cancel()
+            if not serving.done():
+                serving.cancel()
+                await asyncio.wait({serving}, timeout=1)
+            await self.close_once()
+            if self.stopping:
+                self._ignore_signals_from_now_on()
+        if serving.done() and not serving.cancelled():
+            serving.result()
+
+    async def close_once(self) -> None:
+        """Run `close` unless it already ran, for at most `close_limit_s`; a
+        failure is logged, never raised: the process still exits."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            await asyncio.wait_for(self._close(), timeout=self.close_limit_s)
+        except asyncio.TimeoutError:
+            self.log.error("shutdown_close_failed", f"closing took longer than {self.close_limit_s:g} s; gave up")
+        except Exception as exc:
+            self.log.error("shutdown_close_failed", exc)
+
+
+class _JsonLines(logging.Handler):
+    """Turns the SDK's and uvicorn's warnings into our JSON lines.
+
+    Only the message is kept, never a traceback: a stack can quote request
+    data, and the log must never carry memory content or queries.
+    """
+
+    def __init__(self, log: JsonLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record must not break serving
+            message = str(record.msg)
+        if record.levelno >= logging.ERROR:
+            self.log.error("server_error", message, source=record.name)
+        else:
+            self.log.warn("server_warning", message, source=record.name)
+
+
+@contextlib.contextmanager
+def library_logs_as_json(log: JsonLog) -> Iterator[None]:
+    """While serving, the `mcp` and `uvicorn` loggers write JSON lines, not text."""
+    handler = _JsonLines(log)
+    loggers = [logging.getLogger(name) for name in ("mcp", "uvicorn")]
+    saved = [(logger, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(handler)
+            logger.propagate = propagate
