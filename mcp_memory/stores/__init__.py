@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 __all__ = ["open_stores"]
 
+#: What `pip install 'mcp-memory[postgres]'` provides.
+_POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
+
 
 async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
     """Open the configured backend's vector store and object store (close both when done).
@@ -27,8 +30,22 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
         from mcp_memory.stores.sqlite import open_sqlite
 
         return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
-    # TODO(postgres, s3): replace these refusals with the real backends when they land
-    # (lazy-import mcp_memory.stores.postgres / mcp_memory.stores.s3 here, as above).
-    if settings.backend in ("postgres", "s3"):
+    if settings.backend == "postgres":
+        if not settings.database_url:
+            raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
+        try:
+            from mcp_memory.stores.postgres import open_postgres
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
+                raise
+            raise StartupError(
+                f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
+                "pip install 'mcp-memory[postgres]'"
+            ) from None
+
+        return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
+    # TODO(s3): replace this refusal with the real backend when it lands
+    # (lazy-import mcp_memory.stores.s3 here, as above).
+    if settings.backend == "s3":
         raise StartupError(f"the {settings.backend} backend is not available in this build")
     raise StartupError(f'unknown storage backend "{settings.backend}"')
