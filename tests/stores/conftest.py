@@ -1,7 +1,8 @@
 """Every backend, behind one fixture, for the one contract suite.
 
-To add a backend: write an async factory `(tmp_path) -> (vector store, object
-store)` and add it to BACKENDS. The contract suite then runs against it too; a
+To add a backend: write an async factory `(tmp_path, request) -> (vector store,
+object store)` and add it to BACKENDS (`request` gives it fixtures it needs,
+e.g. a fresh PostgreSQL schema, only when it runs). The contract suite then runs against it too; a
 backend cannot opt out of a case.
 """
 
@@ -19,28 +20,36 @@ from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
 DIM = 8
 
 Stores = tuple[VectorStore, ObjectStore]
-Factory = Callable[[Path], Awaitable[Stores]]
+Factory = Callable[[Path, pytest.FixtureRequest], Awaitable[Stores]]
 
 
-async def memory_backend(tmp_path: Path) -> Stores:
+async def memory_backend(tmp_path: Path, request: pytest.FixtureRequest) -> Stores:
     return InMemoryVectorStore(), InMemoryObjectStore()
 
 
-async def sqlite_backend(tmp_path: Path) -> Stores:
+async def sqlite_backend(tmp_path: Path, request: pytest.FixtureRequest) -> Stores:
     from mcp_memory.stores.sqlite import open_sqlite
 
     return await open_sqlite(tmp_path / "contract" / "memory.db", model="contract-test", dim=DIM)
 
 
+async def postgres_backend(tmp_path: Path, request: pytest.FixtureRequest) -> Stores:
+    from mcp_memory.stores.postgres import open_postgres
+
+    url = request.getfixturevalue("pg_url")  # a fresh schema for this test
+    return await open_postgres(url, model="contract-test", dim=DIM)
+
+
 BACKENDS: dict[str, Factory] = {
     "memory": memory_backend,
     "sqlite": sqlite_backend,
+    "postgres": postgres_backend,
 }
 
 
 @pytest.fixture(params=list(BACKENDS))
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    vectors, objects = await BACKENDS[request.param](tmp_path)
+    vectors, objects = await BACKENDS[request.param](tmp_path, request)
     try:
         yield vectors, objects
     finally:

@@ -320,7 +320,7 @@ async def test_open_stores_opens_sqlite_at_the_configured_path(db_path: Path) ->
     assert dict(rows(db_path)["meta"])["embedding_model"] == "fake-bag-of-words"
 
 
-@pytest.mark.parametrize("backend", ["postgres", "s3"])
+@pytest.mark.parametrize("backend", ["s3"])
 async def test_open_stores_refuses_a_backend_this_build_lacks(backend: str) -> None:
     with pytest.raises(StartupError, match=f"the {backend} backend is not available"):
         await open_stores(Settings(backend=backend))
