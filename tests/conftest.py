@@ -1,11 +1,13 @@
 """Shared fixtures: an injected clock, a MemoryService over the in-memory
-reference stores with the deterministic fake embedder, and a real HTTP AWS
-endpoint (moto in server mode; see tests/moto_endpoint.py)."""
+reference stores with the deterministic fake embedder, a real HTTP AWS endpoint (moto in
+server mode; see tests/moto_endpoint.py) and a real PostgreSQL (pgserver, or
+TEST_DATABASE_URL), each started only when a test needs it."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from mcp_memory.embedders.fake import FakeEmbedder  # noqa: E402
 from mcp_memory.ids import parse_iso  # noqa: E402
 from mcp_memory.logs import NullLog  # noqa: E402
 from mcp_memory.service import MemoryService  # noqa: E402
+from mcp_memory.stores.base import ObjectStore, VectorStore  # noqa: E402
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore  # noqa: E402
 
 T0 = parse_iso("2026-07-01T00:00:00.000Z")
@@ -47,11 +50,27 @@ def clock() -> Clock:
 @dataclass
 class Env:
     service: MemoryService
-    vectors: InMemoryVectorStore
-    objects: InMemoryObjectStore
+    vectors: VectorStore
+    objects: ObjectStore
     embedder: FakeEmbedder
     counters: AccessCounters
     clock: Clock
+    #: Which storage backend the service runs on.
+    backend: str = "memory"
+    #: Rows in a backend table ("memories" / "objects"), counted behind the stores' backs.
+    count: Callable[[str], Awaitable[int]] | None = None
+
+    async def memory_count(self) -> int:
+        """How many memories the backend holds, in every tenant."""
+        if self.count is None:
+            return self.vectors.size  # type: ignore[attr-defined]
+        return await self.count("memories")
+
+    async def object_count(self) -> int:
+        """How many objects the backend holds."""
+        if self.count is None:
+            return self.objects.size  # type: ignore[attr-defined]
+        return await self.count("objects")
 
 
 def make_env(clock: Clock, *, floor: float = 0.3, embedder=None, vectors=None, objects=None) -> Env:
@@ -87,3 +106,113 @@ def aws(aws_endpoint: str):  # noqa: ANN201 (tests.moto_endpoint.AwsPlace, impor
     from tests.moto_endpoint import make_place
 
     return make_place(aws_endpoint)
+
+
+class RecordingObjectStore:
+    """Any ObjectStore, remembering every key written, in order (as the in-memory one does)."""
+
+    def __init__(self, inner: ObjectStore) -> None:
+        self.inner = inner
+        self.writes: list[str] = []
+
+    async def get(self, key: str):  # noqa: ANN201
+        return await self.inner.get(key)
+
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
+        etag = await self.inner.put(key, body, if_match=if_match, if_none_match=if_none_match)
+        self.writes.append(key)
+        return etag
+
+    async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
+        return await self.inner.list(prefix, limit, start_after)
+
+    async def delete(self, keys) -> None:  # noqa: ANN001
+        await self.inner.delete(keys)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+#: The storage backends a MemoryService is tested on.
+SERVICE_BACKENDS = ("memory", "sqlite", "postgres", "s3")
+
+
+async def open_env(
+    backend: str, clock: Clock, request: pytest.FixtureRequest, *, floor: float = 0.3, embedder=None
+) -> Env:
+    """A service over real stores of `backend` (close with `env.service.close()`).
+
+    SQLite gets a file in the test's tmp_path, PostgreSQL a fresh schema.
+    """
+    embedder = embedder or FakeEmbedder()
+    if backend == "memory":
+        return make_env(clock, floor=floor, embedder=embedder)
+    if backend == "sqlite":
+        import sqlite3
+
+        from mcp_memory.stores.sqlite import open_sqlite
+
+        path = request.getfixturevalue("tmp_path") / "service" / "memory.db"
+        vectors, objects = await open_sqlite(path, model=embedder.model, dim=embedder.dim)
+
+        async def count(table: str) -> int:
+            conn = sqlite3.connect(path)
+            try:
+                return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            finally:
+                conn.close()
+
+    elif backend == "postgres":
+        from mcp_memory.stores.postgres import open_postgres
+        from tests import pg_support
+
+        url = request.getfixturevalue("pg_url")
+        vectors, objects = await open_postgres(url, model=embedder.model, dim=embedder.dim)
+
+        async def count(table: str) -> int:
+            return pg_support.count(url, table)
+
+    elif backend == "s3":
+        from tests.s3_env import make_s3_env
+
+        return make_s3_env(clock, request.getfixturevalue("aws_endpoint"), floor=floor, embedder=embedder)
+    else:
+        raise ValueError(f"unknown backend {backend}")
+    recording = RecordingObjectStore(objects)
+    counters = AccessCounters(recording, pod_id="test-pod", log=NullLog(), clock=clock)
+    service = MemoryService(vectors, recording, embedder, counters, floor=floor, clock=clock)
+    return Env(service, vectors, recording, embedder, counters, clock, backend, count)  # type: ignore[arg-type]
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url() -> Iterator[str]:
+    """A PostgreSQL with pgvector for the whole session: TEST_DATABASE_URL, else pgserver.
+
+    Started only when a test asks for it. A failure to start is an error with its
+    reason, never a skip.
+    """
+    from tests.pg_support import prepare_admin, start_pgserver
+
+    given = os.environ.get("TEST_DATABASE_URL", "").strip()
+    if given:
+        prepare_admin(given)
+        yield given
+        return
+    server = start_pgserver()
+    try:
+        url = server.get_uri()
+        prepare_admin(url)
+        yield url
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_admin_url: str) -> Iterator[str]:
+    """A URL selecting a fresh, empty schema of its own (dropped after the test)."""
+    from tests.pg_support import fresh_schema
+
+    with fresh_schema(pg_admin_url) as url:
+        yield url

@@ -50,12 +50,12 @@ class ObservedS3Objects(S3ObjectStore):
         seed_objects(self.bucket, ((key, body) for key in keys))
 
 
-def make_s3_env(clock: Clock, endpoint: str, *, floor: float = 0.3) -> Env:
-    embedder = FakeEmbedder()
+def make_s3_env(clock: Clock, endpoint: str, *, floor: float = 0.3, embedder=None) -> Env:  # noqa: ANN001
+    embedder = embedder or FakeEmbedder()
     place = make_place(endpoint, dim=embedder.dim)
     vectors_client, s3_client = make_clients(REGION, session=place.session, endpoint_url=place.endpoint)
     vectors = ObservedS3Vectors(vectors_client, place.vector_bucket, place.index, embedder.dim)
     objects = ObservedS3Objects(s3_client, place.state_bucket)
     counters = AccessCounters(objects, pod_id="test-pod", log=NullLog(), clock=clock)
     service = MemoryService(vectors, objects, embedder, counters, floor=floor, clock=clock)
-    return Env(service, vectors, objects, embedder, counters, clock)  # type: ignore[arg-type]
+    return Env(service, vectors, objects, embedder, counters, clock, "s3")  # type: ignore[arg-type]

@@ -1,24 +1,19 @@
 """MemoryService behaviour (SPEC B §7–§9, §16.2 service cases, A4–A6), with the
-fake embedder (floor 0.3, B §16.1).
-
-Every test that takes the `env` fixture runs twice: over the in-memory
-reference stores, and over the AWS backend (S3 Vectors and S3 over HTTP on the
-moto endpoint). Tests that build their own `make_env` are about ranking and
-embedders, not storage, and run in memory only.
-"""
+fake embedder (floor 0.3, B §16.1), on every storage backend: the in-memory
+reference stores, an SQLite file, a real PostgreSQL schema, and S3 Vectors + S3 over HTTP
+on the moto endpoint."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterable
 
 import numpy as np
 import pytest
 
 from mcp_memory.keys import index_key
 from mcp_memory.model import Caller, Memory
-from tests.conftest import DAY, Clock, Env, make_env
+from tests.conftest import DAY, SERVICE_BACKENDS, Env, open_env
 
 ACME = Caller("acme")
 OTHER_TENANT = Caller("globex")
@@ -29,31 +24,6 @@ WORDS = [f"w{i:03d}x" for i in range(200)]  # distinct tokens: the fake embedder
 DEPLOY = "Rolling deploys drain in-flight streams before the pod exits"
 DEPLOY_NEAR = "Rolling deploys drain connections before the node exits"
 DEPLOY_QUERY = "Rolling deploys drain in-flight streams before the pod"
-
-
-@pytest.fixture(params=["memory", "s3"])
-async def env(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[Env]:
-    if request.param == "memory":
-        yield make_env(clock)
-        return
-    from tests.s3_env import make_s3_env
-
-    aws_env = make_s3_env(clock, request.getfixturevalue("aws_endpoint"))
-    try:
-        yield aws_env
-    finally:
-        await aws_env.vectors.close()
-        await aws_env.objects.close()
-
-
-async def seed_index_keys(env: Env, keys: Iterable[str]) -> None:
-    """Thousands of index keys, as setup: through the store's own seeding door when it has one."""
-    seed = getattr(env.objects, "seed", None)
-    if seed is not None:
-        seed(keys)
-        return
-    for key in keys:
-        await env.objects.put(key, "")
 
 
 async def remember(env: Env, content: str, caller: Caller = ACME, **kw) -> str:
@@ -70,6 +40,42 @@ def stored_id(text: str) -> str:
     return match.group(1)
 
 
+async def put_empty(env: Env, keys: list[str]) -> None:
+    """Write many empty objects, a batch at a time (a database backend runs a batch concurrently);
+    on S3, through the endpoint's seeding door: thousands of HTTP requests would only be setup."""
+    seed = getattr(env.objects, "seed", None)
+    if seed is not None:
+        seed(keys)
+        return
+    for start in range(0, len(keys), 100):
+        await asyncio.gather(*(env.objects.put(key, "") for key in keys[start : start + 100]))
+
+
+@pytest.fixture(params=SERVICE_BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def make_env(backend: str, clock, request: pytest.FixtureRequest):
+    """`await make_env(floor=…, embedder=…)`: a service on this test's backend, closed afterwards."""
+    opened: list[Env] = []
+
+    async def make(*, floor: float = 0.3, embedder=None) -> Env:
+        env = await open_env(backend, clock, request, floor=floor, embedder=embedder)
+        opened.append(env)
+        return env
+
+    yield make
+    for env in opened:
+        await env.service.close()
+
+
+@pytest.fixture
+async def env(make_env) -> Env:
+    return await make_env()
+
+
 # --------------------------------------------------------------------------- remember and dedup
 
 
@@ -80,14 +86,14 @@ async def test_remembering_the_same_text_twice_writes_it_once(env: Env) -> None:
     assert "Already known" in second and "nothing new was written" in second
     assert f"[id:{stored_id(first)}]" in second
     assert not re.search(r"\d+%", second)
-    assert env.vectors.size == 1
+    assert await env.memory_count() == 1
 
 
 async def test_a_different_fact_is_stored(env: Env) -> None:
     await remember(env, DEPLOY)
     text = await remember(env, "Payments service retries webhooks three times with jitter")
     assert "Stored as" in text
-    assert env.vectors.size == 2
+    assert await env.memory_count() == 2
 
 
 async def test_a_stored_memory_renders_with_type_category_date_and_tags(env: Env) -> None:
@@ -119,24 +125,24 @@ class CollapsingEmbedder:
         return None
 
 
-async def test_word_overlap_stops_a_collapsing_embedder_from_merging_distinct_facts(clock) -> None:
-    env = make_env(clock, embedder=CollapsingEmbedder())
+async def test_word_overlap_stops_a_collapsing_embedder_from_merging_distinct_facts(make_env) -> None:
+    env = await make_env(embedder=CollapsingEmbedder())
     await remember(env, "The staging cluster runs in eu-west-1")
     distinct = await remember(env, "Invoices are archived to cold storage after ninety days")
     repeat = await remember(env, "The staging cluster runs in eu-west-1")
     assert "Stored as" in distinct
     assert "Already known" in repeat
-    assert env.vectors.size == 2
+    assert await env.memory_count() == 2
 
 
-async def test_korean_repeats_merge_and_distinct_korean_facts_are_stored(clock) -> None:
-    env = make_env(clock, embedder=CollapsingEmbedder())
+async def test_korean_repeats_merge_and_distinct_korean_facts_are_stored(make_env) -> None:
+    env = await make_env(embedder=CollapsingEmbedder())
     await remember(env, "배포는 매주 화요일 오전에 진행한다")
     repeat = await remember(env, "배포는 매주 화요일 오전에 진행한다")
     distinct = await remember(env, "결제 서비스는 웹훅을 세 번 재시도한다")
     assert "Already known" in repeat
     assert "Stored as" in distinct
-    assert env.vectors.size == 2
+    assert await env.memory_count() == 2
 
 
 async def test_dedup_scans_for_the_nearest_even_when_the_store_returns_worst_first(env: Env) -> None:
@@ -145,7 +151,7 @@ async def test_dedup_scans_for_the_nearest_even_when_the_store_returns_worst_fir
     await remember(env, DEPLOY)
     repeat = await remember(env, DEPLOY)
     assert "Already known" in repeat
-    assert env.vectors.size == 3
+    assert await env.memory_count() == 3
 
 
 async def test_a_dedup_hit_counts_as_an_access_of_the_existing_memory(env: Env) -> None:
@@ -158,7 +164,7 @@ async def test_a_dedup_hit_counts_as_an_access_of_the_existing_memory(env: Env) 
 async def test_two_identical_concurrent_remembers_leave_one_memory(env: Env) -> None:
     results = await asyncio.gather(*(env.service.remember(ACME, DEPLOY) for _ in range(5)))
     assert sum(r.created for r in results) == 1
-    assert env.vectors.size == 1
+    assert await env.memory_count() == 1
 
 
 async def test_the_index_key_is_written_after_the_vector(env: Env) -> None:
@@ -178,7 +184,7 @@ async def test_a_conversation_note_does_not_stop_another_thread_storing_the_same
     project = await remember(env, "Prefer bullet points in summaries", ACME)
     assert "Stored as" in a and "Stored as" in b and "Stored as" in project
     assert "Already known" in again and f"[id:{stored_id(a)}]" in again
-    assert env.vectors.size == 3
+    assert await env.memory_count() == 3
 
 
 async def test_a_scoped_remember_of_a_project_fact_points_at_the_visible_project_memory(env: Env) -> None:
@@ -210,7 +216,7 @@ async def test_remember_with_conversation_scope_outside_a_conversation_is_refuse
 
     with pytest.raises(InvalidArgument, match="needs a conversation"):
         await env.service.remember(ACME, DEPLOY, scope="conversation")
-    assert env.vectors.size == 0
+    assert await env.memory_count() == 0
 
 
 async def test_list_and_stats_show_a_thread_its_own_notes_and_nobody_elses(env: Env) -> None:
@@ -241,9 +247,9 @@ async def test_another_conversation_cannot_forget_a_scoped_note(env: Env) -> Non
     note_id = stored_id(await remember(env, DEPLOY, THREAD, scope="conversation"))
     refused = (await env.service.forget(OTHER_THREAD, note_id)).text()
     assert "No memory with id" in refused and "Nothing was deleted" in refused
-    assert env.vectors.size == 1
+    assert await env.memory_count() == 1
     assert (await env.service.forget(THREAD, note_id)).text() == f"[MEMORY] Deleted {note_id}."
-    assert env.vectors.size == 0
+    assert await env.memory_count() == 0
 
 
 # --------------------------------------------------------------------------- recall
@@ -327,8 +333,8 @@ async def test_a_weak_single_best_match_is_still_returned_in_precision(env: Env)
     assert "1 memory matched" in text
 
 
-async def test_a_memory_with_an_unreadable_date_sinks_below_the_better_match(clock) -> None:
-    env = make_env(clock)
+async def test_a_memory_with_an_unreadable_date_sinks_below_the_better_match(make_env) -> None:
+    env = await make_env()
     good_id = stored_id(await remember(env, DEPLOY))
     broken = Memory(id="01J00000000000000000000000", tenant="acme", content=DEPLOY_NEAR, created_at="not-a-date")
     vector = (await env.embedder.embed([DEPLOY_NEAR]))[0]
@@ -338,8 +344,8 @@ async def test_a_memory_with_an_unreadable_date_sinks_below_the_better_match(clo
     assert "not-a-date" not in text
 
 
-async def test_recency_and_use_rank_an_equally_similar_memory_higher(clock) -> None:
-    env = make_env(clock)
+async def test_recency_and_use_rank_an_equally_similar_memory_higher(make_env, clock) -> None:
+    env = await make_env()
     old_id = stored_id(await remember(env, "cache invalidation uses the purge endpoint alpha"))
     clock.advance(90 * DAY)
     new_id = stored_id(await remember(env, "cache invalidation uses the purge endpoint beta"))
@@ -347,8 +353,8 @@ async def test_recency_and_use_rank_an_equally_similar_memory_higher(clock) -> N
     assert text.index(new_id) < text.index(old_id)
 
 
-async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(clock) -> None:
-    env = make_env(clock, floor=0.3)
+async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(make_env) -> None:
+    env = await make_env(floor=0.3)
     env.service.high = 0.99
     await remember(env, DEPLOY)
     text = await recall(env, DEPLOY_QUERY)
@@ -391,7 +397,7 @@ async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clo
                      created_at="2026-01-01T00:00:00.000Z")
     await env.vectors.put(pattern, (await env.embedder.embed(["make test-all"]))[0])
     await env.objects.put(index_key(pattern), "")
-    await seed_index_keys(env, (f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(1005)))
+    await put_empty(env, [f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(1005)])
     text = (await env.service.list(ACME, memory_type="pattern")).text()
     assert text.startswith("[MEMORY] 1 memory, newest first.")
     assert "make test-all" in text
@@ -412,7 +418,7 @@ async def test_list_of_an_empty_project_and_of_a_missing_type(env: Env) -> None:
 async def test_forget_deletes_the_memory_and_its_index_key(env: Env) -> None:
     memory_id = stored_id(await remember(env, DEPLOY))
     assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
-    assert env.vectors.size == 0 and env.objects.size == 0
+    assert await env.memory_count() == 0 and await env.object_count() == 0
     again = (await env.service.forget(ACME, memory_id)).text()
     assert again == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
 
@@ -420,7 +426,7 @@ async def test_forget_deletes_the_memory_and_its_index_key(env: Env) -> None:
 async def test_another_tenant_cannot_forget(env: Env) -> None:
     memory_id = stored_id(await remember(env, DEPLOY))
     assert "No memory with id" in (await env.service.forget(OTHER_TENANT, memory_id)).text()
-    assert env.vectors.size == 1
+    assert await env.memory_count() == 1
 
 
 async def test_forget_succeeds_when_only_the_index_cleanup_fails(env: Env) -> None:
@@ -431,7 +437,7 @@ async def test_forget_succeeds_when_only_the_index_cleanup_fails(env: Env) -> No
 
     env.objects.delete = broken_delete  # type: ignore[method-assign]
     assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
-    assert env.vectors.size == 0 and env.objects.size == 1
+    assert await env.memory_count() == 0 and await env.object_count() == 1
 
 
 # --------------------------------------------------------------------------- stats
@@ -447,7 +453,7 @@ async def test_stats_count_by_type_in_the_fixed_order(env: Env) -> None:
 
 
 async def test_stats_past_ten_thousand_keys_is_a_lower_bound(env: Env) -> None:
-    await seed_index_keys(env, (f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(10_001)))
+    await put_empty(env, [f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(10_001)])
     text = (await env.service.stats(ACME)).text()
     assert text.startswith("[MEMORY] At least 10000 memories for this project (project: 10000).")
     assert "Counting stopped at 10000 keys" in text and "lower bound" in text

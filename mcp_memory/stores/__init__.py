@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["open_stores"]
 
+#: What `pip install 'mcp-memory[postgres]'` provides.
+_POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
+
 
 async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
     """Open the configured backend's vector store and object store (close both when done).
@@ -36,7 +39,18 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
                 raise
             raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
         return await open_s3(settings)
-    # TODO(postgres): replace this refusal with the real backend when it lands.
     if settings.backend == "postgres":
-        raise StartupError(f"the {settings.backend} backend is not available in this build")
+        if not settings.database_url:
+            raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
+        try:
+            from mcp_memory.stores.postgres import open_postgres
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
+                raise
+            raise StartupError(
+                f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
+                "pip install 'mcp-memory[postgres]'"
+            ) from None
+
+        return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
     raise StartupError(f'unknown storage backend "{settings.backend}"')

@@ -52,10 +52,20 @@ async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     return await open_s3(settings, session=place.session, endpoint_url=place.endpoint)
 
 
+async def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
+    from mcp_memory.stores.postgres import open_postgres
+
+    url = request.getfixturevalue("pg_url")  # a fresh schema for this test
+    return await open_postgres(url, model="contract-test", dim=DIM)
+
+
 BACKENDS: dict[str, Factory] = {
     "memory": memory_backend,
     "sqlite": sqlite_backend,
     "s3": s3_backend,
+
+
+    "postgres": postgres_backend,
 }
 
 

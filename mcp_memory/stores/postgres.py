@@ -1,0 +1,260 @@
+"""PostgreSQL + pgvector: both ports over one database (A2, B §12).
+
+`open_postgres(url, model=..., dim=...)` creates or checks the schema (under
+an advisory lock, before anything is served), opens the connection pools and
+returns a PgVectorStore and a PgObjectStore sharing them. Close both; the
+pools close when the second one closes. Closing twice is harmless.
+
+Several replicas may share the database: ETags come from one sequence and
+conditional writes are single statements, and `exclusive(tenant)` is a
+transaction-scoped advisory lock, so a check-then-insert in one process
+excludes the same in every other (see postgres_db.py).
+
+Queries are an exact scan within the tenant, ordered by cosine distance
+(`<=>`), with visibility in the WHERE clause before the LIMIT (A4). There is
+deliberately no ANN index: it could miss the nearest neighbour dedup needs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.types.json import Jsonb
+
+from mcp_memory.errors import PreconditionFailed, StartupError, StoreError
+from mcp_memory.model import Hit, Memory
+from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.postgres_db import (
+    DEFAULT_LOCK_CONNECTIONS,
+    DEFAULT_POOL_SIZE,
+    DEFAULT_TIMEOUT_S,
+    PostgresDatabase,
+    VectorParam,
+    describe,
+)
+from mcp_memory.stores.postgres_schema import create_schema
+
+__all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
+
+_VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
+_QUERY = (
+    "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
+    f"WHERE tenant_id = %s AND {_VISIBLE} ORDER BY distance LIMIT %s"
+)
+_PUT = (
+    "INSERT INTO memories (tenant_id, id, embedding, metadata) VALUES (%s, %s, %b, %s) "
+    "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata"
+)
+
+
+async def open_postgres(
+    url: str,
+    *,
+    model: str,
+    dim: int,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    lock_connections: int = DEFAULT_LOCK_CONNECTIONS,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> tuple[PgVectorStore, PgObjectStore]:
+    """Open the database at `url` for embeddings of `model` with `dim` dimensions.
+
+    Raises StartupError, naming the redacted URL and the reason, when the
+    database cannot be reached, pgvector is missing and cannot be created, or
+    the stored embeddings have another width or model (the data is left as it was).
+    """
+    db = PostgresDatabase(url, pool_size=pool_size, lock_connections=lock_connections, timeout=timeout)
+    try:
+        conn = await db.connect_once()
+        try:
+            await create_schema(conn, model=model, dim=dim, where=db.where)
+            cursor = await conn.execute("SELECT 'vector'::regtype::oid, current_schema()")
+            row = await cursor.fetchone()
+        finally:
+            await conn.close()
+        assert row is not None
+        await db.open_pools(int(row[0]), str(row[1]))
+    except psycopg.Error as exc:
+        await db.close()
+        raise StartupError(
+            f"cannot set up mcp-memory's tables in PostgreSQL at {db.where}: {describe(exc, url)}"
+        ) from None
+    except BaseException:
+        await db.close()
+        raise
+    return PgVectorStore(db, dim), PgObjectStore(db)
+
+
+def _similarity(distance: Any) -> float:
+    """1 − cosine distance; a distance that is missing or not finite means no similarity."""
+    try:
+        value = float(distance)
+    except (TypeError, ValueError):
+        return 0.0
+    return 1.0 - value if math.isfinite(value) else 0.0
+
+
+def _texts(metadata: dict[str, Any]) -> list[str]:
+    """Every string in a metadata record (values and tag elements)."""
+    texts = [value for value in metadata.values() if isinstance(value, str)]
+    return texts + [tag for tag in metadata.get("tags", ()) if isinstance(tag, str)]
+
+
+def _memory(row_id: str, metadata: Any, tenant: str) -> Memory | None:
+    if isinstance(metadata, str):  # a driver configured to leave jsonb undecoded
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return None
+    return from_metadata(row_id, metadata, tenant)
+
+
+class PgVectorStore:
+    """Memories as reference records (jsonb) beside a fixed-width pgvector column."""
+
+    def __init__(self, db: PostgresDatabase, dim: int) -> None:
+        self._db = db
+        self._dim = dim
+        self._closed = False
+
+    def _vector(self, embedding: np.ndarray) -> VectorParam:
+        vector = np.asarray(embedding, dtype=np.float32)
+        if vector.ndim != 1 or vector.shape[0] != self._dim:
+            raise StoreError(
+                f"the embedding has shape {vector.shape} but this database holds {self._dim}-dimensional embeddings"
+            )
+        if not np.all(np.isfinite(vector)):
+            raise StoreError("the embedding contains non-finite values")
+        return VectorParam(vector)
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        assert_within_metadata_budget(memory)
+        vector = self._vector(embedding)
+        metadata = to_metadata(memory)
+        if any("\x00" in text for text in _texts(metadata)) or "\x00" in memory.id:
+            raise StoreError(
+                "the memory contains the NUL character (U+0000), which PostgreSQL cannot store in text; remove it"
+            )
+        await self._db.fetch("put memory", _PUT, (memory.tenant, memory.id, vector, Jsonb(metadata)))
+
+    async def query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
+    ) -> list[Hit]:
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return []
+        rows = await self._db.fetch("query", _QUERY, (vector, tenant, conversation, conversation, top_k))
+        hits = []
+        for row_id, metadata, distance in rows:
+            memory = _memory(row_id, metadata, tenant)
+            if memory is not None:
+                hits.append(Hit(memory, _similarity(distance)))
+        return hits
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        wanted = list(dict.fromkeys(ids))
+        rows = await self._db.fetch(
+            "get memories",
+            "SELECT id, metadata FROM memories WHERE tenant_id = %s AND id = ANY(%s::text[])",
+            (tenant, wanted),
+        )
+        found = {m.id: m for m in (_memory(row_id, md, tenant) for row_id, md in rows) if m is not None}
+        return [found[memory_id] for memory_id in wanted if memory_id in found]
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        await self._db.fetch(
+            "delete memories",
+            "DELETE FROM memories WHERE tenant_id = %s AND id = ANY(%s::text[])",
+            (tenant, list(dict.fromkeys(ids))),
+        )
+
+    @asynccontextmanager
+    async def exclusive(self, tenant: str) -> AsyncIterator[None]:
+        """Serialise a check-then-insert for `tenant` across tasks, processes and replicas.
+
+        Not re-entrant. The store's own statements inside the block use other
+        connections, so they cannot deadlock with it.
+        """
+        async with self._db.exclusive(tenant):
+            yield
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._db.release()
+
+
+class PgObjectStore:
+    """Keys to bodies; the ETag is the row's version from one global sequence (B §12.3)."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._closed = False
+
+    async def get(self, key: str) -> StoredObject | None:
+        rows = await self._db.fetch("get object", "SELECT body, version::text FROM objects WHERE key = %s", (key,))
+        return StoredObject(rows[0][0], rows[0][1]) if rows else None
+
+    async def put(
+        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
+    ) -> str:
+        if if_match is not None and if_none_match:
+            # Only-create and only-replace-this-version never both hold.
+            raise PreconditionFailed(f"conditional write did not apply for {key}")
+        if if_match is not None:
+            rows = await self._db.fetch(
+                "put object",
+                "UPDATE objects SET body = %s, version = nextval('objects_version'), updated_at = now() "
+                "WHERE key = %s AND version::text = %s RETURNING version::text",
+                (body, key, if_match),
+            )
+        elif if_none_match:
+            rows = await self._db.fetch(
+                "put object",
+                "INSERT INTO objects (key, body, version) VALUES (%s, %s, nextval('objects_version')) "
+                "ON CONFLICT (key) DO NOTHING RETURNING version::text",
+                (key, body),
+            )
+        else:
+            rows = await self._db.fetch(
+                "put object",
+                "INSERT INTO objects (key, body, version) VALUES (%s, %s, nextval('objects_version')) "
+                "ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, version = EXCLUDED.version, "
+                "updated_at = now() RETURNING version::text",
+                (key, body),
+            )
+        if not rows:
+            raise PreconditionFailed(f"conditional write did not apply for {key}")
+        return str(rows[0][0])
+
+    async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
+        """`starts_with`, not LIKE (`_` and `%` occur in keys); the "C" collation is byte order."""
+        if limit <= 0:
+            return []
+        rows = await self._db.fetch(
+            "list objects",
+            "SELECT key FROM objects WHERE starts_with(key, %s) AND key > %s ORDER BY key LIMIT %s",
+            (prefix, start_after or "", limit),
+        )
+        return [row[0] for row in rows]
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        await self._db.fetch(
+            "delete objects", "DELETE FROM objects WHERE key = ANY(%s::text[])", (list(dict.fromkeys(keys)),)
+        )
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._db.release()

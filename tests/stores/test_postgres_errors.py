@@ -1,0 +1,185 @@
+"""PostgreSQL failures a user meets — an unreachable database, a restart in the
+middle of a run — and how the backend is wired in (open_stores, open_service,
+the postgres extra, no AWS code on this path)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_memory.config import Settings
+from mcp_memory.errors import StartupError, StoreError
+from mcp_memory.model import Caller
+from mcp_memory.stores import open_stores
+from mcp_memory.stores.postgres_db import scrub
+from tests import pg_support
+from tests.stores.test_contract import memory, unit
+from tests.stores.test_postgres import close_pair, embedding_type, open_pair
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# --------------------------------------------------------------------------- errors and restarts
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("postgresql://postgres:hunter2-secret@/postgres?host=/nonexistent-dir", "hunter2-secret"),
+        ("postgresql://postgres:hunter2-secret@127.0.0.1:1/postgres", "hunter2-secret"),
+        ("postgresql://postgres:p@ss/w0rd#x@/postgres?host=/nonexistent-dir", "p@ss/w0rd#x"),
+        ("postgresql://postgres:p%40ss%2Fw0rd@/postgres?host=/nonexistent-dir", "p@ss/w0rd"),
+        ("postgresql://postgres@/postgres?host=/nonexistent-dir&password=s3cr3t-param", "s3cr3t-param"),
+        ("postgresql://postgres:hunter2-secret@/postgres?host=/nonexistent-dir&bogus=1", "hunter2-secret"),
+        ("host=/nonexistent-dir user=postgres password='kv secret' dbname=postgres", "kv secret"),
+    ],
+)
+async def test_a_database_that_cannot_be_reached_is_a_clear_error_without_the_password(url: str, secret: str) -> None:
+    with pytest.raises(StartupError, match="cannot connect to PostgreSQL at ") as failed:
+        await open_pair(url)
+
+    message = str(failed.value)
+    assert secret not in message and "w0rd" not in message
+    if url.startswith("postgresql://postgres:hunter2"):
+        assert "postgres:***@" in message
+
+
+def test_scrubbing_removes_every_spelling_of_the_password() -> None:
+    url = "postgresql://app:s%3Acret%2Fpw@db:5432/mem?password=other-one"
+    message = f"failed for {url}: password s:cret/pw, s%3Acret%2Fpw, other-one"
+
+    scrubbed = scrub(message, url)
+
+    assert "cret" not in scrubbed and "other-one" not in scrubbed
+    assert "postgresql://app:***@db:5432/mem" in scrubbed
+
+
+async def test_the_next_call_works_after_every_connection_was_terminated(pg_url: str, pg_admin_url: str) -> None:
+    vectors, objects = await open_pair(pg_url)
+    try:
+        await vectors.put(memory("m1"), unit(1))
+        await objects.put("k", "v")
+        async with vectors.exclusive("acme"):
+            pass
+        killed = pg_support.rows(
+            pg_admin_url,
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend' AND datname = current_database()",
+        )[0][0]
+        assert killed >= 2  # the main pool's and the lock pool's
+
+        assert [h.memory.id for h in await vectors.query("acme", unit(1), 5, None)] == ["m1"]
+        stored = await objects.get("k")
+        assert stored is not None and stored.body == "v"
+        async with vectors.exclusive("acme"):
+            await objects.put("k", "w")
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_a_restart_of_the_database_fails_calls_clearly_meanwhile_and_is_survived() -> None:
+    server = await asyncio.to_thread(pg_support.start_pgserver)
+    try:
+        url = server.get_uri().replace("postgres:@", "postgres:hunter2-secret@")
+        vectors, objects = await open_pair(url, timeout=3.0)
+        try:
+            await objects.put("k", "before")
+            await asyncio.to_thread(pg_support.stop_pgserver, server)
+
+            with pytest.raises(StoreError) as failed:
+                await objects.get("k")
+            message = str(failed.value)
+            assert "no connection to PostgreSQL at " in message and "is the database running" in message
+            assert "postgres:***@" in message and "hunter2-secret" not in message
+
+            await asyncio.to_thread(pg_support.restart_pgserver, server)
+            stored = await objects.get("k")
+            assert stored is not None and stored.body == "before"
+            await vectors.put(memory("after"), unit(1))
+            assert [m.id for m in await vectors.get("acme", ["after"])] == ["after"]
+        finally:
+            await close_pair((vectors, objects))
+    finally:
+        await asyncio.to_thread(server.cleanup)
+
+
+# --------------------------------------------------------------------------- wiring
+
+
+async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: str) -> None:
+    from mcp_memory.service import open_service
+
+    settings = Settings(
+        backend="postgres",
+        database_url=pg_url,
+        embedding_provider="fake",
+        embedding_model="fake-bag-of-words",
+        embedding_dim=64,
+        recall_min_similarity=0.1,
+    )
+    acme = Caller("acme")
+    service = await open_service(settings)
+    try:
+        first = await service.remember(acme, "Rolling deploys drain in-flight streams before the pod exits")
+        await service.remember(acme, "Run make test-all before every release", memory_type="pattern")
+
+        recalled = (await service.recall(acme, "Rolling deploys drain in-flight streams")).text()
+        assert "1 memory matched" in recalled or "2 memories matched" in recalled
+        assert first.memory.id in recalled
+        assert (await service.list(acme)).text().startswith("[MEMORY] 2 memories, newest first.")
+        assert "make test-all" in (await service.list(acme, memory_type="pattern")).text()
+        assert (await service.stats(acme)).text() == "[MEMORY] 2 memories for this project (project: 1, pattern: 1)."
+        assert await service.counters.flush() >= 1
+        assert len(await service.objects.list("stats/acme/shard/")) == 1
+        assert (await service.forget(acme, first.memory.id)).text() == f"[MEMORY] Deleted {first.memory.id}."
+        assert (await service.list(Caller("globex"))).text() == "[MEMORY] This project has no memories yet."
+    finally:
+        await service.close()
+
+
+def test_the_postgres_path_never_loads_aws_code(pg_url: str) -> None:
+    probe = (
+        "import asyncio, sys\n"
+        "from mcp_memory.config import Settings\n"
+        "from mcp_memory.stores import open_stores\n"
+        "async def main():\n"
+        f"    v, o = await open_stores(Settings(backend='postgres', database_url={pg_url!r}))\n"
+        "    await v.close(); await o.close()\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'aiobotocore', 's3transfer')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_without_the_postgres_extra_start_up_says_what_to_install() -> None:
+    probe = (
+        "import asyncio, sys\n"
+        "sys.modules['psycopg'] = None  # as if the extra were not installed\n"
+        "from mcp_memory.config import Settings\n"
+        "from mcp_memory.stores import open_stores\n"
+        "from mcp_memory.errors import StartupError\n"
+        "try:\n"
+        "    asyncio.run(open_stores(Settings(backend='postgres', database_url='postgresql://db/x')))\n"
+        "except StartupError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert "pip install 'mcp-memory[postgres]'" in result.stdout, result.stderr
+
+
+async def test_open_stores_opens_postgres_from_the_database_url(pg_url: str) -> None:
+    settings = Settings(backend="postgres", database_url=pg_url, embedding_model="all-MiniLM-L6-v2", embedding_dim=384)
+
+    vectors, objects = await open_stores(settings)
+    try:
+        await objects.put("key", "body")
+    finally:
+        await vectors.close()
+        await objects.close()
+    assert embedding_type(pg_url) == "vector(384)"
