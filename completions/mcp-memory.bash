@@ -17,7 +17,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help calibrate compact forget list recall remember serve-stdio stats" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help calibrate compact forget list recall remember serve-http serve-stdio stats" -- "$cur"))
             ;;
         calibrate)
             case "$prev" in
@@ -67,6 +67,13 @@ _mcp_memory() {
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "--type --category --tag --scope -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        serve-http)
+            case "$prev" in
+                --host) compopt +o default 2>/dev/null; return ;;
+                --port) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--host --port -h --help" -- "$cur"))
             ;;
         serve-stdio)
             case "$prev" in

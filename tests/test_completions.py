@@ -82,7 +82,7 @@ def bash_complete(*words: str) -> list[str]:
     ("words", "expected"),
     [
         (("",), ["--version", "-h", "--help", "calibrate", "compact", "forget", "list", "recall", "remember",
-                 "serve-stdio", "stats"]),
+                 "serve-http", "serve-stdio", "stats"]),
         (("re",), ["recall", "remember"]),
         (("recall", "--mode", ""), ["precision", "balanced", "exploratory"]),
         (("remember", "--type", "p"), ["project", "pattern"]),

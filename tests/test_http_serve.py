@@ -16,7 +16,7 @@ from mcp_memory.errors import ContextError, StartupError
 from mcp_memory.http import caller_from_request
 from mcp_memory.http_serve import bind_sockets, bound_port, library_logs_as_json, url_for
 from mcp_memory.logs import JsonLog
-from mcp_memory.server import boot_lines, docs_line, storage_line
+from mcp_memory.server import boot_lines, storage_line
 from mcp_memory.tools import ToolLayer
 from tests.conftest import Clock, make_env
 
@@ -85,12 +85,12 @@ def test_a_forced_backend_says_it_was_forced() -> None:
     assert line == "storage: sqlite /data/m.db — MEMORY_BACKEND=sqlite"
 
 
-def test_the_docs_line_does_not_claim_search_docs_when_this_build_lacks_it() -> None:
+def test_the_docs_line_says_whether_search_docs_is_offered() -> None:
     tools = ToolLayer(make_env(Clock()).service, JsonLog())
-    assert docs_line(settings(KNOWLEDGE_BASE_ID="KB123"), tools) == (
-        "docs: KNOWLEDGE_BASE_ID=KB123 is set, but search_docs is not available in this build — memories only"
-    )
-    assert docs_line(settings(), tools) == "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
+    out, _ = boot_lines(settings(KNOWLEDGE_BASE_ID="KB12345678"), tools, "http://127.0.0.1:3000")
+    assert out[3] == "docs: bedrock-kb://KB12345678 (search_docs offered)"
+    out, _ = boot_lines(settings(), tools, "http://127.0.0.1:3000")
+    assert out[3] == "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
 
 
 def test_the_boot_lines_never_show_the_api_key() -> None:
