@@ -190,11 +190,12 @@ class MemoryService:
             s = stats.get(hit.memory.id, EMPTY_STATS)
             last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
             trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
+            rel_sim = ranking.relative_similarity(hit.similarity, top)
             score = ranking.composite(
                 mode,
-                ranking.relative_similarity(hit.similarity, top),
+                rel_sim,
                 ranking.recency_score(at, last),
-                ranking.access_score(s.access_count, max_access),
+                ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
                 trust,
             )
             scored.append(Ranked(hit.memory, hit.similarity, score, stats=s))

@@ -273,3 +273,15 @@ def test_a_duplicate_needs_both_the_cosine_and_half_the_words() -> None:
     # Jaccard exactly 0.5 (3 shared of 6) is enough; 2 of 7 is not
     assert is_duplicate(0.95, "alpha beta gamma", "alpha beta gamma delta epsilon zeta")
     assert not is_duplicate(0.95, "alpha beta gamma", "alpha beta delta epsilon zeta eta")
+
+
+# --------------------------------------------------------------------------- usage band (deviation, bench/RESULTS.md)
+
+from mcp_memory.ranking import USAGE_BAND, usage_band  # noqa: E402
+
+
+def test_usage_counts_in_full_at_the_top_similarity_and_not_at_all_below_the_band() -> None:
+    assert usage_band(1.0) == 1.0
+    assert usage_band(1.0 - USAGE_BAND) == 0.0
+    assert usage_band(0.5) == 0.0
+    assert usage_band(1.0 - USAGE_BAND / 2) == pytest.approx(0.5)

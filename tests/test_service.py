@@ -457,3 +457,24 @@ async def test_stats_past_ten_thousand_keys_is_a_lower_bound(env: Env) -> None:
     text = (await env.service.stats(ACME)).text()
     assert text.startswith("[MEMORY] At least 10000 memories for this project (project: 10000).")
     assert "Counting stopped at 10000 keys" in text and "lower bound" in text
+
+
+# --------------------------------------------------------------------------- usage breaks near-ties only
+
+
+async def test_a_much_recalled_memory_does_not_outrank_a_clearly_better_answer(env: Env) -> None:
+    popular = stored_id(await remember(env, DEPLOY_NEAR))
+    best = stored_id(await remember(env, DEPLOY))
+    for _ in range(50):  # make the near one popular: it is the best answer to its own question
+        env.counters.record("acme", popular, env.clock())
+    text = await recall(env, DEPLOY, mode="exploratory")
+    assert text.index(best) < text.index(popular)
+
+
+async def test_usage_orders_two_equally_similar_memories(env: Env) -> None:
+    first = stored_id(await remember(env, "cache purge endpoint alpha documented"))
+    second = stored_id(await remember(env, "cache purge endpoint beta documented"))
+    for _ in range(5):
+        env.counters.record("acme", second, env.clock())
+    text = await recall(env, "cache purge endpoint documented", mode="exploratory")
+    assert text.index(second) < text.index(first)
