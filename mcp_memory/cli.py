@@ -26,7 +26,7 @@ app = typer.Typer(
     name="mcp-memory",
     help="An MCP server that gives AI agents a memory that outlives a run, and the commands to run it.",
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

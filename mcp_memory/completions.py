@@ -1,9 +1,10 @@
 """Shell completion scripts for bash, zsh and fish, generated from the Typer app.
 
 The scripts are static: every command, option and known option value is written
-into them, so pressing Tab never starts Python (Typer's own `--install-completion`
-script runs `mcp-memory` on every Tab). The price is that they go stale when a
-command changes, so a test compares them with the app. To regenerate, from the
+into them, so pressing Tab never starts Python. (Typer's own completion, whose
+script runs `mcp-memory` on every Tab and whose options change shape with the
+environment, is switched off in the app: `add_completion=False`.) The price is
+that they go stale when a command changes, so a test compares them with the app. To regenerate, from the
 repository root:
 
     python -m mcp_memory.completions           # rewrite completions/
@@ -29,9 +30,6 @@ HEADER = f"Generated from the Typer app by `{REGENERATE}`; do not edit by hand."
 #: Values an option takes, where the CLI checks them against these domain constants.
 OPTION_VALUES: dict[str, tuple[str, ...]] = {"--type": MEMORY_TYPES, "--mode": MODES, "--scope": SCOPES}
 HELP_TEXT = "Show this message and exit."
-#: Typer's installers for its own (dynamic) completion: left out, as their shape depends on
-#: the environment (_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION) and these scripts replace them.
-TYPER_OWN = {"--install-completion", "--show-completion"}
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ def describe(app: typing.Any) -> tuple[tuple[Opt, ...], tuple[Cmd, ...]]:
     group = typer.main.get_command(app)
     help_names = tuple(sorted(group.context_settings.get("help_option_names", ["--help"]), key=len))
     help_opt = Opt(help_names, HELP_TEXT, False)
-    root = tuple(_option(p) for p in group.params if not p.hidden and not TYPER_OWN & set(p.opts)) + (help_opt,)
+    root = tuple(_option(p) for p in group.params if not p.hidden) + (help_opt,)
     commands = []
     for name in sorted(group.commands):
         command = group.commands[name]

@@ -27,7 +27,7 @@ def test_the_completion_scripts_are_current() -> None:
 
 def test_generation_is_deterministic_and_carries_nothing_from_this_machine(tmp_path: Path) -> None:
     first = completions.render()
-    # Another process, another directory, and the variable that changes Typer's own options.
+    # Another process, another directory, and the variable that would change Typer's own options.
     code = "import json; from mcp_memory.completions import render; print(json.dumps(render()))"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
@@ -35,6 +35,17 @@ def test_generation_is_deterministic_and_carries_nothing_from_this_machine(tmp_p
     assert first == second and set(first) == {"mcp-memory.bash", "_mcp-memory", "mcp-memory.fish"}
     for text in first.values():
         assert str(ROOT) not in text and str(Path.home()) not in text and sys.executable not in text
+
+
+def test_the_cli_offers_no_completion_options_of_its_own_whatever_the_environment() -> None:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SHELL": "/bin/bash"}
+    for variables in (env, {**env, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}):
+        shown = subprocess.run([sys.executable, "-m", "mcp_memory", "--help"], capture_output=True, text=True,
+                               env=variables, check=True).stdout
+        assert "completion" not in shown
+    refused = subprocess.run([sys.executable, "-m", "mcp_memory", "--install-completion"], capture_output=True,
+                             text=True, env=env)
+    assert refused.returncode == 2 and "No such option: --install-completion" in refused.stderr
 
 
 def test_every_command_and_option_is_in_every_script() -> None:
