@@ -104,3 +104,35 @@ def test_the_replay_reads_continuations_and_skips_comments(check: ModuleType) ->
     steps = check.instructions(text)
     assert steps == [("FROM", "a AS b"), ("RUN", "one && two"), ("ENV", 'A=1 B="x y"')]
     assert check.env_pairs(steps[2][1]) == {"A": "1", "B": "x y"}
+
+
+def test_the_replay_starts_the_images_own_command_with_its_environment(stages, check: ModuleType, tmp_path) -> None:
+    _, final, _ = stages
+    env, argv, health = check.final_stage(final, {"PATH": "/usr/bin:/bin"}, tmp_path / "venv", tmp_path)
+    assert argv == ["mcp-memory", "serve-http"]
+    assert (env["HOST"], env["PORT"]) == ("0.0.0.0", "3000")  # the replay then binds 127.0.0.1 and a free port
+    assert env["PATH"] == f"{tmp_path / 'venv' / 'bin'}:/usr/bin:/bin"
+    assert env["MEMORY_DB_PATH"] == str(tmp_path / "data" / "memory.db")
+    assert health[0] == "python"
+
+
+async def test_the_healthcheck_command_passes_against_the_server_and_fails_without_one(stages, check: ModuleType) -> None:
+    import asyncio
+    import subprocess
+    import sys
+
+    from tests.conftest import Clock, make_env
+    from tests.http_support import serving
+
+    _, final, _ = stages
+    _, _, health = check.final_stage(final, {"PATH": "/usr/bin:/bin"}, ROOT / "venv", ROOT)
+    command = [sys.executable, *health[1:]]  # `python` in the image is its environment's python
+
+    def probe(port: int) -> int:
+        env = {**os.environ, "PORT": str(port)}
+        return subprocess.run(command, env=env, capture_output=True, timeout=30).returncode
+
+    async with serving(make_env(Clock()).service) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        assert await asyncio.to_thread(probe, port) == 0
+    assert await asyncio.to_thread(probe, port) != 0  # stopped: the probe fails, as a health check must
