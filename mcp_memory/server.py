@@ -125,6 +125,10 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         service.counters.start(settings.stats_flush_ms)
         tools = build_tool_layer(settings, service, log)
         server = build_mcp_server(tools, lambda ctx: caller)
+        # stdout belongs to the protocol: the start-up lines go to stderr
+        for line in (f"mcp-memory v{__version__} serving stdio for tenant {caller.tenant}",
+                     *describe_setup(settings, tools)):
+            print(line, file=sys.stderr, flush=True)
         warming = asyncio.create_task(_warm_up(service.embedder, log))
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal)
@@ -152,18 +156,26 @@ def storage_line(settings: Any) -> str:
     return f"storage: {settings.backend} {where} — {settings.backend_reason}"
 
 
+def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
+    """Which storage (and why), which embedder, whether search_docs is offered."""
+    from mcp_memory.docs import describe_docs
+    from mcp_memory.embedders import describe
+
+    return [
+        storage_line(settings),
+        f"embedder: {describe(tools.service.embedder)}",
+        describe_docs(settings.knowledge_base_id),
+    ]
+
+
 def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], list[str]]:
     """What start-up prints once the port accepts: (stdout lines, stderr warnings) (B §15.2)."""
     from mcp_memory.auth import auth_lines
-    from mcp_memory.docs import describe_docs
-    from mcp_memory.embedders import describe
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
     out = [
         f"mcp-memory v{__version__} listening on {url} (POST /mcp)",
-        storage_line(settings),
-        f"embedder: {describe(tools.service.embedder)}",
-        describe_docs(settings.knowledge_base_id),
+        *describe_setup(settings, tools),
         *auth_out,
     ]
     return out, auth_err

@@ -128,6 +128,11 @@ def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
     logs = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     assert [entry["tool"] for entry in logs if entry.get("event") == "tool_call"] == ["remember", "recall"]
     assert "secret" not in err
+    boot = err.splitlines()[:4]  # the start-up lines, on stderr: which storage and why, the embedder
+    assert boot[0].startswith("mcp-memory v") and boot[0].endswith("serving stdio for tenant acme")
+    assert boot[1] == f"storage: sqlite {tmp_path / 'm.db'} — embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET is set"
+    assert boot[2] == "embedder: fake:fake-bag-of-words, 64d"
+    assert boot[3] == "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
 
 
 def shard_count(db: Path) -> str:
