@@ -86,11 +86,11 @@ def usage_band(rel_sim: float) -> float:
     """How much of the access term a candidate gets: 1 at the top similarity, 0 at or below
     (1 - USAGE_BAND) of it.
 
-    A deviation from the reference, measured on MADial-Bench (bench/RESULTS.md): with every
-    returned result counted as an access and the access term at full weight, memories that
-    earlier questions returned outrank the answer to this one — R@5 fell from 57.6 (the raw
-    embedder) to 52.9 in balanced mode and 36.4 in exploratory after 160 recalls. Confined to
-    near-ties, usage still orders near-equals and recall matches the raw embedder.
+    A deviation from the reference, measured on MADial-Bench (`bench/madial.py`, RESULTS.md):
+    with every returned result counted as an access and the access term at full weight, memories
+    that earlier questions returned outrank the answer to this one — R@5 fell from 57.6 (the raw
+    embedder) to 52.4 in balanced mode and 37.3 in exploratory after 160 recalls. Confined to
+    near-ties, usage still orders near-equals and R@5 is 57.5 / 57.6.
     """
     return min(1.0, max(0.0, (rel_sim - (1.0 - USAGE_BAND)) / USAGE_BAND))
 
