@@ -309,4 +309,7 @@ class LocalEmbedder:
         model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
         tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()
         tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
-        return _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
+        runtime = _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
+        del model_bytes, tokenizer_bytes
+        _minilm.return_freed_memory()
+        return runtime

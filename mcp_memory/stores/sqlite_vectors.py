@@ -19,6 +19,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +32,8 @@ NOBODY = -2
 DEFAULT_CACHE_BYTES = 1 << 30
 
 _ROW = "id, scope, conversation, embedding"
+#: Rows decoded at a time when a tenant is loaded (about 6 MB of embeddings).
+_CHUNK_ROWS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +99,34 @@ def _usable(rows: list[tuple], dim: int) -> list[tuple]:
     return [row for row in rows if isinstance(row[3], bytes) and len(row[3]) == width]
 
 
-def build(rows: list[tuple], generation: int, purged: int, dim: int) -> TenantVectors:
-    """A snapshot from scratch, with room to grow."""
-    rows = _usable(rows, dim)
-    n = len(rows)
-    capacity = max(16, n + n // 4)
+def capacity_for(n: int) -> int:
+    """Rows to allocate for `n`: a little room to grow in place (a copy of the matrix
+    every n/16 appends is cheap; a quarter more memory per tenant is not)."""
+    return max(16, n + n // 16)
+
+
+def build(chunks: Iterable[list[tuple]], count: int, generation: int, purged: int, dim: int) -> TenantVectors:
+    """A snapshot from scratch, from the tenant's rows in chunks (`count` of them expected).
+
+    Decoded chunk by chunk into a matrix allocated once: the rows' blobs are never all
+    in memory at the same time as the matrix (at 100,000 memories that would double
+    the peak, and the freed blobs stay in the heap as resident memory).
+    """
     conversations: dict[str, int] = {}
-    ids = [row[0] for row in rows]
-    codes = np.empty(capacity, np.int32)
-    codes[:n] = [_code(row[1], row[2], conversations) for row in rows]
-    matrix = np.empty((capacity, dim), np.float32)
-    if n:
-        matrix[:n] = _decode([row[3] for row in rows], dim)
+    ids: list[str] = []
+    codes = np.empty(capacity_for(count), np.int32)
+    matrix = np.empty((len(codes), dim), np.float32)
+    n = 0
+    for chunk in chunks:
+        rows = _usable(chunk, dim)
+        if n + len(rows) > len(codes):  # more rows than counted: grow (copies)
+            codes = np.concatenate([codes[:n], np.empty(capacity_for(n + len(rows)) - n, np.int32)])
+            matrix = np.concatenate([matrix[:n], np.empty((len(codes) - n, dim), np.float32)])
+        if rows:
+            codes[n : n + len(rows)] = [_code(row[1], row[2], conversations) for row in rows]
+            matrix[n : n + len(rows)] = _decode([row[3] for row in rows], dim)
+            ids.extend(row[0] for row in rows)
+            n += len(rows)
     index = {memory_id: i for i, memory_id in enumerate(ids)}
     return TenantVectors(generation, purged, n, ids, codes, matrix, index, conversations)
 
@@ -121,7 +140,7 @@ def extend(old: TenantVectors, rows: list[tuple], generation: int, dim: int) -> 
     ids, codes, matrix, index = old.ids, old.codes, old.matrix, old.index
     if replaced or n > len(codes) or len(ids) != old.n:
         # Copy: never change rows an older snapshot can still see.
-        capacity = max(len(codes), n + n // 4, 16)
+        capacity = max(len(codes), capacity_for(n))
         ids = list(ids[: old.n])
         codes = np.empty(capacity, np.int32)
         codes[: old.n] = old.codes[: old.n]
@@ -157,23 +176,29 @@ class VectorCache:
         with self._guard:
             lock = self._locks.setdefault(tenant, threading.Lock())
         with lock:
-            with self._guard:
-                cached = self._tenants.get(tenant)
-            fresh = self._refresh(conn, tenant, cached)
+            fresh = self._refresh(conn, tenant)
             with self._guard:
                 self._tenants[tenant] = fresh
                 self._tenants.move_to_end(tenant)
                 self._evict(keep=tenant)
             return fresh
 
-    def _refresh(self, conn: sqlite3.Connection, tenant: str, cached: TenantVectors | None) -> TenantVectors:
+    def _refresh(self, conn: sqlite3.Connection, tenant: str) -> TenantVectors:
+        with self._guard:
+            cached = self._tenants.get(tenant)
         row = conn.execute("SELECT generation, purged FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
         generation, purged = row if row else (0, 0)
         if cached is not None and cached.generation == generation and cached.purged == purged:
             return cached
         if cached is None or cached.purged != purged or cached.generation > generation:
-            rows = conn.execute(f"SELECT {_ROW} FROM memories WHERE tenant = ?", (tenant,)).fetchall()
-            return build(rows, generation, purged, self.dim)
+            # Drop the old snapshot first: at 100,000 memories it is 150 MB that the new
+            # one would otherwise sit beside while it is built (queries in flight keep theirs).
+            with self._guard:
+                self._tenants.pop(tenant, None)
+            del cached
+            (count,) = conn.execute("SELECT count(*) FROM memories WHERE tenant = ?", (tenant,)).fetchone()
+            cursor = conn.execute(f"SELECT {_ROW} FROM memories WHERE tenant = ?", (tenant,))
+            return build(iter(lambda: cursor.fetchmany(_CHUNK_ROWS), []), count, generation, purged, self.dim)
         rows = conn.execute(
             f"SELECT {_ROW} FROM memories WHERE tenant = ? AND rev > ?", (tenant, cached.generation)
         ).fetchall()
