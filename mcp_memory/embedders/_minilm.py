@@ -119,22 +119,6 @@ def _new_session(ort: Any, model_bytes: bytes, options: Any) -> Any:
         os.close(fd)
 
 
-def return_freed_memory() -> None:
-    """Hand the heap pages freed while loading back to the operating system.
-
-    Building the session parses the 23 MB model and folds its int8 weights into
-    float32 (onnxruntime's constant folding); the scratch it frees, about 70 MB,
-    would otherwise stay resident for the life of the process (glibc keeps freed
-    heap memory). glibc only; anywhere else this does nothing.
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def _import_runtime() -> tuple[Any, Any]:
     try:
         import onnxruntime

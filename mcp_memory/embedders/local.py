@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from mcp_memory import heap
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.errors import EmbeddingError
 
@@ -311,5 +312,5 @@ class LocalEmbedder:
         tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
         runtime = _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
         del model_bytes, tokenizer_bytes
-        _minilm.return_freed_memory()
+        heap.trim()  # the session build's scratch (about 70 MB) stays resident otherwise
         return runtime
