@@ -121,6 +121,10 @@ async def embeddings(texts: list[str], cache: Path, chunk: int = 2048) -> tuple[
     path = _cache_file(cache, len(texts))
     if path.exists():
         return np.load(path), None
+    for other in sorted(cache.glob("corpus-*.npy"), key=lambda f: int(f.name.split("-")[1])):
+        count = int(other.name.split("-")[1])
+        if count > len(texts) and other == _cache_file(cache, count):  # a longer run of the same corpus
+            return np.load(other, mmap_mode="r")[: len(texts)].copy(), None
     embedder = LocalEmbedder()
     rows = np.empty((len(texts), 384), np.float32)
     started = time.perf_counter()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mcp_memory import heap
+from mcp_memory import blas, heap
 
 #: Visibility code of a project-scope row (visible to every request).
 PROJECT = -1
@@ -247,6 +247,7 @@ class VectorCache:
 
     def current(self, conn: sqlite3.Connection, tenant: str) -> TenantVectors:
         """On a worker thread, inside a read transaction: the tenant's up-to-date snapshot."""
+        blas.use_one_thread()
         with self._guard:
             lock = self._locks.setdefault(tenant, threading.Lock())
         with lock:

@@ -4,6 +4,9 @@ a scan of the table, and a snapshot never changes once a query holds it."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +19,7 @@ from mcp_memory.stores.sqlite_vectors import build, extend
 
 DIM = 8
 TENANT = "acme"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -156,3 +160,28 @@ async def test_the_store_stays_exact_through_puts_rewrites_and_deletes_across_bl
     finally:
         await vectors.close()
         await objects.close()
+
+
+def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
+    # Process-wide, so in a fresh process: OpenBLAS's spinning helper threads
+    # would take the cores the model needs (mcp_memory/blas.py).
+    script = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "import numpy as np\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from mcp_memory.stores.sqlite import open_sqlite\n"
+        "async def main():\n"
+        "    vectors, objects = await open_sqlite(Path(sys.argv[1]), model='m', dim=8)\n"
+        "    await vectors.query('acme', np.ones(8, np.float32), 3, None)\n"
+        "    after = [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "    await vectors.close(); await objects.close()\n"
+        "    print(json.dumps(after))\n"
+        "asyncio.run(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    after = json.loads(result.stdout)
+    assert after and set(after) == {1}
