@@ -153,3 +153,30 @@ def test_the_access_counters_are_flushed_once_on_exit(tmp_path: Path, stop: str)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert shard_count(db) == "1"
+
+
+def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp_path: Path) -> None:
+    # What serve-stdio does before it can answer initialize and tools/list: open the
+    # store, build the tools and the MCP server. numpy and the model load afterwards,
+    # with the first vector (about 0.1 s and 0.5 s of the start otherwise).
+    script = (
+        "import asyncio, json, sys\n"
+        "from mcp_memory.config import Settings\n"
+        "from mcp_memory.logs import JsonLog\n"
+        "from mcp_memory.server import build_mcp_server\n"
+        "from mcp_memory.service import open_service\n"
+        "from mcp_memory.tools import build_tool_layer\n"
+        "async def main():\n"
+        "    settings = Settings.from_env({'MEMORY_DB_PATH': sys.argv[1]})\n"
+        "    service = await open_service(settings)\n"
+        "    build_mcp_server(build_tool_layer(settings, service, JsonLog(stdio=True)), lambda ctx: None)\n"
+        "    loaded = [m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]\n"
+        "    await service.close()\n"
+        "    print(json.dumps(loaded))\n"
+        "asyncio.run(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []

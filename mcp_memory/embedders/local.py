@@ -52,13 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-
 from mcp_memory import heap
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.errors import EmbeddingError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
     from mcp_memory.embedders._minilm import Encoded, MiniLM
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -178,6 +178,8 @@ class LocalEmbedder:
         return check_vectors(rows, self.model, self.dim, len(texts))
 
     async def _embed_in_batches(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         runtime, encoded = await self._in_worker(self._tokenize, texts)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         rows = np.empty((len(texts), self.dim), dtype=np.float32)

@@ -16,16 +16,18 @@ import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.errors import PreconditionFailed, StoreError
 from mcp_memory.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite_db import CHUNK, SqliteDatabase
 from mcp_memory.stores.sqlite_lock import TenantLocks
-from mcp_memory.stores.sqlite_vectors import VectorCache
+
+if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
+    import numpy as np
+
+    from mcp_memory.stores.sqlite_vectors import VectorCache
 
 __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
 
@@ -111,11 +113,21 @@ class SqliteVectorStore:
     def __init__(self, db: SqliteDatabase, dim: int) -> None:
         self._db = db
         self._dim = dim
-        self._cache = VectorCache(dim)
+        self._cache_instance: VectorCache | None = None
         self._locks = TenantLocks(db.lock_dir)
         self._closed = False
 
+    @property
+    def _cache(self) -> VectorCache:
+        if self._cache_instance is None:
+            from mcp_memory.stores.sqlite_vectors import VectorCache
+
+            self._cache_instance = VectorCache(self._dim)
+        return self._cache_instance
+
     def _vector(self, embedding: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         vector = np.asarray(embedding, dtype=np.float32)
         if vector.ndim != 1 or vector.shape[0] != self._dim:
             raise StoreError(
@@ -214,7 +226,8 @@ class SqliteVectorStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._cache.clear()
+            if self._cache_instance is not None:
+                self._cache_instance.clear()
             await self._db.release()
 
 
