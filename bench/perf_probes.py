@@ -189,30 +189,35 @@ class StdioServer:
 class HttpServer:
     """`serve-http --port 0` in a child process, and an aiohttp client for it."""
 
-    def __init__(self, process: asyncio.subprocess.Process, url: str) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, url: str, log: Any = None) -> None:
         import aiohttp
 
         self.process = process
         self.url = url
         self.ids = 0
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64, force_close=False))
-        self._drain = asyncio.create_task(self._discard_stdout())
+        self._log = log
 
     @classmethod
     async def start(cls, where: dict[str, str], source: Path) -> HttpServer:
+        """Its stdout (a tool_call line per call) goes to a file: a pipe read by this busy
+        client would fill up and block the server's writes, and time that, not the server."""
+        import tempfile
+
+        log = tempfile.TemporaryFile(mode="w+")
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mcp_memory", "serve-http", "--port", "0",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env=server_env(where, source), cwd=str(source),
+            stdout=log, stderr=asyncio.subprocess.DEVNULL, env=server_env(where, source), cwd=str(source),
         )
-        first = (await asyncio.wait_for(process.stdout.readline(), 120)).decode()
-        if " listening on " not in first:
-            raise RuntimeError(f"serve-http did not start: {first!r}")
-        return cls(process, first.split(" listening on ")[1].split(" ")[0] + "/mcp")
-
-    async def _discard_stdout(self) -> None:  # tool_call log lines: never let the pipe fill
-        while await self.process.stdout.read(1 << 16):
-            pass
+        deadline = time.perf_counter() + 120
+        while time.perf_counter() < deadline and process.returncode is None:
+            log.seek(0)
+            first = log.readline()
+            if " listening on " in first:
+                return cls(process, first.split(" listening on ")[1].split(" ")[0] + "/mcp", log)
+            await asyncio.sleep(0.02)
+        log.close()
+        raise RuntimeError("serve-http did not start within 120 s")
 
     async def call(self, name: str, arguments: dict, era: str = "modern") -> tuple[float, str]:
         self.ids += 1
@@ -267,5 +272,5 @@ class HttpServer:
         except asyncio.TimeoutError:
             self.process.kill()
             await self.process.wait()
-        self._drain.cancel()
-        await asyncio.gather(self._drain, return_exceptions=True)
+        if self._log is not None:
+            self._log.close()
