@@ -83,12 +83,13 @@ def throughput_table(report: dict) -> list[str]:
 
 
 def rss_table(report: dict) -> list[str]:
-    lines = ["| memories | backend | serve-http RSS | its peak (VmHWM) | serve-stdio RSS | its peak |",
-             "|---:|---|---:|---:|---:|---:|"]
+    lines = ["| memories | backend | serve-http RSS after the recalls | after the throughput runs | its peak (VmHWM) | "
+             "serve-stdio RSS after the recalls | its peak |",
+             "|---:|---|---:|---:|---:|---:|---:|"]
     for p in report["phases"]:
-        h, s = p["rss"]["http"], p["rss"]["stdio"]
-        lines.append(f"| {p['size']:,} | {p['backend']} | {h['rss_mb']:.0f} MB | {h['peak_mb']:.0f} MB | "
-                     f"{s['rss_mb']:.0f} MB | {s['peak_mb']:.0f} MB |")
+        h, s, a = p["rss"]["http"], p["rss"]["stdio"], p.get("rss_after_recalls", p["rss"])
+        lines.append(f"| {p['size']:,} | {p['backend']} | {a['http']['rss_mb']:.0f} MB | {h['rss_mb']:.0f} MB | "
+                     f"{h['peak_mb']:.0f} MB | {a['stdio']['rss_mb']:.0f} MB | {s['peak_mb']:.0f} MB |")
     return lines
 
 
@@ -126,7 +127,10 @@ def targets(report: dict) -> list[str]:
     if p100:
         r = p100["recall"]["service"]
         check("recall p50, service, SQLite, 100k ≤ 60 ms", r["p50_ms"], 60, f"{ms(r['p50_ms'])} ms")
-        check("serve-http RSS at 100k ≤ 400 MB", p100["rss"]["http"]["rss_mb"], 400, f"{p100['rss']['http']['rss_mb']:.0f} MB")
+        after = p100.get("rss_after_recalls", p100["rss"])["http"]["rss_mb"]
+        check("serve-http RSS at 100k ≤ 400 MB (after fill + recalls)", after, 400, f"{after:.0f} MB")
+        check("serve-http RSS at 100k ≤ 400 MB (after 16-client bursts too)", p100["rss"]["http"]["rss_mb"], 400,
+              f"{p100['rss']['http']['rss_mb']:.0f} MB")
         s = p100["startup"]
         check("first recall after serve-stdio starts ≤ 2.5 s (100k)", s["first_recall_s"]["p50_ms"] / 1000, 2.5,
               f"{s['first_recall_s']['p50_ms'] / 1000:.2f} s")
@@ -163,7 +167,7 @@ def main() -> None:
            "The floor and our overhead (p50, ms):", "", *floor_table(report), "",
            "serve-stdio start (median of the timed starts, min–max):", "", *startup_table(report), "",
            "Throughput over HTTP (2026-07-28 era):", "", *throughput_table(report), "",
-           "Resident memory after the recalls and the throughput runs:", "", *rss_table(report)]
+           "Resident memory (VmRSS of the server process):", "", *rss_table(report)]
     if len(sys.argv) > 2:
         before = json.loads(Path(sys.argv[2]).read_text())
         out += ["", f"Before ({before['label']}, load {before['load_start']:.2f}→{before['load_end']:.2f}) and after "

@@ -17,7 +17,8 @@ BENCH_DATABASE_URL or a throwaway pgserver), in this order:
    HTTP (2026-07-28 era, then the legacy 2025-06-18 era);
 3. throughput over HTTP with 1, 4 and 16 concurrent clients, each level
    bounded by `--throughput-seconds` and `--throughput-calls`;
-4. the resident memory of both servers;
+4. the resident memory of both servers (after the recalls, and again after the
+   throughput runs);
 5. remember, interleaved the same way (new texts, so each call stores).
 
 Each timed loop stops after `--runs` rounds or `--max-seconds`, whichever comes
@@ -148,6 +149,7 @@ async def phase(args, size: int, backend: str, where: dict[str, str], vectors, q
               f"floor {result['recall']['floor']['p50_ms']:.1f} (n={result['recall']['service']['n']})",
               file=sys.stderr, flush=True)
 
+        result["rss_after_recalls"] = {"http": http.rss(), "stdio": stdio.rss()}
         if size in args.throughput_sizes:
             result["throughput"] = []
             for clients in (1, 4, 16):
