@@ -154,6 +154,10 @@ class MiniLM:
             intra_op_threads = min(DEFAULT_INTRA_OP_THREADS, os.cpu_count() or 1)
         options.intra_op_num_threads = intra_op_threads  # 0 = onnxruntime's own default
         options.inter_op_num_threads = 1
+        # No arena: activations are freed after each run instead of kept at the size of the
+        # largest batch so far (with heap.limit_growth, about 10 MB less after a burst; no
+        # measurable cost per call).
+        options.enable_cpu_mem_arena = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads would otherwise spin on the cores the event loop needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")

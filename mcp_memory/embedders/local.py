@@ -308,6 +308,7 @@ class LocalEmbedder:
     def _load(self) -> MiniLM:
         from mcp_memory.embedders import _minilm
 
+        heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()
         model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
         tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()

@@ -260,6 +260,7 @@ class VectorCache:
     """Per-tenant snapshots, refreshed against the database's generation counters."""
 
     def __init__(self, dim: int, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        heap.limit_growth()  # a batch of searches' scores must not stay resident after a burst
         self.dim = dim
         self.max_bytes = max_bytes
         self._tenants: OrderedDict[str, TenantVectors] = OrderedDict()

@@ -185,3 +185,12 @@ def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     after = json.loads(result.stdout)
     assert after and set(after) == {1}
+
+
+def test_the_heap_tuning_is_harmless_to_call_again_and_again():
+    from mcp_memory import heap
+
+    for _ in range(3):
+        heap.limit_growth()
+        heap.trim()
+    assert bytearray(heap.MMAP_THRESHOLD * 2)  # a large block still allocates (from mmap)
