@@ -94,6 +94,20 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+def start_floor(source: Path, count: int) -> dict:
+    """The start nothing of ours is in: a Python that imports the MCP SDK's stdio server
+    and exits, spawn to exit (what serve-stdio cannot answer tools/list before)."""
+    import subprocess
+
+    took = []
+    for _ in range(count + 1):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import mcp.server.stdio, mcp.server, mcp_types"], check=True,
+                       cwd=str(source))
+        took.append(time.perf_counter() - started)
+    return summary(took[1:])
+
+
 async def timed_rounds(runs: int, max_seconds: float, round_fn) -> int:  # noqa: ANN001
     deadline = time.perf_counter() + max_seconds
     done = 0
@@ -198,6 +212,7 @@ async def run(args, root: Path) -> dict:  # noqa: ANN001
     vectors, took = await embeddings(texts, Path(args.cache) if args.cache else root / "cache")
     report["embedding"] = {"texts": len(texts), "seconds": took, "cached": took is None,
                            "wall_s": time.perf_counter() - started}
+    report["start_floor"] = start_floor(Path(args.source), 2 * args.starts)
     queries = make_queries(400)
     urls = {"postgres": os.environ.get("BENCH_DATABASE_URL", "").strip() or None}
     server = None
