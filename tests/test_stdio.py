@@ -180,3 +180,39 @@ def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp
 
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_fails(tmp_path: Path) -> None:
+    import io
+
+    import numpy as np
+
+    from mcp_memory.logs import JsonLog
+    from mcp_memory.model import Memory
+    from mcp_memory.server import _warm_up
+    from mcp_memory.stores.sqlite import open_sqlite
+
+    class Embedder:
+        warmed = False
+
+        async def warm_up(self) -> None:
+            self.warmed = True
+
+    class BrokenStore:
+        async def warm(self, tenant: str) -> None:
+            raise OSError("disk gone")
+
+    vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=4)
+    try:
+        await vectors.put(Memory(id="m1", tenant="acme", content="c", created_at="2026-01-01T00:00:00.000Z"),
+                          np.array([1, 0, 0, 0], np.float32))
+        vectors._cache.clear()
+        embedder, err = Embedder(), io.StringIO()
+        await _warm_up(embedder, JsonLog(io.StringIO(), err), vectors, "acme")
+        assert embedder.warmed and "acme" in vectors._cache._tenants and err.getvalue() == ""
+
+        await _warm_up(Embedder(), JsonLog(io.StringIO(), err), BrokenStore(), "acme")
+        assert json.loads(err.getvalue())["event"] == "vectors_warm_up_failed"
+    finally:
+        await vectors.close()
+        await objects.close()

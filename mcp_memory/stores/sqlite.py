@@ -211,6 +211,13 @@ class SqliteVectorStore:
 
         return await self._db.read(read, "query")
 
+    async def warm(self, tenant: str) -> None:
+        """Load `tenant`'s vectors into the cache now rather than at its first query."""
+        def load(conn: sqlite3.Connection) -> None:
+            self._cache.current(conn, tenant)
+
+        await self._db.read(load, "load vectors")
+
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
