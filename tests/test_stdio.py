@@ -216,3 +216,23 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
     finally:
         await vectors.close()
         await objects.close()
+
+
+def test_nothing_loads_the_model_before_the_handshake_is_done(tmp_path: Path) -> None:
+    # Loading it while initialize and tools/list are still unanswered only slows them down;
+    # the warm-up starts at notifications/initialized (or the first tools/list or call).
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=server_env(tmp_path / "m.db"), cwd=str(ROOT),
+    )
+    try:
+        rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
+        mapped = Path(f"/proc/{process.pid}/maps").read_text()
+        assert "onnxruntime" not in mapped and "numpy" not in mapped
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+        process.stdout.close()
