@@ -40,9 +40,10 @@ def main() -> None:
             ax.fill_between(sizes, [p["recall"][key]["p25_ms"] for p in phases],
                             [p["recall"][key]["p75_ms"] for p in phases], color=color, alpha=0.15)
             ax.plot(sizes, [p["recall"][key]["p95_ms"] for p in phases], color=color, linestyle=":", linewidth=1)
-            for x, y in zip(sizes, p50):
-                if key != "floor" and x == sizes[-1]:
-                    ax.annotate(f"{y:.0f} ms", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=8, color=color)
+            offset = {"service": (7, -11), "http": (7, 3)}.get(key)  # stdio lies between the two
+            if offset is not None:
+                ax.annotate(f"{p50[-1]:.0f} ms", (sizes[-1], p50[-1]), textcoords="offset points", xytext=offset,
+                            fontsize=8, color=color)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes)
