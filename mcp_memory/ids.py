@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from datetime import datetime, timedelta, timezone
@@ -72,6 +73,13 @@ def parse_iso(text: str) -> float:
     """
     if not isinstance(text, str) or not text:
         return math.nan
+    return _parse_iso_text(text)
+
+
+@functools.lru_cache(maxsize=16384)
+def _parse_iso_text(text: str) -> float:
+    """parse_iso for a non-empty string, cached: every recall parses the createdAt of
+    each of its 30 candidates, and mostly the same ones again and again."""
     raw = text.strip()
     if raw.endswith(("Z", "z")):
         raw = raw[:-1] + "+00:00"

@@ -172,7 +172,7 @@ class MemoryService:
         gated = len(hits) - len(keeping)
         results: list[Ranked] = []
         if keeping:
-            stats = await self.counters.load(caller.tenant)
+            stats = await self.counters.load(caller.tenant, [h.memory.id for h in keeping])
             at = self.clock()
             results = self._rank(keeping, stats, top, mode, at)[:limit]
             for r in results:

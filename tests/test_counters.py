@@ -607,6 +607,25 @@ async def test_a_flush_folds_its_counts_into_the_cached_read(pod: PodFactory, cl
     assert (await counters.load(TENANT))["m1"].access_count == 1  # nor doubled on the re-read
 
 
+async def test_loading_some_ids_gives_their_durable_plus_unflushed_counts_and_nothing_else(
+    pod: PodFactory, clock: Clock
+) -> None:
+    counters = pod("pod-a", cache_ttl_ms=60_000)
+    for memory_id in ("m1", "m1", "m2", "m3"):
+        counters.record(TENANT, memory_id, clock())
+    await counters.flush()
+    clock.advance(5000)
+    counters.record(TENANT, "m1", clock())  # unflushed, and later than the durable one
+    counters.record(TENANT, "m4", clock())
+
+    some = await counters.load(TENANT, ["m1", "m4", "m3", "never-used"])
+    everything = await counters.load(TENANT)
+
+    assert set(some) == {"m1", "m3", "m4"}
+    assert {k: everything[k] for k in some} == some
+    assert some["m1"].access_count == 3 and some["m1"].last_accessed_at == everything["m1"].last_accessed_at
+
+
 async def test_the_mapping_a_load_returns_is_the_callers_own(pod: PodFactory) -> None:
     counters = pod("pod-a", cache_ttl_ms=60_000)
     counters.record(TENANT, "m1", START)

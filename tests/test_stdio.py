@@ -158,3 +158,86 @@ def test_the_access_counters_are_flushed_once_on_exit(tmp_path: Path, stop: str)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert shard_count(db) == "1"
+
+
+def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp_path: Path) -> None:
+    # What serve-stdio does before it can answer initialize and tools/list: open the
+    # store, build the tools and the MCP server. numpy and the model load afterwards,
+    # with the first vector (about 0.1 s and 0.5 s of the start otherwise).
+    script = (
+        "import asyncio, json, sys\n"
+        "from mcp_memory.config import Settings\n"
+        "from mcp_memory.logs import JsonLog\n"
+        "from mcp_memory.server import build_mcp_server\n"
+        "from mcp_memory.service import open_service\n"
+        "from mcp_memory.tools import build_tool_layer\n"
+        "async def main():\n"
+        "    settings = Settings.from_env({'MEMORY_DB_PATH': sys.argv[1]})\n"
+        "    service = await open_service(settings)\n"
+        "    build_mcp_server(build_tool_layer(settings, service, JsonLog(stdio=True)), lambda ctx: None)\n"
+        "    loaded = [m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules]\n"
+        "    await service.close()\n"
+        "    print(json.dumps(loaded))\n"
+        "asyncio.run(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_fails(tmp_path: Path) -> None:
+    import io
+
+    import numpy as np
+
+    from mcp_memory.logs import JsonLog
+    from mcp_memory.model import Memory
+    from mcp_memory.server import _warm_up
+    from mcp_memory.stores.sqlite import open_sqlite
+
+    class Embedder:
+        warmed = False
+
+        async def warm_up(self) -> None:
+            self.warmed = True
+
+    class BrokenStore:
+        async def warm(self, tenant: str) -> None:
+            raise OSError("disk gone")
+
+    vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=4)
+    try:
+        await vectors.put(Memory(id="m1", tenant="acme", content="c", created_at="2026-01-01T00:00:00.000Z"),
+                          np.array([1, 0, 0, 0], np.float32))
+        vectors._cache.clear()
+        embedder, err = Embedder(), io.StringIO()
+        await _warm_up(embedder, JsonLog(io.StringIO(), err), vectors, "acme")
+        assert embedder.warmed and "acme" in vectors._cache._tenants and err.getvalue() == ""
+
+        await _warm_up(Embedder(), JsonLog(io.StringIO(), err), BrokenStore(), "acme")
+        assert json.loads(err.getvalue())["event"] == "vectors_warm_up_failed"
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
+def test_nothing_loads_the_model_before_the_handshake_is_done(tmp_path: Path) -> None:
+    # Loading it while initialize and tools/list are still unanswered only slows them down;
+    # the warm-up starts at notifications/initialized (or the first tools/list or call).
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=server_env(tmp_path / "m.db"), cwd=str(ROOT),
+    )
+    try:
+        rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
+        mapped = Path(f"/proc/{process.pid}/maps").read_text()
+        assert "onnxruntime" not in mapped and "numpy" not in mapped
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+        process.stdout.close()

@@ -86,6 +86,39 @@ def default_tokenizer_path() -> Path:
     return Path(str(importlib.resources.files("mcp_memory").joinpath("data", "tokenizer.json")))
 
 
+def _new_session(ort: Any, model_bytes: bytes, options: Any) -> Any:
+    """An onnxruntime session of exactly these (verified) bytes, keeping no copy of them.
+
+    Handed bytes, onnxruntime's Python wrapper keeps them for the life of the
+    session (23 MB resident for nothing; its source says as much). On Linux the
+    bytes go into a sealed anonymous memory file that onnxruntime reads by path
+    and that is gone once the session is built: still the very bytes that were
+    checked, with no window for the file on disk to change. Anywhere that is not
+    available, the bytes are handed over as they are.
+    """
+    providers = ["CPUExecutionProvider"]
+    try:
+        import fcntl
+    except ImportError:  # not a Unix
+        fcntl = None
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is None or not hasattr(fcntl, "F_ADD_SEALS"):
+        return ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+    try:
+        fd = memfd_create("mcp-memory-model", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except OSError:  # e.g. refused by a sandbox
+        return ort.InferenceSession(model_bytes, sess_options=options, providers=providers)
+    try:
+        view = memoryview(model_bytes)
+        written = 0
+        while written < len(view):
+            written += os.write(fd, view[written:])
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        return ort.InferenceSession(f"/proc/self/fd/{fd}", sess_options=options, providers=providers)
+    finally:
+        os.close(fd)
+
+
 def _import_runtime() -> tuple[Any, Any]:
     try:
         import onnxruntime
@@ -121,11 +154,15 @@ class MiniLM:
             intra_op_threads = min(DEFAULT_INTRA_OP_THREADS, os.cpu_count() or 1)
         options.intra_op_num_threads = intra_op_threads  # 0 = onnxruntime's own default
         options.inter_op_num_threads = 1
+        # No arena: activations are freed after each run instead of kept at the size of the
+        # largest batch so far (with heap.limit_growth, about 10 MB less after a burst; no
+        # measurable cost per call).
+        options.enable_cpu_mem_arena = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads would otherwise spin on the cores the event loop needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+            session = _new_session(ort, model_bytes, options)
         except Exception as exc:  # onnxruntime's errors derive from Exception only
             raise StartupError(
                 f"onnxruntime could not load the local embedding model ({type(exc).__name__}); {MODEL_REMEDY}"

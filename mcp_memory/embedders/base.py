@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mcp_memory.errors import EmbeddingError
+
+if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
+    import numpy as np
 
 
 @runtime_checkable
@@ -33,6 +34,8 @@ def describe(embedder: Embedder) -> str:
 def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
     """The common checks, in the reference order: a numeric array, the right
     dimension, not all zeros. Returns the vector as float32."""
+    import numpy as np
+
     try:
         vector = np.asarray(value, dtype=np.float32)
     except (TypeError, ValueError):
@@ -52,6 +55,8 @@ def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
 
 def check_vectors(values: Sequence[Any], model: str, dim: int, expected: int) -> np.ndarray:
     """Check a batch: one vector per input text, each passing `check_vector`."""
+    import numpy as np
+
     if len(values) != expected:
         raise count_mismatch(len(values), expected)
     if expected == 0:

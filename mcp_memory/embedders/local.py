@@ -11,6 +11,18 @@ Why it is shaped this way:
   single batch over the cores: two batches at once on a 2-core box only
   fight for them. Bulk calls hop back to the loop between batches, so a
   recall's single query is not stuck behind a 10,000-text re-embed.
+- **Micro-batched.** Small calls (up to `batch_size` texts: every recall and
+  remember) join one queue. When the worker is idle a call runs at once, on
+  its own, in one hop: a lone query waits for nothing. Calls that arrive while
+  the worker is busy wait in the queue and then run together as one model
+  call, up to `batch_size` texts: under 16 concurrent recalls the model runs a
+  few batches instead of 16 single queries, each of which pays the per-call
+  cost again (bench/RESULTS.md). The texts are the same, so are the vectors
+  (within float rounding of the padding). If a joint batch fails, each of its
+  calls is re-run alone, so an error reaches only the callers whose own texts
+  cause it. The queue drains one batch per worker job and then queues the
+  next job behind whatever else is waiting (a bulk call's next batch), so
+  neither starves the other.
 - **Verified.** The model file and the tokenizer are checked against sha256
   pins kept here, not the model package's own constant.
 - **Offline.** Nothing is ever downloaded: the model comes from the pinned
@@ -33,17 +45,20 @@ import asyncio
 import functools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-
+from mcp_memory import heap
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.errors import EmbeddingError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
     from mcp_memory.embedders._minilm import Encoded, MiniLM
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -56,6 +71,40 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 BATCH_SIZE = 32
 
 T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Request:
+    """One small `embed` call waiting for the worker: its texts and where its answer goes."""
+
+    texts: list[str]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[np.ndarray]
+
+    def abandoned(self) -> bool:
+        """The caller stopped waiting (cancelled). Read from the worker thread: a stale
+        answer only means the batch embeds a text nobody will read."""
+        return self.future.done()
+
+    def settle(self, rows: np.ndarray | None, error: BaseException | None = None) -> None:
+        """From the worker thread: hand the rows (or the error) to the caller's own loop."""
+
+        def deliver() -> None:
+            if self.future.done():  # cancelled meanwhile
+                return
+            if error is not None:
+                self.future.set_exception(error)
+            else:
+                self.future.set_result(rows)
+
+        try:
+            self.loop.call_soon_threadsafe(deliver)
+        except RuntimeError:  # that loop is closed: nobody is waiting any more
+            pass
+
+
+def _closed_error() -> EmbeddingError:
+    return EmbeddingError("the local embedder has been closed")
 
 
 class LocalEmbedder:
@@ -89,6 +138,10 @@ class LocalEmbedder:
         self._intra_op_threads = intra_op_threads
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-embed")
         self._lock = threading.Lock()
+        #: Small calls waiting to be batched, and whether a drain job is queued or running.
+        self._pending: deque[_Request] = deque()
+        self._pending_lock = threading.Lock()
+        self._draining = False
         self._runtime: MiniLM | None = None
         self._closed = False
         #: How many times the model was loaded: 1 after first use, for tests and the boot log.
@@ -107,8 +160,10 @@ class LocalEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length float32 row per text, in input order.
 
-        Texts are tokenised once, sorted by token count and run in batches of
-        `batch_size`, so short texts are not padded to the length of long ones.
+        Up to `batch_size` texts: one request to the micro-batching queue (see
+        the module notes). More: tokenised once, sorted by token count and run
+        in batches of `batch_size`, so short texts are not padded to the length
+        of long ones.
         """
         texts = list(texts)
         for text in texts:
@@ -117,12 +172,14 @@ class LocalEmbedder:
         if not texts:
             return check_vectors([], self.model, self.dim, 0)
         if len(texts) <= self._batch_size:  # the common case: one hop to the worker
-            rows = await self._in_worker(self._embed_one_batch, texts)
+            rows = await self._embed_small(texts)
         else:
             rows = await self._embed_in_batches(texts)
         return check_vectors(rows, self.model, self.dim, len(texts))
 
     async def _embed_in_batches(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         runtime, encoded = await self._in_worker(self._tokenize, texts)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         rows = np.empty((len(texts), self.dim), dtype=np.float32)
@@ -131,14 +188,82 @@ class LocalEmbedder:
             rows[chunk] = await self._in_worker(runtime.embed, [encoded[i] for i in chunk])
         return rows
 
+    async def _embed_small(self, texts: list[str]) -> np.ndarray:
+        """Queue the texts; start a drain job unless one is already queued or running."""
+        if self._closed:
+            raise _closed_error()
+        loop = asyncio.get_running_loop()
+        request = _Request(texts, loop, loop.create_future())
+        with self._pending_lock:
+            self._pending.append(request)
+            start, self._draining = not self._draining, True
+        if start:
+            self._schedule_drain()
+        return await request.future
+
+    def _schedule_drain(self) -> None:
+        """Queue one drain job; once the executor is shut down, fail whatever waits instead."""
+        try:
+            self._executor.submit(self._drain)
+        except RuntimeError:  # closed (or the interpreter is exiting)
+            with self._pending_lock:
+                waiting = list(self._pending)
+                self._pending.clear()
+                self._draining = False
+            for request in waiting:
+                request.settle(None, _closed_error())
+
+    def _drain(self) -> None:
+        """On the worker: run the queued requests that fit in one batch, then, if more
+        arrived meanwhile, queue another drain job behind anything else waiting."""
+        with self._pending_lock:
+            batch: list[_Request] = []
+            size = 0
+            while self._pending and (not batch or size + len(self._pending[0].texts) <= self._batch_size):
+                request = self._pending.popleft()
+                if not request.abandoned():
+                    batch.append(request)
+                    size += len(request.texts)
+        try:
+            self._run_requests(batch)
+        finally:
+            with self._pending_lock:
+                more = bool(self._pending)
+                if not more:
+                    self._draining = False
+            if more:
+                self._schedule_drain()
+
+    def _run_requests(self, batch: list[_Request]) -> None:
+        """One model call for the whole batch; if it fails, each request again on its own."""
+        if not batch:
+            return
+        if self._closed:
+            for request in batch:
+                request.settle(None, _closed_error())
+            return
+        try:
+            rows = self._embed_one_batch([text for request in batch for text in request.texts])
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].settle(None, exc)
+                return
+            for request in batch:
+                self._run_requests([request])
+            return
+        start = 0
+        for request in batch:
+            request.settle(rows[start : start + len(request.texts)])
+            start += len(request.texts)
+
     async def close(self) -> None:
         """Drop the session and stop the worker thread; later calls are refused.
 
         Takes no lock and waits for nothing, so it never blocks the loop behind a
         load in progress: a batch already running finishes on its own, and a load
-        in progress notices the flag and discards what it built. Queued jobs are
-        not cancelled: their callers get an EmbeddingError, not a stray
-        CancelledError they never asked for.
+        in progress notices the flag and discards what it built. Queued jobs and
+        queued small calls are not cancelled: their callers get an
+        EmbeddingError, not a stray CancelledError they never asked for.
         """
         self._closed = True
         self._runtime = None
@@ -146,13 +271,13 @@ class LocalEmbedder:
 
     async def _in_worker(self, fn: Callable[..., T], *args: object) -> T:
         if self._closed:
-            raise EmbeddingError("the local embedder has been closed")
+            raise _closed_error()
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
         except RuntimeError as exc:
             if self._closed:  # shut down while we were scheduling
-                raise EmbeddingError("the local embedder has been closed") from exc
+                raise _closed_error() from exc
             raise
 
     def _embed_one_batch(self, texts: list[str]) -> np.ndarray:
@@ -168,13 +293,13 @@ class LocalEmbedder:
         so a reinstalled model is picked up by the next call."""
         with self._lock:
             if self._closed:
-                raise EmbeddingError("the local embedder has been closed")
+                raise _closed_error()
             runtime = self._runtime
             if runtime is None:
                 started = time.perf_counter()
                 runtime = self._load()
                 if self._closed:  # closed while loading: keep nothing alive
-                    raise EmbeddingError("the local embedder has been closed")
+                    raise _closed_error()
                 self._runtime = runtime
                 self.load_seconds = time.perf_counter() - started
                 self.loads += 1
@@ -183,8 +308,12 @@ class LocalEmbedder:
     def _load(self) -> MiniLM:
         from mcp_memory.embedders import _minilm
 
+        heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()
         model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
         tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()
         tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
-        return _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
+        runtime = _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
+        del model_bytes, tokenizer_bytes
+        heap.trim()  # the session build's scratch (about 70 MB) stays resident otherwise
+        return runtime

@@ -13,13 +13,14 @@ import math
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mcp_memory.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.ids import parse_iso
 from mcp_memory.model import MEMORY_TYPES, Hit, Memory
+
+if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
+    import numpy as np
 
 __all__ = [
     "CONTENT_MAX_BYTES",

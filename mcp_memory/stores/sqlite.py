@@ -12,22 +12,29 @@ safe and sqlite_vectors.py for how the in-process query cache stays current.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.errors import PreconditionFailed, StoreError
 from mcp_memory.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
+from mcp_memory.stores.batching import Batcher
 from mcp_memory.stores.sqlite_db import CHUNK, SqliteDatabase
 from mcp_memory.stores.sqlite_lock import TenantLocks
-from mcp_memory.stores.sqlite_vectors import VectorCache
+
+if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
+    import numpy as np
+
+    from mcp_memory.stores.sqlite_vectors import VectorCache
 
 __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
+
+#: Most queries searched in one pass (at 100,000 memories their scores take 400 KB each).
+SEARCH_BATCH = 32
 
 _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
 
@@ -111,11 +118,24 @@ class SqliteVectorStore:
     def __init__(self, db: SqliteDatabase, dim: int) -> None:
         self._db = db
         self._dim = dim
-        self._cache = VectorCache(dim)
+        self._cache_instance: VectorCache | None = None
         self._locks = TenantLocks(db.lock_dir)
+        self._searches: Batcher[tuple[str, np.ndarray, int, str | None], list[Hit]] = Batcher(
+            self._search, SEARCH_BATCH, parallel=min(2, os.cpu_count() or 1)
+        )
         self._closed = False
 
+    @property
+    def _cache(self) -> VectorCache:
+        if self._cache_instance is None:
+            from mcp_memory.stores.sqlite_vectors import VectorCache
+
+            self._cache_instance = VectorCache(self._dim)
+        return self._cache_instance
+
     def _vector(self, embedding: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         vector = np.asarray(embedding, dtype=np.float32)
         if vector.ndim != 1 or vector.shape[0] != self._dim:
             raise StoreError(
@@ -160,23 +180,43 @@ class SqliteVectorStore:
     async def query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
     ) -> list[Hit]:
-        """Nearest visible memories: visibility is a mask applied before the top-k (A4)."""
+        """Nearest visible memories: visibility is a mask applied before the top-k (A4).
+
+        Queries that arrive while others are being searched are searched together
+        (stores/batching.py): one pass over a tenant's embeddings for all of them.
+        """
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
+        return await self._searches.submit((tenant, vector, top_k, conversation))
 
-        def read(conn: sqlite3.Connection) -> list[Hit]:
-            nearest = self._cache.current(conn, tenant).nearest(vector, top_k, conversation)
-            if not nearest:
-                return []
-            memories = _fetch(conn, tenant, [memory_id for memory_id, _ in nearest])
-            return [
-                Hit(memories[memory_id], similarity)
-                for memory_id, similarity in nearest
-                if memory_id in memories and memories[memory_id].visible_to(conversation)
-            ]
+    async def _search(self, batch: list[tuple[str, np.ndarray, int, str | None]]) -> list[list[Hit]]:
+        def read(conn: sqlite3.Connection) -> list[list[Hit]]:
+            answers: list[list[Hit]] = [[] for _ in batch]
+            by_tenant: dict[str, list[int]] = {}
+            for i, (tenant, _, _, _) in enumerate(batch):
+                by_tenant.setdefault(tenant, []).append(i)
+            for tenant, positions in by_tenant.items():
+                snapshot = self._cache.current(conn, tenant)
+                nearest = snapshot.nearest_many([batch[i][1:] for i in positions])
+                memories = _fetch(conn, tenant, [memory_id for near in nearest for memory_id, _ in near])
+                for i, near in zip(positions, nearest):
+                    conversation = batch[i][3]
+                    answers[i] = [
+                        Hit(memories[memory_id], similarity)
+                        for memory_id, similarity in near
+                        if memory_id in memories and memories[memory_id].visible_to(conversation)
+                    ]
+            return answers
 
         return await self._db.read(read, "query")
+
+    async def warm(self, tenant: str) -> None:
+        """Load `tenant`'s vectors into the cache now rather than at its first query."""
+        def load(conn: sqlite3.Connection) -> None:
+            self._cache.current(conn, tenant)
+
+        await self._db.read(load, "load vectors")
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
@@ -214,7 +254,8 @@ class SqliteVectorStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._cache.clear()
+            if self._cache_instance is not None:
+                self._cache_instance.clear()
             await self._db.release()
 
 

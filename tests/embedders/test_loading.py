@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -150,3 +151,39 @@ async def test_a_single_query_is_answered_while_a_bulk_embed_is_still_running(lo
     assert not bulk.done()
     assert query.shape == (384,)
     assert (await bulk).shape == (640, 384)
+
+
+async def test_without_anonymous_memory_files_the_model_loads_from_the_bytes_and_embeds_the_same(
+    local_embedder, monkeypatch
+):
+    # Where os.memfd_create is missing (not Linux) the verified bytes go to onnxruntime directly.
+    (expected,) = await local_embedder.embed(["the same model either way"])
+    monkeypatch.delattr("os.memfd_create")
+    embedder = LocalEmbedder()
+    try:
+        (vector,) = await embedder.embed(["the same model either way"])
+    finally:
+        await embedder.close()
+
+    assert embedder.loads == 1
+    assert (vector == expected).all()
+
+
+async def test_the_session_keeps_no_copy_of_the_model_file_in_memory(local_embedder):
+    # onnxruntime's wrapper would hold on to bytes it was handed (23 MB for the
+    # life of the process); the sealed memory file it read instead is closed.
+    await local_embedder.warm_up()
+    session = local_embedder._runtime.session
+
+    assert getattr(session, "_model_bytes", None) is None
+    assert not any("mcp-memory-model" in target for target in open_files())
+
+
+def open_files() -> list[str]:
+    targets = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # closed meanwhile
+            pass
+    return targets

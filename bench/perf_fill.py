@@ -1,0 +1,96 @@
+"""Fill one tenant of a store with the benchmark corpus, as `remember` would leave it.
+
+Each memory is written through the store's public `put` with its real
+embedding, then its recency index key (`keys.index_key`) through the object
+store, exactly the two writes `MemoryService.remember` makes; only the model
+call and the dedup query per memory are skipped (the embeddings come from the
+batch API, perf_corpus.py). `fill_to` tops a store up to N memories, so one
+store grows 1,000 → 10,000 → 100,000 during a run.
+
+Memories: ULIDs minted one millisecond apart in corpus order, type "project"
+(every 7th "decision"), 10 % conversation-scoped over 20 conversations (not
+visible to the benchmark's callers, who have no conversation: the visibility
+mask works on every query, as in a real tenant).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import numpy as np
+
+from mcp_memory.ids import iso, ulid
+from mcp_memory.keys import index_key
+from mcp_memory.model import Memory
+
+TENANT = "bench"
+#: 2026-01-01T00:00:00Z: the first memory's time; each next one is 1 ms later.
+EPOCH_MS = 1_767_225_600_000
+CONCURRENCY = 64
+
+
+def bench_memory(i: int, text: str) -> Memory:
+    at = EPOCH_MS + i
+    scoped = i % 10 == 9
+    return Memory(
+        id=ulid(at, i.to_bytes(16, "big")),
+        tenant=TENANT,
+        content=text,
+        memory_type="decision" if i % 7 == 3 else "project",
+        created_at=iso(at),
+        scope="conversation" if scoped else "project",
+        conversation=f"conv-{i % 20}" if scoped else None,
+    )
+
+
+async def _write(vectors: Any, objects: Any, memory: Memory, embedding: np.ndarray) -> None:
+    await vectors.put(memory, embedding)
+    await objects.put(index_key(memory), "")
+
+
+async def fill_range(vectors: Any, objects: Any, texts: list[str], embeddings: np.ndarray, start: int, stop: int) -> float:
+    """Write memories `start..stop-1`; returns the seconds it took."""
+    started = time.perf_counter()
+    for first in range(start, stop, CONCURRENCY):
+        last = min(stop, first + CONCURRENCY)
+        await asyncio.gather(*(_write(vectors, objects, bench_memory(i, texts[i]), embeddings[i]) for i in range(first, last)))
+    return time.perf_counter() - started
+
+
+async def open_backend(backend: str, *, db_path: str | None = None, database_url: str | None = None):  # noqa: ANN201
+    """The two stores of `backend` ("sqlite" or "postgres") for the local model's 384 dimensions."""
+    from mcp_memory.embedders.local import DIM, MODEL_NAME
+
+    if backend == "sqlite":
+        from pathlib import Path
+
+        from mcp_memory.stores.sqlite import open_sqlite
+
+        return await open_sqlite(Path(db_path), model=MODEL_NAME, dim=DIM)
+    from mcp_memory.stores.postgres import open_postgres
+
+    return await open_postgres(database_url, model=MODEL_NAME, dim=DIM, pool_size=16)
+
+
+async def count_memories(vectors: Any, backend: str) -> int:
+    """How many rows the tenant has (for topping up; remember calls add some)."""
+    if backend == "sqlite":
+        return await vectors._db.read(
+            lambda conn: conn.execute("SELECT count(*) FROM memories WHERE tenant = ?", (TENANT,)).fetchone()[0], "count"
+        )
+    rows = await vectors._db.fetch("count", "SELECT count(*) FROM memories WHERE tenant_id = %s", (TENANT,))
+    return int(rows[0][0])
+
+
+async def fill_to(backend: str, target: int, texts: list[str], embeddings: np.ndarray, written: int, **where: str) -> tuple[int, float]:
+    """Top the tenant up with corpus memories `written..target-1`. Returns (corpus rows
+    written so far, seconds). Memories written by timed `remember` calls come on top."""
+    vectors, objects = await open_backend(backend, **where)
+    try:
+        seconds = await fill_range(vectors, objects, texts, embeddings, written, target) if target > written else 0.0
+        return max(target, written), seconds
+    finally:
+        await vectors.close()
+        await objects.close()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole performance set of issue 8, bounded: latency, the floor and our
+# overhead, start-up, throughput and resident memory at 1,000, 10,000 and
+# 100,000 memories on SQLite and PostgreSQL, then the Markdown tables and the
+# plot. About 15 minutes on the 2-core development box once the corpus's
+# 100,000 embeddings are cached; the first run on a machine also embeds them
+# (about 6 minutes on a quiet 2-core box, 20 under load).
+#
+#   bench/run_performance.sh [OUT_DIR]        (default: bench/results)
+#
+# PYTHON (default: the shared venv) must have matplotlib for the plot; it is not
+# a dependency of mcp-memory. BENCH_CACHE holds the embeddings between runs
+# (default: a directory under /tmp, never committed). BENCH_LIMIT bounds the
+# run in seconds (default 1800: the measurement itself is bounded per loop).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${1:-$HERE/results}"
+PYTHON="${PYTHON:-/work/main/.venv/bin/python}"
+CACHE="${BENCH_CACHE:-${TMPDIR:-/tmp}/mcp-memory-bench-cache}"
+LIMIT="${BENCH_LIMIT:-1800}"
+STAMP="$(date -u +%Y%m%d-%H%M)"
+mkdir -p "$OUT"
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+cd "$HERE/.."
+timeout --signal=INT "$LIMIT" "$PYTHON" bench/performance.py \
+    --sizes 1000,10000,100000 --backends sqlite,postgres \
+    --cache "$CACHE" --label "$STAMP" --out "$OUT/performance-$STAMP.json"
+"$PYTHON" bench/perf_report.py "$OUT/performance-$STAMP.json" > "$OUT/performance-$STAMP.md"
+"$PYTHON" bench/plot_latency.py "$OUT/performance-$STAMP.json" "$OUT/recall_latency-$STAMP.png"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "$OUT/performance-$STAMP.md" >&2
