@@ -8,15 +8,15 @@
 #
 #   bench/run_performance.sh [OUT_DIR]        (default: bench/results)
 #
-# PYTHON (default: the shared venv) must have matplotlib for the plot; it is not
-# a dependency of mcp-memory. BENCH_CACHE holds the embeddings between runs
+# PYTHON (default: the repository's .venv) needs the bench extra
+# (`pip install -e '.[bench]'`: matplotlib for the plot, pgserver for PostgreSQL). BENCH_CACHE holds the embeddings between runs
 # (default: a directory under /tmp, never committed). BENCH_LIMIT bounds the
 # run in seconds (default 1800: the measurement itself is bounded per loop).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${1:-$HERE/results}"
-PYTHON="${PYTHON:-/work/main/.venv/bin/python}"
+PYTHON="${PYTHON:-$HERE/../.venv/bin/python}"
 CACHE="${BENCH_CACHE:-${TMPDIR:-/tmp}/mcp-memory-bench-cache}"
 LIMIT="${BENCH_LIMIT:-1800}"
 STAMP="$(date -u +%Y%m%d-%H%M)"

@@ -104,6 +104,15 @@ async def _warm_up(embedder: Any, log: JsonLog, vectors: Any = None, tenant: str
             raise outcome
 
 
+async def _close(tools: ToolLayer | None, service: Any) -> None:
+    """Close the tool layer (its docs client), then the service (counters flushed once, store)."""
+    try:
+        if tools is not None:
+            await tools.close()
+    finally:
+        await service.close()
+
+
 async def run_stdio(settings: Any, caller: Caller) -> None:
     """Serve MCP over stdin/stdout until end of input, SIGTERM or SIGINT; then flush the
     counters exactly once and close the store. Every log line goes to stderr.
@@ -123,11 +132,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     tools: ToolLayer | None = None
 
     async def close_all() -> None:
-        try:
-            if tools is not None:
-                await tools.close()
-        finally:
-            await service.close()
+        await _close(tools, service)
 
     async def close_and_exit() -> None:
         try:
@@ -236,11 +241,7 @@ async def run_http(settings: Any) -> None:
     tools: ToolLayer | None = None
 
     async def close_all() -> None:
-        try:
-            if tools is not None:
-                await tools.close()
-        finally:
-            await service.close()
+        await _close(tools, service)
 
     try:
         tools = build_tool_layer(settings, service, log)
