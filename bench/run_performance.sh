@@ -2,7 +2,7 @@
 # The whole performance set of issue 8, bounded: latency, the floor and our
 # overhead, start-up, throughput and resident memory at 1,000, 10,000 and
 # 100,000 memories on SQLite and PostgreSQL, then the Markdown tables and the
-# plot. About 15 minutes on the 2-core development box once the corpus's
+# plot. About 10 minutes on the 2-core development box once the corpus's
 # 100,000 embeddings are cached; the first run on a machine also embeds them
 # (about 6 minutes on a quiet 2-core box, 20 under load).
 #
