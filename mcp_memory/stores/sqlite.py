@@ -25,6 +25,7 @@ from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, 
 from mcp_memory.stores.batching import Batcher
 from mcp_memory.stores.sqlite_db import CHUNK, SqliteDatabase
 from mcp_memory.stores.sqlite_lock import TenantLocks
+from mcp_memory.stores.sqlite_rows import RowCache
 
 if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
     import numpy as np
@@ -119,6 +120,7 @@ class SqliteVectorStore:
         self._db = db
         self._dim = dim
         self._cache_instance: VectorCache | None = None
+        self._rows = RowCache()
         self._locks = TenantLocks(db.lock_dir)
         self._searches: Batcher[tuple[str, np.ndarray, int, str | None], list[Hit]] = Batcher(
             self._search, SEARCH_BATCH, parallel=min(2, os.cpu_count() or 1)
@@ -199,7 +201,8 @@ class SqliteVectorStore:
             for tenant, positions in by_tenant.items():
                 snapshot = self._cache.current(conn, tenant)
                 nearest = snapshot.nearest_many([batch[i][1:] for i in positions])
-                memories = _fetch(conn, tenant, [memory_id for near in nearest for memory_id, _ in near])
+                memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged),
+                                           [memory_id for near in nearest for memory_id, _ in near])
                 for i, near in zip(positions, nearest):
                     conversation = batch[i][3]
                     answers[i] = [
@@ -210,6 +213,17 @@ class SqliteVectorStore:
             return answers
 
         return await self._db.read(read, "query")
+
+    def _read_rows(
+        self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]
+    ) -> dict[str, Memory]:
+        """The rows of `ids`, from the row cache where it holds them at this version (sqlite_rows.py)."""
+        memories, missing = self._rows.get_many(tenant, version, ids)
+        if missing:
+            fetched = _fetch(conn, tenant, missing)
+            self._rows.put_many(tenant, version, fetched.values())
+            memories.update(fetched)
+        return memories
 
     async def warm(self, tenant: str) -> None:
         """Load `tenant`'s vectors into the cache now rather than at its first query."""
@@ -256,6 +270,7 @@ class SqliteVectorStore:
             self._closed = True
             if self._cache_instance is not None:
                 self._cache_instance.clear()
+            self._rows.clear()
             await self._db.release()
 
 
