@@ -312,7 +312,7 @@ class LocalEmbedder:
         heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()
         model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
-        model_bytes = gather_before_dequantize(model_bytes)  # same floats, about 11 MB less resident
+        model_bytes = gather_before_dequantize(model_bytes)  # same floats, 35 MB less resident (_lazy_table.py)
         tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()
         tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
         runtime = _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
