@@ -9,8 +9,9 @@
 #   bench/run_performance.sh [OUT_DIR]        (default: bench/results)
 #
 # PYTHON (default: the repository's .venv) needs the bench extra
-# (`pip install -e '.[bench]'`: matplotlib for the plot, pgserver for PostgreSQL). BENCH_CACHE holds the embeddings between runs
-# (default: a directory under /tmp, never committed). BENCH_LIMIT bounds the
+# (`pip install -e '.[bench]'`: matplotlib for the plot, pgserver for
+# PostgreSQL). BENCH_CACHE holds the embeddings between runs (default: a
+# directory under /tmp, never committed). BENCH_LIMIT bounds the
 # run in seconds (default 1800: the measurement itself is bounded per loop).
 set -euo pipefail
 
