@@ -49,12 +49,20 @@ class Batcher(Generic[R, T]):
         future: asyncio.Future[T] = loop.create_future()
         self._queue.append((request, future))
         if len(self._drainers) < self._parallel:
-            drainer = loop.create_task(self._drain())
-            self._drainers.add(drainer)
-            drainer.add_done_callback(self._drainers.discard)
+            self._drainers.add(loop.create_task(self._drain()))
         return await future
 
     async def _drain(self) -> None:
+        try:
+            await self._serve_queue()
+        finally:
+            # Leave the set in the same step as the last look at the queue: a done-callback
+            # would run a step later, and a request submitted in between (say, by the caller
+            # whose answer was just set, asking again at once) would find every drain task
+            # "running", start none, and wait forever.
+            self._drainers.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+    async def _serve_queue(self) -> None:
         while self._queue:
             # A fair share with the drain tasks that are free to take one, so every core gets a batch.
             free = max(1, self._parallel - self._busy)

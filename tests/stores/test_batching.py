@@ -126,3 +126,19 @@ def test_a_batcher_serves_a_second_event_loop_too():
 
     assert asyncio.run(batcher.submit("first loop")) == "answer to first loop"
     assert asyncio.run(batcher.submit("second loop")) == "answer to second loop"
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+async def test_a_request_made_the_moment_the_last_answer_arrives_is_served(parallel):
+    # The caller whose answer was just set asks again in the same step, before the
+    # finished drain task's callbacks have run: it must still get a drain task.
+    server = Server(hold=False)
+    batcher = Batcher(server.run, max_batch=8, parallel=parallel)
+
+    async with asyncio.timeout(5):  # no extra task: a hang fails here, not in a wrapper
+        first = await asyncio.gather(*(batcher.submit(f"q{i}") for i in range(parallel)))
+        again = await batcher.submit("next")
+        and_again = await batcher.submit("last")
+
+    assert first == [f"answer to q{i}" for i in range(parallel)]
+    assert (again, and_again) == ("answer to next", "answer to last")
