@@ -9,8 +9,9 @@ pair that every write to the tenant moves, in whichever process it happens
 (sqlite_vectors.py) — and is looked up with the version of the snapshot the
 search itself used, read in the same transaction. So a cached row is exactly as
 fresh as the vectors it was found by: a write anywhere makes the tenant's
-entries miss, and they are read again. Bounded by rows and by content bytes,
-least recently used first out.
+entries miss, and they are read again. Bounded by rows and by an estimate of
+their size (text length plus a fixed overhead each), least recently used first
+out.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from mcp_memory.model import Memory
 Version = tuple[int, int]
 
 MAX_ROWS = 4096
+#: The size budget, counted as characters of content plus `_OVERHEAD_BYTES` per row: an
+#: estimate (Python keeps 1–4 bytes per character), not an exact byte count.
 MAX_BYTES = 4 * 1024 * 1024
 #: Roughly what a Memory costs beyond its text (the object, its id, tags and timestamps).
 _OVERHEAD_BYTES = 400
