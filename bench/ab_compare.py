@@ -53,8 +53,9 @@ async def main(args: argparse.Namespace) -> None:
         qs = queries(400)
         load_start = os.getloadavg()[0]
         servers = {name: await HttpServer.start(where, tree) for name, tree in trees.items()}
-        results: dict[str, dict[str, list[float]]] = {name: {"latency": [], "per_s": [], "tools_list": [], "first_recall": []}
-                                                      for name in trees}
+        results: dict[str, dict[str, list[float]]] = {
+            name: {"latency": [], "per_s": [], "tools_list": [], "first_recall": []} for name in trees
+        }
         try:
             for q in qs[:20]:
                 for server in servers.values():
@@ -78,25 +79,42 @@ async def main(args: argparse.Namespace) -> None:
                     results[name]["tools_list"].append(startup["tools_list_s"] * 1000)
                     results[name]["first_recall"].append(startup["first_recall_s"] * 1000)
     load_end = os.getloadavg()[0]
-    print(f"\n{args.memories:,} memories, SQLite; A = {trees['A']}, B = {trees['B']}; load {load_start:.2f} → {load_end:.2f}; "
-          f"{time.strftime('%Y-%m-%d %H:%M %Z')}\n")
+    print(
+        f"\n{args.memories:,} memories, SQLite; A = {trees['A']}, B = {trees['B']}; load {load_start:.2f} → {load_end:.2f}; "
+        f"{time.strftime('%Y-%m-%d %H:%M %Z')}\n"
+    )
     print("| figure | A (before) | B (after) | B ÷ A |")
     print("|---|---:|---:|---:|")
-    rows = [("recall p50 over HTTP, one client (ms)", "latency", statistics.median),
-            ("recall p95 over HTTP, one client (ms)", "latency", lambda v: sorted(v)[int(len(v) * 0.95)]),
-            ("recalls/s over HTTP, 16 clients (median of rounds)", "per_s", statistics.median),
-            ("serve-stdio start → tools/list (ms, median)", "tools_list", statistics.median),
-            ("serve-stdio start → first recall (ms, median)", "first_recall", statistics.median)]
+    rows = [
+        ("recall p50 over HTTP, one client (ms)", "latency", statistics.median),
+        ("recall p95 over HTTP, one client (ms)", "latency", lambda v: sorted(v)[int(len(v) * 0.95)]),
+        ("recalls/s over HTTP, 16 clients (median of rounds)", "per_s", statistics.median),
+        ("serve-stdio start → tools/list (ms, median)", "tools_list", statistics.median),
+        ("serve-stdio start → first recall (ms, median)", "first_recall", statistics.median),
+    ]
     for label, key, stat in rows:
         a, b = stat(results["A"][key]), stat(results["B"][key])
         print(f"| {label} | {a:.1f} | {b:.1f} | {b / a:.2f} |")
-    print(f"| serve-http RSS at the end (MB) | {rss['A']['rss_mb']:.0f} | {rss['B']['rss_mb']:.0f} | "
-          f"{rss['B']['rss_mb'] / rss['A']['rss_mb']:.2f} |")
-    print("\nper round, recalls/s: " + "; ".join(
-        f"{name}: {', '.join(f'{v:.0f}' for v in results[name]['per_s'])}" for name in trees))
+    print(
+        f"| serve-http RSS at the end (MB) | {rss['A']['rss_mb']:.0f} | {rss['B']['rss_mb']:.0f} | "
+        f"{rss['B']['rss_mb'] / rss['A']['rss_mb']:.2f} |"
+    )
+    print(
+        "\nper round, recalls/s: "
+        + "; ".join(f"{name}: {', '.join(f'{v:.0f}' for v in results[name]['per_s'])}" for name in trees)
+    )
     if args.out:
-        Path(args.out).write_text(json.dumps({"results": results, "rss": rss, "load": [load_start, load_end],
-                                              "memories": args.memories, "trees": {k: str(v) for k, v in trees.items()}}))
+        Path(args.out).write_text(
+            json.dumps(
+                {
+                    "results": results,
+                    "rss": rss,
+                    "load": [load_start, load_end],
+                    "memories": args.memories,
+                    "trees": {k: str(v) for k, v in trees.items()},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -30,18 +30,62 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBJECTS = ["The billing service", "Staging", "The deploy pipeline", "Our API gateway", "The search cluster",
-            "The nightly backup", "The mobile release", "The payments webhook", "The auth proxy", "Grafana"]
-VERBS = ["restarts", "is restored", "rotates its keys", "drains connections", "pages the on-call",
-         "retries three times", "freezes", "is rebuilt", "reads from the replica", "sends a digest"]
-WHEN = ["every Monday at 06:00 UTC", "before each release", "when CPU passes 80 %", "on the first of the month",
-        "after a schema migration", "at midnight Seoul time", "whenever a canary fails", "twice a day",
-        "during the Friday freeze", "once the queue is empty"]
-WHY = ["because the vendor asked", "to keep costs down", "after the March incident", "so audits pass",
-       "since the old cron was flaky", "to meet the SLO", "as the runbook says", "for the EU customers"]
-QUERIES = ["when is staging restored?", "what does the billing service do before a release?",
-           "how often are keys rotated?", "why does the deploy pipeline freeze?", "who gets paged at night?",
-           "what happens after a schema migration?", "when does the backup run?", "how does the auth proxy retry?"]
+SUBJECTS = [
+    "The billing service",
+    "Staging",
+    "The deploy pipeline",
+    "Our API gateway",
+    "The search cluster",
+    "The nightly backup",
+    "The mobile release",
+    "The payments webhook",
+    "The auth proxy",
+    "Grafana",
+]
+VERBS = [
+    "restarts",
+    "is restored",
+    "rotates its keys",
+    "drains connections",
+    "pages the on-call",
+    "retries three times",
+    "freezes",
+    "is rebuilt",
+    "reads from the replica",
+    "sends a digest",
+]
+WHEN = [
+    "every Monday at 06:00 UTC",
+    "before each release",
+    "when CPU passes 80 %",
+    "on the first of the month",
+    "after a schema migration",
+    "at midnight Seoul time",
+    "whenever a canary fails",
+    "twice a day",
+    "during the Friday freeze",
+    "once the queue is empty",
+]
+WHY = [
+    "because the vendor asked",
+    "to keep costs down",
+    "after the March incident",
+    "so audits pass",
+    "since the old cron was flaky",
+    "to meet the SLO",
+    "as the runbook says",
+    "for the EU customers",
+]
+QUERIES = [
+    "when is staging restored?",
+    "what does the billing service do before a release?",
+    "how often are keys rotated?",
+    "why does the deploy pipeline freeze?",
+    "who gets paged at night?",
+    "what happens after a schema migration?",
+    "when does the backup run?",
+    "how does the auth proxy retry?",
+]
 ERAS = {
     "legacy": {"mcp-protocol-version": "2025-06-18"},
     "modern": {"mcp-protocol-version": "2026-07-28"},
@@ -73,8 +117,12 @@ class Bench:
 
     async def call(self, http: httpx.AsyncClient, era: str, name: str, arguments: dict) -> float:
         self.ids += 1
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                   "x-memory-tenant": "bench", **ERAS[era]}
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "x-memory-tenant": "bench",
+            **ERAS[era],
+        }
         if era == "modern":  # the 2026-07-28 routing headers repeat the method and the tool's name
             headers.update({"mcp-method": "tools/call", "mcp-name": name})
         started = time.perf_counter()
@@ -86,18 +134,23 @@ class Bench:
         return took
 
 
-async def measure(url: str, memories: int, calls: int, rng: random.Random) -> dict[tuple[str, int], tuple[float, float, float]]:
+async def measure(
+    url: str, memories: int, calls: int, rng: random.Random
+) -> dict[tuple[str, int], tuple[float, float, float]]:
     bench = Bench(url)
     limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         facts = sentences(memories, rng)
         for start in range(0, len(facts), 8):
-            await asyncio.gather(*(bench.call(http, "legacy", "remember", {"content": f}) for f in facts[start:start + 8]))
+            await asyncio.gather(
+                *(bench.call(http, "legacy", "remember", {"content": f}) for f in facts[start : start + 8])
+            )
         for _ in range(20):
             await bench.call(http, "legacy", "recall", {"query": rng.choice(QUERIES)})
         results = {}
         for era in ERAS:
             for clients in (1, 16):
+
                 async def worker() -> list[float]:
                     return [await bench.call(http, era, "recall", {"query": rng.choice(QUERIES)}) for _ in range(calls)]
 
@@ -115,7 +168,11 @@ def start_server(directory: str) -> tuple[subprocess.Popen, str]:
     env.update({"MEMORY_DB_PATH": str(Path(directory) / "bench.db"), "PYTHONPATH": str(ROOT)})
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_memory", "serve-http", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
     )
     first = process.stdout.readline()
     url = first.split(" listening on ")[1].split(" ")[0] + "/mcp"
@@ -139,9 +196,14 @@ async def main() -> None:
             finally:
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=60)
-        print(f"round {round_no + 1}: " + ", ".join(
-            f"{era}/{clients}: p50 {p50:.1f} p95 {p95:.1f} ms" for (era, clients), (p50, p95, _) in rounds[-1].items()
-        ), file=sys.stderr)
+        print(
+            f"round {round_no + 1}: "
+            + ", ".join(
+                f"{era}/{clients}: p50 {p50:.1f} p95 {p95:.1f} ms"
+                for (era, clients), (p50, p95, _) in rounds[-1].items()
+            ),
+            file=sys.stderr,
+        )
     print(f"\n{args.memories} memories, {args.calls} recalls per client, median of {args.rounds} rounds\n")
     print("| era | clients | p50 (ms) | p95 (ms) | recalls/s |")
     print("|---|---|---|---|---|")

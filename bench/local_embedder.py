@@ -22,7 +22,7 @@ SETTINGS = {"1": 1, "2 (ours)": 2, "onnxruntime default": 0}
 
 _CHILD = """
 import asyncio, json, os, statistics, sys, time
-from mcp_memory.embedders.local import LocalEmbedder
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 async def main(threads, calls, query):
     embedder = LocalEmbedder(intra_op_threads=threads)
@@ -56,7 +56,10 @@ def main() -> None:
         for name, threads in SETTINGS.items():
             out = subprocess.run(
                 [sys.executable, "-c", _CHILD, str(threads), str(args.calls), QUERY],
-                cwd=repo, capture_output=True, text=True, check=True,
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout
             runs[name].append(json.loads(out))
     print("| intra_op threads | first call (s) | of which load (s) | median (ms) | p90 (ms) | CPU/call (ms) |")

@@ -40,14 +40,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import madial_data as md  # noqa: E402
+import madial_data as md
 
-from mcp_memory import ranking  # noqa: E402
-from mcp_memory.config import Settings  # noqa: E402
-from mcp_memory.counters import AccessCounters  # noqa: E402
-from mcp_memory.logs import NullLog  # noqa: E402
-from mcp_memory.model import Caller  # noqa: E402
-from mcp_memory.service import LIMIT_MAX, MemoryService, open_service  # noqa: E402
+from mcp_memory.config import Settings
+from mcp_memory.core import ranking
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import LIMIT_MAX, MemoryService, open_service
 
 NOW_MS = 1_780_000_000_000.0  # 2026-05-28: one instant for every remember and recall
 MODES = ("balanced", "exploratory")
@@ -134,10 +134,12 @@ def kept_by_gates(s: dict[int, float], floor: float, keep_ratio: float) -> list[
 
 def gate_report(sims: list[dict[int, float]], data: md.MADial, floor: float, high: float) -> list[str]:
     """What the floor and each mode's ratio gate drop, from the raw similarities."""
-    out = ["| mode | keep ratio | candidates kept (median, min–max) | dropped by floor | dropped by ratio "
-           "| gold dropped by floor | gold dropped by ratio | of those, in the raw top 5 / 10 / 20 (floor + ratio) "
-           "| queries losing gold | recall ceiling |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| mode | keep ratio | candidates kept (median, min–max) | dropped by floor | dropped by ratio "
+        "| gold dropped by floor | gold dropped by ratio | of those, in the raw top 5 / 10 / 20 (floor + ratio) "
+        "| queries losing gold | recall ceiling |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for mode in ("precision", *MODES):
         keep = ranking.MODE_TABLE[mode].keep_ratio
         kept, by_floor, by_ratio, gold_floor, gold_ratio, losing, ceiling = [], 0, 0, 0, 0, 0, 0.0
@@ -157,9 +159,11 @@ def gate_report(sims: list[dict[int, float]], data: md.MADial, floor: float, hig
             losing += not d.gold <= set(k)
             ceiling += len(d.gold & set(k)) / len(d.gold)
         n = len(data.dialogues)
-        out.append(f"| {mode} | {keep} | {statistics.median(kept):g} ({min(kept)}–{max(kept)}) | {by_floor / n:.1f}/query "
-                   f"| {by_ratio / n:.1f}/query | {gold_floor} | {gold_ratio} "
-                   f"| {' / '.join(f'{a} + {b}' for a, b in in_top.values())} | {losing} of {n} | {100 * ceiling / n:.1f} % |")
+        out.append(
+            f"| {mode} | {keep} | {statistics.median(kept):g} ({min(kept)}–{max(kept)}) | {by_floor / n:.1f}/query "
+            f"| {by_ratio / n:.1f}/query | {gold_floor} | {gold_ratio} "
+            f"| {' / '.join(f'{a} + {b}' for a, b in in_top.values())} | {losing} of {n} | {100 * ceiling / n:.1f} % |"
+        )
     tops = [max(s.values()) for s in sims]
     right = [max(s, key=s.__getitem__) in d.gold for s, d in zip(sims, data.dialogues)]
     high_right = sum(r for r, t in zip(right, tops) if t >= high)
@@ -167,11 +171,14 @@ def gate_report(sims: list[dict[int, float]], data: md.MADial, floor: float, hig
     gold = [s[g] for s, d in zip(sims, data.dialogues) for g in d.gold]
     other = [v for s, d in zip(sims, data.dialogues) for m, v in s.items() if m not in d.gold]
     q = lambda xs: "/".join(f"{np.percentile(xs, p):.2f}" for p in (10, 50, 90))  # noqa: E731
-    out += ["", f"Cosine (p10/median/p90): top candidate {q(tops)}; gold memories {q(gold)}; the rest {q(other)}. "
-            f"Top candidate ≥ HIGH {high:g} (a HIGH answer) in {sum(t >= high for t in tops)} of {len(tops)} queries; "
-            f"{sum(g < floor for g in gold)} of {len(gold)} gold similarities are below the floor {floor:g}. "
-            f"The top candidate is a gold memory in {high_right} of the {sum(t >= high for t in tops)} HIGH queries "
-            f"and in {rest_right} of the {sum(t < high for t in tops)} others."]
+    out += [
+        "",
+        f"Cosine (p10/median/p90): top candidate {q(tops)}; gold memories {q(gold)}; the rest {q(other)}. "
+        f"Top candidate ≥ HIGH {high:g} (a HIGH answer) in {sum(t >= high for t in tops)} of {len(tops)} queries; "
+        f"{sum(g < floor for g in gold)} of {len(gold)} gold similarities are below the floor {floor:g}. "
+        f"The top candidate is a gold memory in {high_right} of the {sum(t >= high for t in tops)} HIGH queries "
+        f"and in {rest_right} of the {sum(t < high for t in tops)} others.",
+    ]
     return out
 
 
@@ -196,8 +203,11 @@ async def run_pass(service, data, back, mode: str, warm: bool, count_limit: int 
 
 async def band_sweep(service, data, back, cold: dict[str, list[list[int]]], count_limit: int | None) -> list[str]:
     """Warm R@1 / R@5 for other band widths: what usage in near-ties costs or buys here."""
-    out = ["| USAGE_BAND | balanced R@1 | balanced R@5 | balanced top-1 ≠ cold | exploratory R@1 | exploratory R@5 "
-           "| exploratory top-1 ≠ cold |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "| USAGE_BAND | balanced R@1 | balanced R@5 | balanced top-1 ≠ cold | exploratory R@1 | exploratory R@5 "
+        "| exploratory top-1 ≠ cold |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for width in SWEEP:
         cells = []
         for mode in MODES:
@@ -226,8 +236,11 @@ async def main(count_limit: int | None, sweep: bool) -> None:
             table = [("raw embedder (exact cosine, no gates)", md.scores(raw, data.dialogues), "")]
             cold: dict[str, list[list[int]]] = {}
             for mode in MODES:
-                for label, warm, reference in (("cold", False, False), ("warm, reference access term", True, True),
-                                               ("warm, ours (usage band)", True, False)):
+                for label, warm, reference in (
+                    ("cold", False, False),
+                    ("warm, reference access term", True, True),
+                    ("warm, ours (usage band)", True, False),
+                ):
                     with reference_usage() if reference else contextlib.nullcontext():
                         rankings, seen = await run_pass(service, data, back, mode, warm, count_limit)
                     if not warm:
@@ -237,17 +250,21 @@ async def main(count_limit: int | None, sweep: bool) -> None:
                     note = f"gated median {statistics.median(seen['gated']):g}"
                     if warm and count_limit != LIMIT_MAX:
                         agent_r5 = md.scores(seen["agent"], data.dialogues)[2]
-                        note += (f"; the agent's own call (limit {ranking.MODE_TABLE[mode].limit}) differs from the "
-                                 f"measured top in {seen['disagree']} queries, its R@5 {agent_r5:.1f}")
+                        note += (
+                            f"; the agent's own call (limit {ranking.MODE_TABLE[mode].limit}) differs from the "
+                            f"measured top in {seen['disagree']} queries, its R@5 {agent_r5:.1f}"
+                        )
                     table.append((f"recall {mode}, {label}", md.scores(rankings, data.dialogues), note))
             floor, high = service.floor, service.high
             swept = await band_sweep(service, data, back, cold, count_limit) if sweep else []
         finally:
             await service.close()
     counted = "the mode's default limit" if count_limit is None else f"limit {count_limit}"
-    print(f"MADial-Bench en: {len(data.dialogues)} dialogues, {len(data.memories)} memories "
-          f"({', '.join(f'user {u}: {len(p)}' for u, p in sorted(data.pools.items()))}); local model, "
-          f"floor {floor:g}, HIGH {high:g}; warm passes count {counted}")
+    print(
+        f"MADial-Bench en: {len(data.dialogues)} dialogues, {len(data.memories)} memories "
+        f"({', '.join(f'user {u}: {len(p)}' for u, p in sorted(data.pools.items()))}); local model, "
+        f"floor {floor:g}, HIGH {high:g}; warm passes count {counted}"
+    )
     print(f"remember: {len(back)} memories stored, {len(merged)} merged by dedup {merged or ''}")
     print(f"{datetime.date.today()}, {md.machine()}, {time.perf_counter() - started:.0f} s\n")
     print("| retrieval | R@1 | R@3 | R@5 | R@10 | R@20 | hit@5 | notes |\n|---|---|---|---|---|---|---|---|")
@@ -264,9 +281,15 @@ async def main(count_limit: int | None, sweep: bool) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count-limit", type=int, choices=(LIMIT_MAX,), default=None,
-                        help="count the limit-50 measured call instead of a default-limit agent call")
-    parser.add_argument("--band-sweep", action="store_true",
-                        help=f"also run the warm passes with USAGE_BAND in {SWEEP}")
+    parser.add_argument(
+        "--count-limit",
+        type=int,
+        choices=(LIMIT_MAX,),
+        default=None,
+        help="count the limit-50 measured call instead of a default-limit agent call",
+    )
+    parser.add_argument(
+        "--band-sweep", action="store_true", help=f"also run the warm passes with USAGE_BAND in {SWEEP}"
+    )
     args = parser.parse_args()
     asyncio.run(main(args.count_limit, args.band_sweep))

@@ -57,7 +57,9 @@ def load(data_dir: Path = DATA_DIR) -> MADial:
     for line in (data_dir / "MADial-Bench-en-dialogue.json").read_text(encoding="utf-8").splitlines():
         if line.strip():
             d = json.loads(line)
-            dialogues.append(Dialogue(tuple(d["dialogue"]), d["test-turn"][0], frozenset(d["relevant-id"]), d["user-id"]))
+            dialogues.append(
+                Dialogue(tuple(d["dialogue"]), d["test-turn"][0], frozenset(d["relevant-id"]), d["user-id"])
+            )
     for d in dialogues:  # every gold memory must be in the user's own pool, or the protocol is off
         assert d.gold <= set(pools[d.user]), "gold memory outside the user's pool"
     return MADial(memories, pools, dialogues)

@@ -15,7 +15,7 @@ with exact cosine over each user's memories (no gates, no ranking):
   (needs one store query per line; not a drop-in change).
 
 Memories are embedded exactly as `remember` does. The query variants run the same model and
-pooling (mcp_memory.embedders._minilm) with their own tokenizer settings; the production row
+pooling (mcp_memory.embedders.local.minilm) with their own tokenizer settings; the production row
 goes through the public LocalEmbedder and the harness checks its own keep-the-start row agrees.
 """
 
@@ -32,10 +32,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import madial_data as md  # noqa: E402
+import madial_data as md
 
-from mcp_memory.embedders import _minilm  # noqa: E402
-from mcp_memory.embedders.local import MODEL_SHA256, TOKENIZER_SHA256, LocalEmbedder  # noqa: E402
+from mcp_memory.embedders.local import minilm as _minilm
+from mcp_memory.embedders.local.embedder import MODEL_SHA256, TOKENIZER_SHA256, LocalEmbedder
 
 
 class Runtime:
@@ -155,13 +155,19 @@ async def main() -> None:
     rows.append(("multi-vector: best cosine over single lines", md.scores(multi, data.dialogues), multi))
 
     long = [i for i, n in enumerate(n_tokens) if n > 256]
-    print(f"MADial-Bench en, raw embedder (exact cosine, no gates), {len(data.dialogues)} queries; query length "
-          f"in tokens with [CLS]/[SEP]: median {np.median(n_tokens):g}, p90 {np.percentile(n_tokens, 90):g}, "
-          f"max {max(n_tokens)}; {len(long)} queries over 256 tokens, {sum(n > 128 for n in n_tokens)} over 128")
-    print(f"{datetime.date.today()}, {md.machine()}, {time.perf_counter() - started:.0f} s; "
-          f"harness vs LocalEmbedder max |Δ| {drift:.1e}\n")
-    print("| query embedding | R@1 | R@3 | R@5 | R@10 | R@20 | hit@5 | ΔR@5 vs (a), 95 % CI | R@5 on the "
-          f"{len(long)} queries > 256 tokens |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        f"MADial-Bench en, raw embedder (exact cosine, no gates), {len(data.dialogues)} queries; query length "
+        f"in tokens with [CLS]/[SEP]: median {np.median(n_tokens):g}, p90 {np.percentile(n_tokens, 90):g}, "
+        f"max {max(n_tokens)}; {len(long)} queries over 256 tokens, {sum(n > 128 for n in n_tokens)} over 128"
+    )
+    print(
+        f"{datetime.date.today()}, {md.machine()}, {time.perf_counter() - started:.0f} s; "
+        f"harness vs LocalEmbedder max |Δ| {drift:.1e}\n"
+    )
+    print(
+        "| query embedding | R@1 | R@3 | R@5 | R@10 | R@20 | hit@5 | ΔR@5 vs (a), 95 % CI | R@5 on the "
+        f"{len(long)} queries > 256 tokens |\n|---|---|---|---|---|---|---|---|---|"
+    )
     base = per_query(rows[0][2], data, 5)
     for name, values, rankings in rows:
         sub = md.scores([rankings[i] for i in long], [data.dialogues[i] for i in long])[2] if long else float("nan")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_corpus import queries  # noqa: E402
+from perf_corpus import queries
 
-from mcp_memory.embedders import _minilm  # noqa: E402
-from mcp_memory.embedders._lazy_table import gather_before_dequantize  # noqa: E402
+from mcp_memory.embedders.local import minilm as _minilm
+from mcp_memory.embedders.local.lazy_table import gather_before_dequantize
 
 
 def main() -> None:
@@ -50,8 +50,11 @@ def main() -> None:
                 runner.join()
             took = time.perf_counter() - started
             count = 2 * len(texts)
-            print(f"intra_op {threads}, {args.workers} worker(s), batch {size:2d}: "
-                  f"{count / took:.0f} queries/s ({took / count * 1000:.2f} ms each)", flush=True)
+            print(
+                f"intra_op {threads}, {args.workers} worker(s), batch {size:2d}: "
+                f"{count / took:.0f} queries/s ({took / count * 1000:.2f} ms each)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -27,41 +27,153 @@ import numpy as np
 GENERATOR_VERSION = "perf-corpus-1"
 
 SYSTEMS = [
-    "the billing service", "staging", "the nightly backup", "the search index", "our CI pipeline", "the mobile app",
-    "the payments webhook", "the data warehouse", "the auth proxy", "the release train", "the Kafka cluster",
-    "the edge cache", "the feature-flag service", "the email relay", "the GPU batch queue", "the analytics API",
-    "the customer portal", "the internal wiki", "the load balancer", "the image resizer", "the cron scheduler",
-    "the Redis sentinel", "the audit logger", "the SSO bridge", "the partner SFTP drop", "the pricing engine",
-    "the recommendation model", "the support inbox", "the status page", "the VPN gateway",
+    "the billing service",
+    "staging",
+    "the nightly backup",
+    "the search index",
+    "our CI pipeline",
+    "the mobile app",
+    "the payments webhook",
+    "the data warehouse",
+    "the auth proxy",
+    "the release train",
+    "the Kafka cluster",
+    "the edge cache",
+    "the feature-flag service",
+    "the email relay",
+    "the GPU batch queue",
+    "the analytics API",
+    "the customer portal",
+    "the internal wiki",
+    "the load balancer",
+    "the image resizer",
+    "the cron scheduler",
+    "the Redis sentinel",
+    "the audit logger",
+    "the SSO bridge",
+    "the partner SFTP drop",
+    "the pricing engine",
+    "the recommendation model",
+    "the support inbox",
+    "the status page",
+    "the VPN gateway",
 ]
 ACTIONS = [
-    "is restored from", "retries against", "is rebuilt after", "pages the on-call when it sees", "is deployed with",
-    "reads its settings from", "is rate-limited by", "writes audit logs to", "is owned by", "times out after",
-    "falls back to", "is migrated to", "is monitored through", "must never be restarted during", "is paused for",
-    "sends a weekly digest about", "is pinned to", "caches responses from", "is tested against", "depends on",
+    "is restored from",
+    "retries against",
+    "is rebuilt after",
+    "pages the on-call when it sees",
+    "is deployed with",
+    "reads its settings from",
+    "is rate-limited by",
+    "writes audit logs to",
+    "is owned by",
+    "times out after",
+    "falls back to",
+    "is migrated to",
+    "is monitored through",
+    "must never be restarted during",
+    "is paused for",
+    "sends a weekly digest about",
+    "is pinned to",
+    "caches responses from",
+    "is tested against",
+    "depends on",
 ]
 OBJECTS = [
-    "the Monday snapshot", "three attempts with jitter", "every schema change", "latency above two seconds",
-    "a blue-green switch", "the shared config bucket", "the edge gateway", "the compliance archive",
-    "the platform team", "thirty seconds of silence", "the read replica", "the quarterly audit", "the Friday freeze",
-    "the EU data residency rules", "the legacy SOAP endpoint", "the canary pool", "the vendor's sandbox",
-    "the incident runbook", "the cost dashboard", "version 2 of the protocol", "the Seoul region",
-    "the backup tape rotation", "the on-call handbook", "the payments regulator", "the staging seed data",
+    "the Monday snapshot",
+    "three attempts with jitter",
+    "every schema change",
+    "latency above two seconds",
+    "a blue-green switch",
+    "the shared config bucket",
+    "the edge gateway",
+    "the compliance archive",
+    "the platform team",
+    "thirty seconds of silence",
+    "the read replica",
+    "the quarterly audit",
+    "the Friday freeze",
+    "the EU data residency rules",
+    "the legacy SOAP endpoint",
+    "the canary pool",
+    "the vendor's sandbox",
+    "the incident runbook",
+    "the cost dashboard",
+    "version 2 of the protocol",
+    "the Seoul region",
+    "the backup tape rotation",
+    "the on-call handbook",
+    "the payments regulator",
+    "the staging seed data",
 ]
 REASONS = [
-    "since the March incident", "to keep costs down", "because the vendor asked", "so audits pass",
-    "after the old cron proved flaky", "to meet the SLO", "as the runbook says", "for the EU customers",
-    "until the migration ends", "per the security review", "because disks filled up twice", "on Alice's advice",
-    "to avoid double charges", "while the contract is renegotiated", "since traffic doubled in May",
+    "since the March incident",
+    "to keep costs down",
+    "because the vendor asked",
+    "so audits pass",
+    "after the old cron proved flaky",
+    "to meet the SLO",
+    "as the runbook says",
+    "for the EU customers",
+    "until the migration ends",
+    "per the security review",
+    "because disks filled up twice",
+    "on Alice's advice",
+    "to avoid double charges",
+    "while the contract is renegotiated",
+    "since traffic doubled in May",
 ]
-PEOPLE = ["Alice", "Bob", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jun", "Kofi", "Lena",
-          "Mateo", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tomoko"]
-TOOLS = ["Terraform", "Helm", "Grafana", "Sentry", "PagerDuty", "Vault", "Airflow", "dbt", "Argo CD", "Loki",
-         "pgbouncer", "Envoy", "Bazel", "Renovate", "Temporal"]
+PEOPLE = [
+    "Alice",
+    "Bob",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivan",
+    "Jun",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tomoko",
+]
+TOOLS = [
+    "Terraform",
+    "Helm",
+    "Grafana",
+    "Sentry",
+    "PagerDuty",
+    "Vault",
+    "Airflow",
+    "dbt",
+    "Argo CD",
+    "Loki",
+    "pgbouncer",
+    "Envoy",
+    "Bazel",
+    "Renovate",
+    "Temporal",
+]
 QUESTIONS = [
-    "what do we know about {s}?", "when is {s} restarted?", "who owns {s}?", "why does {s} time out?",
-    "how is {s} deployed?", "what does {s} depend on?", "where does {s} read its settings from?",
-    "what happens to {s} during {o}?", "is {s} affected by {o}?", "how do we recover {s} after {o}?",
+    "what do we know about {s}?",
+    "when is {s} restarted?",
+    "who owns {s}?",
+    "why does {s} time out?",
+    "how is {s} deployed?",
+    "what does {s} depend on?",
+    "where does {s} read its settings from?",
+    "what happens to {s} during {o}?",
+    "is {s} affected by {o}?",
+    "how do we recover {s} after {o}?",
 ]
 
 
@@ -80,7 +192,9 @@ def corpus(count: int, seed: int = 7) -> list[str]:
         elif shape == 2:
             text = f"Since {rng.choice(TOOLS)} {rng.randint(2, 9)}.{rng.randint(0, 20)}, {s} {a} {o}."
         else:
-            text = f"Note for {rng.choice(PEOPLE)}: {s} {a} {o} {r}; ticket {rng.choice(TOOLS)}-{rng.randint(100, 9999)}."
+            text = (
+                f"Note for {rng.choice(PEOPLE)}: {s} {a} {o} {r}; ticket {rng.choice(TOOLS)}-{rng.randint(100, 9999)}."
+            )
         if text not in seen:
             seen.add(text)
             texts.append(text)
@@ -104,7 +218,7 @@ def new_facts(count: int, seed: int) -> list[str]:
 
 
 def _cache_file(cache: Path, count: int) -> Path:
-    from mcp_memory.embedders.local import MODEL_SHA256
+    from mcp_memory.embedders.local.embedder import MODEL_SHA256
 
     key = hashlib.sha256(f"{GENERATOR_VERSION}|{MODEL_SHA256}|{count}".encode()).hexdigest()[:16]
     return cache / f"corpus-{count}-{key}.npy"
@@ -115,7 +229,7 @@ async def embeddings(texts: list[str], cache: Path, chunk: int = 2048) -> tuple[
 
     Returns the matrix and the seconds spent embedding (None when it came from the cache).
     """
-    from mcp_memory.embedders.local import LocalEmbedder
+    from mcp_memory.embedders.local.embedder import LocalEmbedder
 
     cache.mkdir(parents=True, exist_ok=True)
     path = _cache_file(cache, len(texts))

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory.ids import iso, ulid
-from mcp_memory.keys import index_key
-from mcp_memory.model import Memory
+from mcp_memory.core.ids import iso, ulid
+from mcp_memory.core.model import Memory
+from mcp_memory.core.object_keys import index_key
 
 TENANT = "bench"
 #: 2026-01-01T00:00:00Z: the first memory's time; each next one is 1 ms later.
@@ -50,26 +50,30 @@ async def _write(vectors: Any, objects: Any, memory: Memory, embedding: np.ndarr
     await objects.put(index_key(memory), "")
 
 
-async def fill_range(vectors: Any, objects: Any, texts: list[str], embeddings: np.ndarray, start: int, stop: int) -> float:
+async def fill_range(
+    vectors: Any, objects: Any, texts: list[str], embeddings: np.ndarray, start: int, stop: int
+) -> float:
     """Write memories `start..stop-1`; returns the seconds it took."""
     started = time.perf_counter()
     for first in range(start, stop, CONCURRENCY):
         last = min(stop, first + CONCURRENCY)
-        await asyncio.gather(*(_write(vectors, objects, bench_memory(i, texts[i]), embeddings[i]) for i in range(first, last)))
+        await asyncio.gather(
+            *(_write(vectors, objects, bench_memory(i, texts[i]), embeddings[i]) for i in range(first, last))
+        )
     return time.perf_counter() - started
 
 
-async def open_backend(backend: str, *, db_path: str | None = None, database_url: str | None = None):  # noqa: ANN201
+async def open_backend(backend: str, *, db_path: str | None = None, database_url: str | None = None):
     """The two stores of `backend` ("sqlite" or "postgres") for the local model's 384 dimensions."""
-    from mcp_memory.embedders.local import DIM, MODEL_NAME
+    from mcp_memory.embedders.local.embedder import DIM, MODEL_NAME
 
     if backend == "sqlite":
         from pathlib import Path
 
-        from mcp_memory.stores.sqlite import open_sqlite
+        from mcp_memory.stores.sqlite.store import open_sqlite
 
         return await open_sqlite(Path(db_path), model=MODEL_NAME, dim=DIM)
-    from mcp_memory.stores.postgres import open_postgres
+    from mcp_memory.stores.postgres.store import open_postgres
 
     return await open_postgres(database_url, model=MODEL_NAME, dim=DIM, pool_size=16)
 
@@ -78,13 +82,16 @@ async def count_memories(vectors: Any, backend: str) -> int:
     """How many rows the tenant has (for topping up; remember calls add some)."""
     if backend == "sqlite":
         return await vectors._db.read(
-            lambda conn: conn.execute("SELECT count(*) FROM memories WHERE tenant = ?", (TENANT,)).fetchone()[0], "count"
+            lambda conn: conn.execute("SELECT count(*) FROM memories WHERE tenant = ?", (TENANT,)).fetchone()[0],
+            "count",
         )
     rows = await vectors._db.fetch("count", "SELECT count(*) FROM memories WHERE tenant_id = %s", (TENANT,))
     return int(rows[0][0])
 
 
-async def fill_to(backend: str, target: int, texts: list[str], embeddings: np.ndarray, written: int, **where: str) -> tuple[int, float]:
+async def fill_to(
+    backend: str, target: int, texts: list[str], embeddings: np.ndarray, written: int, **where: str
+) -> tuple[int, float]:
     """Top the tenant up with corpus memories `written..target-1`. Returns (corpus rows
     written so far, seconds). Memories written by timed `remember` calls come on top."""
     vectors, objects = await open_backend(backend, **where)

@@ -69,18 +69,20 @@ class ServiceProbe:
 
     @classmethod
     async def open(cls, where: dict[str, str], vectors: np.ndarray) -> ServiceProbe:
-        from mcp_memory.config import Settings
-        from mcp_memory.service import open_service
-
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(1, "blas")  # as the SQLite store sets it (mcp_memory/blas.py), for every backend alike
+        from mcp_memory.config import Settings
+        from mcp_memory.core.service import open_service
+
+        threadpool_limits(
+            1, "blas"
+        )  # as the SQLite store sets it (mcp_memory/runtime/blas.py), for every backend alike
         service = await open_service(Settings.from_env(where))
         await service.embedder.warm_up()
         return cls(service, vectors)
 
     async def recall(self, query: str) -> float:
-        from mcp_memory.model import Caller
+        from mcp_memory.core.model import Caller
 
         started = time.perf_counter()
         result = await self.service.recall(Caller(TENANT), query)
@@ -90,7 +92,7 @@ class ServiceProbe:
         return took
 
     async def remember(self, text: str) -> tuple[float, bool]:
-        from mcp_memory.model import Caller
+        from mcp_memory.core.model import Caller
 
         started = time.perf_counter()
         result = await self.service.remember(Caller(TENANT), text)
@@ -117,7 +119,7 @@ class ServiceProbe:
         else:
             scores = np.concatenate([self.halves[0] @ vector, self.halves[1] @ vector])
         top = np.argpartition(scores, len(scores) - 30)[-30:]
-        top[np.argsort(scores[top])]  # noqa: B018 - ordered, as the store's candidates are ranked
+        top[np.argsort(scores[top])]
         return embedded - started, time.perf_counter() - embedded
 
     async def close(self) -> None:
@@ -142,13 +144,24 @@ class StdioServer:
         """Start it and time the handshake, tools/list and a first recall, from the spawn."""
         started = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", TENANT,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env=server_env(where, source), cwd=str(source), limit=1 << 24,
+            sys.executable,
+            "-m",
+            "mcp_memory",
+            "serve-stdio",
+            "--tenant",
+            TENANT,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=server_env(where, source),
+            cwd=str(source),
+            limit=1 << 24,
         )
         server = cls(process, started)
-        await server.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                            "clientInfo": {"name": "bench", "version": "1"}})
+        await server.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        )
         server.startup["initialize_s"] = time.perf_counter() - started
         await server.notify("notifications/initialized")
         tools = await server.request("tools/list", {})
@@ -193,7 +206,7 @@ class StdioServer:
         self.process.stdin.close()
         try:
             await asyncio.wait_for(self.process.wait(), 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.process.kill()
             await self.process.wait()
 
@@ -221,8 +234,16 @@ class HttpServer:
 
         log = tempfile.TemporaryFile(mode="w+")
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mcp_memory", "serve-http", "--port", "0",
-            stdout=log, stderr=asyncio.subprocess.DEVNULL, env=server_env(where, source), cwd=str(source),
+            sys.executable,
+            "-m",
+            "mcp_memory",
+            "serve-http",
+            "--port",
+            "0",
+            stdout=log,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=server_env(where, source),
+            cwd=str(source),
         )
         deadline = time.perf_counter() + 120
         while time.perf_counter() < deadline and process.returncode is None:
@@ -237,8 +258,11 @@ class HttpServer:
     async def call(self, name: str, arguments: dict, era: str = "modern") -> tuple[float, str]:
         self.ids += 1
         params: dict[str, Any] = {"name": name, "arguments": arguments}
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                   "x-memory-tenant": TENANT}
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "x-memory-tenant": TENANT,
+        }
         if era == "modern":
             params["_meta"] = MODERN_META
             headers.update({"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name})
@@ -272,8 +296,14 @@ class HttpServer:
         await asyncio.gather(*(worker(i * 7) for i in range(clients)))
         wall = time.perf_counter() - started
         took.sort()
-        return {"clients": clients, "calls": len(took), "seconds": wall, "per_s": len(took) / wall,
-                "p50_ms": took[len(took) // 2] * 1000, "p95_ms": took[min(len(took) - 1, int(len(took) * 0.95))] * 1000}
+        return {
+            "clients": clients,
+            "calls": len(took),
+            "seconds": wall,
+            "per_s": len(took) / wall,
+            "p50_ms": took[len(took) // 2] * 1000,
+            "p95_ms": took[min(len(took) - 1, int(len(took) * 0.95))] * 1000,
+        }
 
     def rss(self) -> dict[str, float]:
         return rss_mb(self.process.pid)
@@ -284,7 +314,7 @@ class HttpServer:
             self.process.send_signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(self.process.wait(), 60)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.process.kill()
             await self.process.wait()
         if self._log is not None:

@@ -70,24 +70,47 @@ def summary(seconds: list[float]) -> dict[str, float]:
     def at(p: float) -> float:
         return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
 
-    return {"n": len(ordered), "p50_ms": at(50), "p95_ms": at(95), "p25_ms": at(25), "p75_ms": at(75),
-            "p5_ms": at(5), "min_ms": ordered[0] * 1000, "max_ms": ordered[-1] * 1000}
+    return {
+        "n": len(ordered),
+        "p50_ms": at(50),
+        "p95_ms": at(95),
+        "p25_ms": at(25),
+        "p75_ms": at(75),
+        "p5_ms": at(5),
+        "min_ms": ordered[0] * 1000,
+        "max_ms": ordered[-1] * 1000,
+    }
 
 
 def machine() -> dict:
     import numpy
     import onnxruntime
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem_kb = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
-                      if line.startswith("MemTotal")))
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem_kb = int(
+        next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
+    )
     import sqlite3
 
-    return {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "host": platform.node(), "cpu": cpu,
-            "cpus": os.cpu_count(), "ram_gb": round(mem_kb / 1024 / 1024, 1), "python": platform.python_version(),
-            "numpy": numpy.__version__, "onnxruntime": onnxruntime.__version__, "sqlite": sqlite3.sqlite_version,
-            "kernel": platform.release()}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "host": platform.node(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "ram_gb": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "sqlite": sqlite3.sqlite_version,
+        "kernel": platform.release(),
+    }
 
 
 def load() -> float:
@@ -102,13 +125,14 @@ def start_floor(source: Path, count: int) -> dict:
     took = []
     for _ in range(count + 1):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import mcp.server.stdio, mcp.server, mcp_types"], check=True,
-                       cwd=str(source))
+        subprocess.run(
+            [sys.executable, "-c", "import mcp.server.stdio, mcp.server, mcp_types"], check=True, cwd=str(source)
+        )
         took.append(time.perf_counter() - started)
     return summary(took[1:])
 
 
-async def timed_rounds(runs: int, max_seconds: float, round_fn) -> int:  # noqa: ANN001
+async def timed_rounds(runs: int, max_seconds: float, round_fn) -> int:
     deadline = time.perf_counter() + max_seconds
     done = 0
     while done < runs and time.perf_counter() < deadline:
@@ -117,7 +141,7 @@ async def timed_rounds(runs: int, max_seconds: float, round_fn) -> int:  # noqa:
     return done
 
 
-async def phase(args, size: int, backend: str, where: dict[str, str], vectors, queries, facts) -> dict:  # noqa: ANN001
+async def phase(args, size: int, backend: str, where: dict[str, str], vectors, queries, facts) -> dict:
     from perf_probes import HttpServer, ServiceProbe, StdioServer
 
     source = Path(args.source)
@@ -140,8 +164,10 @@ async def phase(args, size: int, backend: str, where: dict[str, str], vectors, q
             await stdio.call("recall", {"query": q})
             await http.call("recall", {"query": q})
             await http.call("recall", {"query": q}, era="legacy")
-        series: dict[str, list[float]] = {k: [] for k in (
-            "floor", "floor_model", "floor_scan", "embed_api", "service", "stdio", "http", "http_legacy")}
+        series: dict[str, list[float]] = {
+            k: []
+            for k in ("floor", "floor_model", "floor_scan", "embed_api", "service", "stdio", "http", "http_legacy")
+        }
 
         async def recall_round(i: int) -> None:
             q = queries[10 + i % (len(queries) - 10)]
@@ -157,11 +183,16 @@ async def phase(args, size: int, backend: str, where: dict[str, str], vectors, q
 
         await timed_rounds(args.runs, args.max_seconds, recall_round)
         result["recall"] = {k: summary(v) for k, v in series.items()}
-        result["recall_ratio_service_to_floor"] = result["recall"]["service"]["p50_ms"] / result["recall"]["floor"]["p50_ms"]
-        print(f"  {backend} {size:>7,}: recall p50 service {result['recall']['service']['p50_ms']:.1f} ms, "
-              f"stdio {result['recall']['stdio']['p50_ms']:.1f}, http {result['recall']['http']['p50_ms']:.1f}, "
-              f"floor {result['recall']['floor']['p50_ms']:.1f} (n={result['recall']['service']['n']})",
-              file=sys.stderr, flush=True)
+        result["recall_ratio_service_to_floor"] = (
+            result["recall"]["service"]["p50_ms"] / result["recall"]["floor"]["p50_ms"]
+        )
+        print(
+            f"  {backend} {size:>7,}: recall p50 service {result['recall']['service']['p50_ms']:.1f} ms, "
+            f"stdio {result['recall']['stdio']['p50_ms']:.1f}, http {result['recall']['http']['p50_ms']:.1f}, "
+            f"floor {result['recall']['floor']['p50_ms']:.1f} (n={result['recall']['service']['n']})",
+            file=sys.stderr,
+            flush=True,
+        )
 
         result["rss_after_recalls"] = {"http": http.rss(), "stdio": stdio.rss()}
         if size in args.throughput_sizes:
@@ -170,8 +201,12 @@ async def phase(args, size: int, backend: str, where: dict[str, str], vectors, q
                 level = await http.throughput(clients, queries, args.throughput_seconds, args.throughput_calls)
                 level["load"] = load()
                 result["throughput"].append(level)
-                print(f"  {backend} {size:>7,}: {clients:>2} clients {level['per_s']:.0f} recalls/s, "
-                      f"p50 {level['p50_ms']:.1f} ms", file=sys.stderr, flush=True)
+                print(
+                    f"  {backend} {size:>7,}: {clients:>2} clients {level['per_s']:.0f} recalls/s, "
+                    f"p50 {level['p50_ms']:.1f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
         result["rss"] = {"http": http.rss(), "stdio": stdio.rss()}
 
         remembered: dict[str, list[float]] = {"service": [], "stdio": [], "http": []}
@@ -197,7 +232,7 @@ async def phase(args, size: int, backend: str, where: dict[str, str], vectors, q
     return result
 
 
-async def run(args, root: Path) -> dict:  # noqa: ANN001
+async def run(args, root: Path) -> dict:
     from perf_corpus import corpus, embeddings, new_facts
     from perf_corpus import queries as make_queries
     from perf_fill import fill_to
@@ -205,13 +240,24 @@ async def run(args, root: Path) -> dict:  # noqa: ANN001
     sizes = sorted(int(s) for s in args.sizes.split(","))
     args.throughput_sizes = {int(s) for s in args.throughput_sizes.split(",") if s}
     backends = [b for b in args.backends.split(",") if b]
-    report: dict = {"label": args.label, "machine": machine(), "argv": sys.argv[1:], "load_start": load(),
-                    "source": args.source, "phases": [], "fills": []}
+    report: dict = {
+        "label": args.label,
+        "machine": machine(),
+        "argv": sys.argv[1:],
+        "load_start": load(),
+        "source": args.source,
+        "phases": [],
+        "fills": [],
+    }
     texts = corpus(max(sizes))
     started = time.perf_counter()
     vectors, took = await embeddings(texts, Path(args.cache) if args.cache else root / "cache")
-    report["embedding"] = {"texts": len(texts), "seconds": took, "cached": took is None,
-                           "wall_s": time.perf_counter() - started}
+    report["embedding"] = {
+        "texts": len(texts),
+        "seconds": took,
+        "cached": took is None,
+        "wall_s": time.perf_counter() - started,
+    }
     report["start_floor"] = start_floor(Path(args.source), 2 * args.starts)
     queries = make_queries(400)
     urls = {"postgres": os.environ.get("BENCH_DATABASE_URL", "").strip() or None}
@@ -228,16 +274,25 @@ async def run(args, root: Path) -> dict:  # noqa: ANN001
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             report["machine"]["postgres"] = conn.execute("SHOW server_version").fetchone()[0]
             report["machine"]["pgvector"] = conn.execute(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()[0]
     try:
         written = {b: 0 for b in backends}
         for size in sizes:
             for backend in backends:
-                where = {"MEMORY_DB_PATH": str(root / "bench.db")} if backend == "sqlite" else {"DATABASE_URL": urls["postgres"]}
-                store = {"db_path": where["MEMORY_DB_PATH"]} if backend == "sqlite" else {"database_url": urls["postgres"]}
+                where = (
+                    {"MEMORY_DB_PATH": str(root / "bench.db")}
+                    if backend == "sqlite"
+                    else {"DATABASE_URL": urls["postgres"]}
+                )
+                store = (
+                    {"db_path": where["MEMORY_DB_PATH"]} if backend == "sqlite" else {"database_url": urls["postgres"]}
+                )
                 written[backend], seconds = await fill_to(backend, size, texts, vectors, written[backend], **store)
                 report["fills"].append({"backend": backend, "size": size, "seconds": seconds})
-                print(f"{backend}: filled to {size:,} in {seconds:.1f} s (load {load():.1f})", file=sys.stderr, flush=True)
+                print(
+                    f"{backend}: filled to {size:,} in {seconds:.1f} s (load {load():.1f})", file=sys.stderr, flush=True
+                )
                 facts = new_facts(3 * args.remember_runs, seed=size + (1 if backend == "sqlite" else 2))
                 report["phases"].append(await phase(args, size, backend, where, vectors[:size], queries, facts))
     finally:

@@ -18,11 +18,15 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
-PATHS = (("floor", "floor: model + numpy scan", "#7f7f7f"), ("service", "MemoryService", "#1f77b4"),
-         ("stdio", "MCP over stdio", "#2ca02c"), ("http", "MCP over HTTP", "#d62728"))
+PATHS = (
+    ("floor", "floor: model + numpy scan", "#7f7f7f"),
+    ("service", "MemoryService", "#1f77b4"),
+    ("stdio", "MCP over stdio", "#2ca02c"),
+    ("http", "MCP over HTTP", "#d62728"),
+)
 
 
 def main() -> None:
@@ -35,15 +39,33 @@ def main() -> None:
         sizes = [p["size"] for p in phases]
         for key, label, color in PATHS:
             p50 = [p["recall"][key]["p50_ms"] for p in phases]
-            ax.plot(sizes, p50, marker="o", color=color, label=f"{label} (p50)", linewidth=2,
-                    linestyle="--" if key == "floor" else "-")
-            ax.fill_between(sizes, [p["recall"][key]["p25_ms"] for p in phases],
-                            [p["recall"][key]["p75_ms"] for p in phases], color=color, alpha=0.15)
+            ax.plot(
+                sizes,
+                p50,
+                marker="o",
+                color=color,
+                label=f"{label} (p50)",
+                linewidth=2,
+                linestyle="--" if key == "floor" else "-",
+            )
+            ax.fill_between(
+                sizes,
+                [p["recall"][key]["p25_ms"] for p in phases],
+                [p["recall"][key]["p75_ms"] for p in phases],
+                color=color,
+                alpha=0.15,
+            )
             ax.plot(sizes, [p["recall"][key]["p95_ms"] for p in phases], color=color, linestyle=":", linewidth=1)
             offset = {"service": (7, -11), "http": (7, 3)}.get(key)  # stdio lies between the two
             if offset is not None:
-                ax.annotate(f"{p50[-1]:.0f} ms", (sizes[-1], p50[-1]), textcoords="offset points", xytext=offset,
-                            fontsize=8, color=color)
+                ax.annotate(
+                    f"{p50[-1]:.0f} ms",
+                    (sizes[-1], p50[-1]),
+                    textcoords="offset points",
+                    xytext=offset,
+                    fontsize=8,
+                    color=color,
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes)
@@ -56,8 +78,9 @@ def main() -> None:
     axes[0][0].set_ylabel("recall latency, ms (log)")
     axes[0][0].legend(loc="upper left", fontsize=8, title="p50; band p25–p75; dotted p95", title_fontsize=8)
     m = report["machine"]
-    fig.suptitle(f"mcp-memory recall latency, local all-MiniLM-L6-v2 · {m['cpus']} × {m['cpu']} · {m['date']}",
-                 fontsize=10)
+    fig.suptitle(
+        f"mcp-memory recall latency, local all-MiniLM-L6-v2 · {m['cpus']} × {m['cpu']} · {m['date']}", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(out)

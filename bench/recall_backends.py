@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.counters import AccessCounters
-from mcp_memory.logs import NullLog
-from mcp_memory.model import Caller, Memory
-from mcp_memory.service import MemoryService
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.service import MemoryService
 
 TENANT = "bench"
 WARM_UP = 10
@@ -78,7 +78,7 @@ def percentile(sorted_ms: list[float], fraction: float) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, int(len(sorted_ms) * fraction))]
 
 
-async def fill(name: str, vectors, embeddings: np.ndarray) -> None:  # noqa: ANN001
+async def fill(name: str, vectors, embeddings: np.ndarray) -> None:
     started = time.perf_counter()
     for start in range(0, len(embeddings), 64):
         await asyncio.gather(
@@ -88,8 +88,8 @@ async def fill(name: str, vectors, embeddings: np.ndarray) -> None:  # noqa: ANN
 
 
 async def main(count: int, dim: int, database_url: str) -> None:
-    from mcp_memory.stores.postgres import open_postgres
-    from mcp_memory.stores.sqlite import open_sqlite
+    from mcp_memory.stores.postgres.store import open_postgres
+    from mcp_memory.stores.sqlite.store import open_sqlite
 
     rng = np.random.default_rng(7)
     embeddings = unit_rows(rng, count, dim)
@@ -132,7 +132,9 @@ async def main(count: int, dim: int, database_url: str) -> None:
     print(f"{'backend':<10} {'call':<8} {'p50':>8} {'p90':>8} {'max':>8}")
     for (name, call), values in times.items():
         values.sort()
-        print(f"{name:<10} {call:<8} {statistics.median(values):>8.2f} {percentile(values, 0.9):>8.2f} {values[-1]:>8.2f}")
+        print(
+            f"{name:<10} {call:<8} {statistics.median(values):>8.2f} {percentile(values, 0.9):>8.2f} {values[-1]:>8.2f}"
+        )
     for call in ("recall", "query"):
         ratio = statistics.median(times[("postgres", call)]) / statistics.median(times[("sqlite", call)])
         print(f"p50 ratio postgres / sqlite, {call}: {ratio:.1f}x")

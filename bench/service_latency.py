@@ -23,17 +23,46 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mcp_memory.config import Settings  # noqa: E402
-from mcp_memory.model import Caller  # noqa: E402
-from mcp_memory.service import open_service  # noqa: E402
+from mcp_memory.config import Settings
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import open_service
 
-SUBJECTS = ["the billing service", "staging", "the nightly backup", "the search index", "our CI pipeline",
-            "the mobile app", "the payments webhook", "the data warehouse", "the auth proxy", "release trains"]
-VERBS = ["is restored from", "retries", "is rebuilt after", "pages the on-call when", "is deployed with",
-         "reads its settings from", "is rate-limited by", "writes audit logs to", "is owned by", "times out after"]
-OBJECTS = ["the Monday snapshot", "three attempts with jitter", "every schema change", "latency passes 2 seconds",
-           "a blue-green switch", "the shared config bucket", "the edge gateway", "the compliance archive",
-           "the platform team", "thirty seconds of silence"]
+SUBJECTS = [
+    "the billing service",
+    "staging",
+    "the nightly backup",
+    "the search index",
+    "our CI pipeline",
+    "the mobile app",
+    "the payments webhook",
+    "the data warehouse",
+    "the auth proxy",
+    "release trains",
+]
+VERBS = [
+    "is restored from",
+    "retries",
+    "is rebuilt after",
+    "pages the on-call when",
+    "is deployed with",
+    "reads its settings from",
+    "is rate-limited by",
+    "writes audit logs to",
+    "is owned by",
+    "times out after",
+]
+OBJECTS = [
+    "the Monday snapshot",
+    "three attempts with jitter",
+    "every schema change",
+    "latency passes 2 seconds",
+    "a blue-green switch",
+    "the shared config bucket",
+    "the edge gateway",
+    "the compliance archive",
+    "the platform team",
+    "thirty seconds of silence",
+]
 
 
 def sentence(rng: random.Random, i: int) -> str:
@@ -72,8 +101,10 @@ async def main(memories: int, runs: int) -> None:
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}")
     print(f"filled {memories} memories through remember in {fill:.1f} s")
     for name, values in (("recall", recall_ms), ("remember", remember_ms)):
-        print(f"{name:8s} n={len(values)} median {statistics.median(values):.2f} ms  "
-              f"p95 {percentile(values, 95):.2f} ms  min {min(values):.2f} ms")
+        print(
+            f"{name:8s} n={len(values)} median {statistics.median(values):.2f} ms  "
+            f"p95 {percentile(values, 95):.2f} ms  min {min(values):.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.model import Memory
-from mcp_memory.stores.sqlite import open_sqlite
+from mcp_memory.core.model import Memory
+from mcp_memory.stores.sqlite.store import open_sqlite
 
 TENANT = "bench"
 
@@ -51,9 +51,7 @@ async def fill(path: Path, count: int, dim: int) -> None:
     started = time.perf_counter()
     batch = 64
     for start in range(0, count, batch):
-        await asyncio.gather(
-            *(vectors.put(_memory(i), embeddings[i]) for i in range(start, min(count, start + batch)))
-        )
+        await asyncio.gather(*(vectors.put(_memory(i), embeddings[i]) for i in range(start, min(count, start + batch))))
     print(f"filled {count} memories in {time.perf_counter() - started:.1f} s")
     await vectors.close()
     await _.close()

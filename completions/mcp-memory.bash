@@ -1,5 +1,5 @@
 # bash completion for mcp-memory
-# Generated from the Typer app by `python -m mcp_memory.completions`; do not edit by hand.
+# Generated from the Typer app by `python -m mcp_memory.cli.completions`; do not edit by hand.
 # Install: source this file from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/mcp-memory
 

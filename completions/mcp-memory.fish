@@ -1,5 +1,5 @@
 # fish completion for mcp-memory
-# Generated from the Typer app by `python -m mcp_memory.completions`; do not edit by hand.
+# Generated from the Typer app by `python -m mcp_memory.cli.completions`; do not edit by hand.
 # Install: copy it to ~/.config/fish/completions/mcp-memory.fish
 
 complete -c mcp-memory -f

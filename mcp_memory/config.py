@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp_memory.errors import ConfigError, ContextError
-from mcp_memory.identity import parse_conversation, parse_tenant
-from mcp_memory.ranking import default_high_similarity
+from mcp_memory.core.errors import ConfigError, ContextError
+from mcp_memory.core.identity import parse_conversation, parse_tenant
+from mcp_memory.core.ranking import default_high_similarity
 
 BACKENDS = ("sqlite", "postgres", "s3")
 PROVIDERS = ("local", "openai", "bedrock", "fake")
@@ -238,9 +238,7 @@ class _Reader:
     def embedding(self, backend: str) -> tuple[str, str, int, str | None, str | None]:
         provider = self.raw("EMBEDDING_PROVIDER") or ("bedrock" if backend == "s3" else "local")
         if provider not in PROVIDERS:
-            raise ConfigError(
-                f'EMBEDDING_PROVIDER must be "local", "openai", "bedrock" or "fake", got "{provider}"'
-            )
+            raise ConfigError(f'EMBEDDING_PROVIDER must be "local", "openai", "bedrock" or "fake", got "{provider}"')
         default_model, default_dim = PROVIDER_DEFAULTS[provider]
         base_url = key = None
         if provider == "openai":
@@ -262,13 +260,10 @@ class _Reader:
                     f'(the only model shipped), got "{model}"'
                 )
             if dim != default_dim:
-                raise ConfigError(
-                    f'EMBEDDING_DIM must be {default_dim} for {default_model}, got "{dim}"'
-                )
+                raise ConfigError(f'EMBEDDING_DIM must be {default_dim} for {default_model}, got "{dim}"')
         if provider == "bedrock" and model == TITAN_V2 and dim not in TITAN_V2_DIMS:
             raise ConfigError(
-                f"EMBEDDING_DIM must be 256, 512 or 1024 for {TITAN_V2} "
-                f'(the widths it can return), got "{dim}"'
+                f'EMBEDDING_DIM must be 256, 512 or 1024 for {TITAN_V2} (the widths it can return), got "{dim}"'
             )
         return provider, model, dim, base_url, key
 
@@ -326,8 +321,7 @@ class _Reader:
             value = float("nan")
         if not floor <= value <= 1:
             raise ConfigError(
-                f"RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY ({floor:g}) "
-                f'and at most 1, got "{raw}"'
+                f'RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY ({floor:g}) and at most 1, got "{raw}"'
             )
         return value
 

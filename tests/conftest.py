@@ -1,6 +1,6 @@
 """Shared fixtures: an injected clock, a MemoryService over the in-memory
 reference stores with the deterministic fake embedder, a real HTTP AWS endpoint (moto in
-server mode; see tests/moto_endpoint.py) and a real PostgreSQL (pgserver, or
+server mode; see tests/support/moto_endpoint.py) and a real PostgreSQL (pgserver, or
 TEST_DATABASE_URL), each started only when a test needs it."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # tests import the checkout, not an installed copy
     sys.path.insert(0, str(ROOT))
 
-from mcp_memory.counters import AccessCounters  # noqa: E402
+from mcp_memory.core.counters.tracker import AccessCounters  # noqa: E402
+from mcp_memory.core.ids import parse_iso  # noqa: E402
+from mcp_memory.core.logs import NullLog  # noqa: E402
+from mcp_memory.core.service import MemoryService  # noqa: E402
 from mcp_memory.embedders.fake import FakeEmbedder  # noqa: E402
-from mcp_memory.ids import parse_iso  # noqa: E402
-from mcp_memory.logs import NullLog  # noqa: E402
-from mcp_memory.service import MemoryService  # noqa: E402
 from mcp_memory.stores.base import ObjectStore, VectorStore  # noqa: E402
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore  # noqa: E402
 
@@ -90,7 +90,7 @@ def env(clock: Clock) -> Env:
 @pytest.fixture(scope="session")
 def aws_endpoint() -> Iterator[str]:
     """The URL of a moto server on 127.0.0.1 (S3 and S3 Vectors), for the whole session."""
-    from tests.moto_endpoint import MotoEndpoint, close_admin_clients
+    from tests.support.moto_endpoint import MotoEndpoint, close_admin_clients
 
     endpoint = MotoEndpoint()
     try:
@@ -101,9 +101,9 @@ def aws_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def aws(aws_endpoint: str):  # noqa: ANN201 (tests.moto_endpoint.AwsPlace, imported lazily)
+def aws(aws_endpoint: str):
     """Fresh vector bucket + index (8 dimensions, cosine, the four non-filterable keys) and state bucket."""
-    from tests.moto_endpoint import make_place
+    from tests.support.moto_endpoint import make_place
 
     return make_place(aws_endpoint)
 
@@ -115,7 +115,7 @@ class RecordingObjectStore:
         self.inner = inner
         self.writes: list[str] = []
 
-    async def get(self, key: str):  # noqa: ANN201
+    async def get(self, key: str):
         return await self.inner.get(key)
 
     async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
@@ -126,7 +126,7 @@ class RecordingObjectStore:
     async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
         return await self.inner.list(prefix, limit, start_after)
 
-    async def delete(self, keys) -> None:  # noqa: ANN001
+    async def delete(self, keys) -> None:
         await self.inner.delete(keys)
 
     async def close(self) -> None:
@@ -150,7 +150,7 @@ async def open_env(
     if backend == "sqlite":
         import sqlite3
 
-        from mcp_memory.stores.sqlite import open_sqlite
+        from mcp_memory.stores.sqlite.store import open_sqlite
 
         path = request.getfixturevalue("tmp_path") / "service" / "memory.db"
         vectors, objects = await open_sqlite(path, model=embedder.model, dim=embedder.dim)
@@ -163,8 +163,8 @@ async def open_env(
                 conn.close()
 
     elif backend == "postgres":
-        from mcp_memory.stores.postgres import open_postgres
-        from tests import pg_support
+        from mcp_memory.stores.postgres.store import open_postgres
+        from tests.support import pg_support
 
         url = request.getfixturevalue("pg_url")
         vectors, objects = await open_postgres(url, model=embedder.model, dim=embedder.dim)
@@ -173,7 +173,7 @@ async def open_env(
             return pg_support.count(url, table)
 
     elif backend == "s3":
-        from tests.s3_env import make_s3_env
+        from tests.support.s3_env import make_s3_env
 
         return make_s3_env(clock, request.getfixturevalue("aws_endpoint"), floor=floor, embedder=embedder)
     else:
@@ -182,6 +182,7 @@ async def open_env(
     counters = AccessCounters(recording, pod_id="test-pod", log=NullLog(), clock=clock)
     service = MemoryService(vectors, recording, embedder, counters, floor=floor, clock=clock)
     return Env(service, vectors, recording, embedder, counters, clock, backend, count)  # type: ignore[arg-type]
+
 
 # --------------------------------------------------------------------------- PostgreSQL
 
@@ -193,7 +194,7 @@ def pg_admin_url() -> Iterator[str]:
     Started only when a test asks for it. A failure to start is an error with its
     reason, never a skip.
     """
-    from tests.pg_support import prepare_admin, start_pgserver
+    from tests.support.pg_support import prepare_admin, start_pgserver
 
     given = os.environ.get("TEST_DATABASE_URL", "").strip()
     if given:
@@ -212,7 +213,7 @@ def pg_admin_url() -> Iterator[str]:
 @pytest.fixture
 def pg_url(pg_admin_url: str) -> Iterator[str]:
     """A URL selecting a fresh, empty schema of its own (dropped after the test)."""
-    from tests.pg_support import fresh_schema
+    from tests.support.pg_support import fresh_schema
 
     with fresh_schema(pg_admin_url) as url:
         yield url

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.config import Settings, redact_url
-from mcp_memory.errors import ConfigError
+from mcp_memory.core.errors import ConfigError
 
 BASE = {"HOME": "/home/ada", "HOSTNAME": "pod-1"}
 OPENAI = {"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "https://llm.example/v1", "EMBEDDING_API_KEY": "sk-key"}
@@ -270,9 +270,7 @@ def test_a_base_url_is_kept_without_trailing_slashes(raw: str, kept: str) -> Non
 )
 def test_a_base_url_that_is_not_a_plain_http_base_is_refused(raw: str) -> None:
     message = refusal(**{**OPENAI, "EMBEDDING_BASE_URL": raw})
-    assert message.startswith(
-        "EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment"
-    )
+    assert message.startswith("EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment")
 
 
 @pytest.mark.parametrize(

@@ -46,14 +46,14 @@ def test_every_runtime_extra_is_installed_and_neither_test_nor_bench_is(stages) 
     build, _, _ = stages
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     extras -= {"test", "bench"}  # the suite's and bench/'s tools have no place in the image
-    (install,) = [run for run in lines(build, "RUN") if "pip\" install" in run]
+    (install,) = [run for run in lines(build, "RUN") if 'pip" install' in run]
     installed = set(re.search(r'"\.\[([a-z,]+)\]"', install).group(1).split(","))
     assert installed == extras == {"postgres", "aws"}
 
 
 def test_the_local_model_is_loaded_at_build_time_so_nothing_downloads_at_run_time(stages) -> None:
     build, final, _ = stages
-    assert any("mcp-memory\" calibrate --builtin" in run for run in lines(build, "RUN"))
+    assert any('mcp-memory" calibrate --builtin' in run for run in lines(build, "RUN"))
     assert lines(final, "COPY") == ["--from=build /opt/mcp-memory /opt/mcp-memory"]
     assert not any(re.search(r"\b(curl|wget|hf_hub|huggingface)\b", run) for run in lines(final, "RUN"))
 
@@ -101,7 +101,7 @@ def test_ci_replays_the_dockerfile_install_after_the_tests() -> None:
 
 
 def test_the_replay_reads_continuations_and_skips_comments(check: ModuleType) -> None:
-    text = "# c\nFROM a AS b\nRUN one \\\n  # inner comment\n  && two\nENV A=1 \\\n    B=\"x y\"\n"
+    text = '# c\nFROM a AS b\nRUN one \\\n  # inner comment\n  && two\nENV A=1 \\\n    B="x y"\n'
     steps = check.instructions(text)
     assert steps == [("FROM", "a AS b"), ("RUN", "one && two"), ("ENV", 'A=1 B="x y"')]
     assert check.env_pairs(steps[2][1]) == {"A": "1", "B": "x y"}
@@ -117,13 +117,15 @@ def test_the_replay_starts_the_images_own_command_with_its_environment(stages, c
     assert health[0] == "python"
 
 
-async def test_the_healthcheck_command_passes_against_the_server_and_fails_without_one(stages, check: ModuleType) -> None:
+async def test_the_healthcheck_command_passes_against_the_server_and_fails_without_one(
+    stages, check: ModuleType
+) -> None:
     import asyncio
     import subprocess
     import sys
 
     from tests.conftest import Clock, make_env
-    from tests.http_support import serving
+    from tests.support.http_support import serving
 
     _, final, _ = stages
     _, _, health = check.final_stage(final, {"PATH": "/usr/bin:/bin"}, ROOT / "venv", ROOT)

@@ -8,7 +8,7 @@ import shlex
 
 import typer.main
 
-from mcp_memory.cli import app
+from mcp_memory.cli.app import app
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -16,7 +16,10 @@ GROUP = typer.main.get_command(app)
 
 
 def options_of(command) -> set[str]:
-    return {name for p in command.params for name in (*p.opts, *p.secondary_opts) if name.startswith("-")} | {"-h", "--help"}
+    return {name for p in command.params for name in (*p.opts, *p.secondary_opts) if name.startswith("-")} | {
+        "-h",
+        "--help",
+    }
 
 
 def example_lines() -> list[str]:
@@ -55,7 +58,9 @@ def test_every_example_uses_a_command_and_options_that_exist() -> None:
     for words in invocations():
         if words[:1] == ["--version"]:
             continue
-        assert words and words[0] in GROUP.commands, f"README example runs an unknown command: mcp-memory {' '.join(words)}"
+        assert words and words[0] in GROUP.commands, (
+            f"README example runs an unknown command: mcp-memory {' '.join(words)}"
+        )
         command = GROUP.commands[words[0]]
         seen.add(words[0])
         for word in words[1:]:
@@ -67,4 +72,4 @@ def test_every_example_uses_a_command_and_options_that_exist() -> None:
 def test_the_readme_says_how_to_install_every_completion_script() -> None:
     for name in ("completions/mcp-memory.bash", "completions/_mcp-memory", "completions/mcp-memory.fish"):
         assert name in README
-    assert "python -m mcp_memory.completions" in README
+    assert "python -m mcp_memory.cli.completions" in README

@@ -15,7 +15,7 @@ from mcp import Client
 
 from mcp_memory import __version__
 from tests.conftest import ROOT
-from tests.test_stdio import params
+from tests.server.test_stdio import params
 
 
 def test_the_version_is_a_release_number() -> None:

@@ -11,12 +11,12 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from mcp_memory import __version__
-from mcp_memory.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
+from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
 
 T = TypeVar("T")
 
@@ -34,11 +34,16 @@ app = typer.Typer(
 # --------------------------------------------------------------------------- shared options
 
 TenantOption = Annotated[
-    Optional[str],
-    typer.Option("--tenant", "-t", help="The tenant (project) whose memories to use. Default: $MEMORY_TENANT.", show_default=False),
+    str | None,
+    typer.Option(
+        "--tenant",
+        "-t",
+        help="The tenant (project) whose memories to use. Default: $MEMORY_TENANT.",
+        show_default=False,
+    ),
 ]
 ConversationOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--conversation",
         "-c",
@@ -84,7 +89,7 @@ def _settings():
 
 
 def _caller(settings: Any, tenant: str | None, conversation: str | None, *, default_tenant: str | None = None):
-    from mcp_memory.identity import caller_from_options
+    from mcp_memory.core.identity import caller_from_options
 
     tenant_name = "--tenant"
     if tenant is None or not tenant.strip():
@@ -108,7 +113,7 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None, *, defa
 
 def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
     """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes."""
-    from mcp_memory.service import open_service
+    from mcp_memory.core.service import open_service
 
     async def go() -> T:
         service = await open_service(settings)
@@ -139,7 +144,6 @@ def _checked(parse: Callable[..., T], *args: Any) -> T:
         _fail(f"error: {exc}", EXIT_USAGE)
 
 
-
 # --------------------------------------------------------------------------- servers
 
 
@@ -150,7 +154,7 @@ def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = 
     The tenant is --tenant, else $MEMORY_TENANT, else "local". Nothing but
     protocol messages is written to stdout; logs go to stderr.
     """
-    from mcp_memory.server import run_stdio
+    from mcp_memory.server.run import run_stdio
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation, default_tenant="local")
@@ -163,10 +167,10 @@ def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = 
 @app.command("serve-http")
 def serve_http(
     host: Annotated[
-        Optional[str], typer.Option(help="The address to listen on. Default: $HOST, else 127.0.0.1.", show_default=False)
+        str | None, typer.Option(help="The address to listen on. Default: $HOST, else 127.0.0.1.", show_default=False)
     ] = None,
     port: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             min=0, max=65535, help="The port. Default: $PORT, else 3000; 0 picks a free one.", show_default=False
         ),
@@ -180,7 +184,7 @@ def serve_http(
     """
     from dataclasses import replace
 
-    from mcp_memory.server import run_http
+    from mcp_memory.server.run import run_http
 
     settings = _settings()
     if host is not None and host.strip():
@@ -200,20 +204,23 @@ def serve_http(
 def remember(
     content: Annotated[str, typer.Argument(help="The fact to store, or - to read it from stdin.", show_default=False)],
     memory_type: Annotated[
-        Optional[str], typer.Option("--type", help="project (default), pattern, reference or conversation.", show_default=False)
+        str | None,
+        typer.Option("--type", help="project (default), pattern, reference or conversation.", show_default=False),
     ] = None,
-    category: Annotated[Optional[str], typer.Option(help="A short sub-label, e.g. decision.", show_default=False)] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A label; repeat for several.", show_default=False)] = None,
+    category: Annotated[str | None, typer.Option(help="A short sub-label, e.g. decision.", show_default=False)] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="A label; repeat for several.", show_default=False)
+    ] = None,
     scope: Annotated[
-        Optional[str], typer.Option(help="project (default) or conversation (needs --conversation).", show_default=False)
+        str | None, typer.Option(help="project (default) or conversation (needs --conversation).", show_default=False)
     ] = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Store a memory (unless an existing one already says the same thing)."""
-    from mcp_memory import tools
-    from mcp_memory.cli_render import print_remember
+    from mcp_memory.cli.render import print_remember
+    from mcp_memory.server import tools
 
     if content == "-":
         content = sys.stdin.read()
@@ -228,17 +235,19 @@ def remember(
 @app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What you want to know, in plain language.", show_default=False)],
-    limit: Annotated[Optional[int], typer.Option(help="How many results (1-50); default: the mode's.", show_default=False)] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="How many results (1-50); default: the mode's.", show_default=False)
+    ] = None,
     mode: Annotated[
-        Optional[str], typer.Option(help="precision, balanced (default) or exploratory.", show_default=False)
+        str | None, typer.Option(help="precision, balanced (default) or exploratory.", show_default=False)
     ] = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a question, ranked, with a confidence level."""
-    from mcp_memory import tools
-    from mcp_memory.cli_render import print_recall
+    from mcp_memory.cli.render import print_recall
+    from mcp_memory.server import tools
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
@@ -249,15 +258,17 @@ def recall(
 
 @app.command("list")
 def list_(
-    memory_type: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type.", show_default=False)] = None,
+    memory_type: Annotated[
+        str | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
+    ] = None,
     limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List memories, newest first."""
-    from mcp_memory import tools
-    from mcp_memory.cli_render import print_list
+    from mcp_memory.cli.render import print_list
+    from mcp_memory.server import tools
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
@@ -274,8 +285,8 @@ def forget(
     as_json: JsonOption = False,
 ) -> None:
     """Delete one memory permanently. Exits 1 when no such memory exists."""
-    from mcp_memory import tools
-    from mcp_memory.cli_render import print_forget
+    from mcp_memory.cli.render import print_forget
+    from mcp_memory.server import tools
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
@@ -297,7 +308,7 @@ def stats(
     as_json: JsonOption = False,
 ) -> None:
     """Count a tenant's memories by type; without a tenant, list every tenant with its count."""
-    from mcp_memory.cli_render import print_stats
+    from mcp_memory.cli.render import print_stats
 
     settings = _settings()
     if all_tenants or not ((tenant or "").strip() or settings.tenant):
@@ -316,7 +327,7 @@ def compact(
     as_json: JsonOption = False,
 ) -> None:
     """Fold a tenant's settled access-counter shards into its merged counts now."""
-    from mcp_memory.cli_render import print_compact
+    from mcp_memory.cli.render import print_compact
 
     settings = _settings()
     if all_tenants:
@@ -335,14 +346,14 @@ def _no_tenant_with_all(tenant: str | None, conversation: str | None = None) -> 
 
 
 def _stats_all_tenants(settings: Any, tenant: str | None, conversation: str | None, as_json: bool) -> None:
-    from mcp_memory.cli_render import print_tenants
+    from mcp_memory.cli.render import print_tenants
 
     _no_tenant_with_all(tenant, conversation)
     print_tenants(_run(settings, lambda service: service.tenants()), as_json)
 
 
 def _compact_all_tenants(settings: Any, tenant: str | None, dry_run: bool, as_json: bool) -> None:
-    from mcp_memory.cli_render import print_compact_all
+    from mcp_memory.cli.render import print_compact_all
 
     _no_tenant_with_all(tenant)
     result = _run(settings, lambda service: service.compact_all(dry_run=dry_run))
@@ -357,7 +368,7 @@ def _compact_all_tenants(settings: Any, tenant: str | None, dry_run: bool, as_js
 @app.command()
 def calibrate(
     cases: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--cases",
             help="A JSON-lines file of facts with the questions that should find them, and absent questions.",
@@ -370,7 +381,7 @@ def calibrate(
         bool, typer.Option("--builtin", help="Use the built-in set of project-memory facts and questions.")
     ] = False,
     tenant: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--tenant",
             "-t",
@@ -386,13 +397,15 @@ def calibrate(
     Embeds facts, questions that should find them, and questions about things not
     stored; shows where each cluster falls and puts the floor between them.
     """
-    from mcp_memory import calibration
-    from mcp_memory.cli_calibrate import embedding_progress, print_calibration
+    from mcp_memory.cli.calibrate import embedding_progress, print_calibration
+    from mcp_memory.core.calibration import calibrate as calibration
 
     if builtin == (cases is not None):
         _fail("error: give either --cases FILE or --builtin", EXIT_USAGE)
     if builtin and tenant is not None:
-        _fail("error: --builtin brings its own facts; --tenant calibrates on stored memories named by --cases", EXIT_USAGE)
+        _fail(
+            "error: --builtin brings its own facts; --tenant calibrates on stored memories named by --cases", EXIT_USAGE
+        )
     if tenant is not None and not tenant.strip():
         _fail("error: --tenant is empty", EXIT_USAGE)
     settings = _settings()

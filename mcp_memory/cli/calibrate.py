@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from mcp_memory import calibration_stats as cs
-from mcp_memory.calibration import CalibrationReport, Progress
+from mcp_memory.core.calibration import stats as cs
+from mcp_memory.core.calibration.calibrate import CalibrationReport, Progress
 
 #: How many of the closest calls (lowest correct answers, highest absent questions) to show.
 CLOSEST = 5
@@ -106,9 +106,7 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
             "admitsAbsent": r.fewest_errors.admits,
         },
         "current": {"floor": r.current_floor, "high": r.current_high, **current},
-        "histogram": [
-            {"from": b.low, "to": b.high, "correct": b.correct, "absent": b.absent} for b in _histogram(r)
-        ],
+        "histogram": [{"from": b.low, "to": b.high, "correct": b.correct, "absent": b.absent} for b in _histogram(r)],
         "lowestCorrect": [{"cosine": _r(p.cosine), "question": p.question, "memory": p.memory} for p in lowest],
         "highestAbsent": [{"cosine": _r(p.cosine), "question": p.question, "nearest": p.memory} for p in highest],
         "warnings": list(r.warnings),
@@ -164,7 +162,9 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
 
     bins = _histogram(r)
     most = max(max(b.correct, b.absent) for b in bins) or 1
-    hist = Table(title="correct answers and absent questions by cosine, with the floors", title_justify="left", box=None)
+    hist = Table(
+        title="correct answers and absent questions by cosine, with the floors", title_justify="left", box=None
+    )
     hist.add_column("cosine", no_wrap=True)
     hist.add_column("correct answers", style="green", no_wrap=True)
     hist.add_column("absent questions", style="red", no_wrap=True)

@@ -7,8 +7,8 @@ environment, is switched off in the app: `add_completion=False`.) The price is
 that they go stale when a command changes, so a test compares them with the app. To regenerate, from the
 repository root:
 
-    python -m mcp_memory.completions           # rewrite completions/
-    python -m mcp_memory.completions --check   # exit 1 when a file is stale
+    python -m mcp_memory.cli.completions           # rewrite completions/
+    python -m mcp_memory.cli.completions --check   # exit 1 when a file is stale
 
 Generation is deterministic: no paths, no environment, commands in name order.
 """
@@ -20,11 +20,11 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_memory.model import MEMORY_TYPES, MODES, SCOPES
+from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES
 
 PROG = "mcp-memory"
 FUNCTION = "_mcp_memory"
-REGENERATE = "python -m mcp_memory.completions"
+REGENERATE = "python -m mcp_memory.cli.completions"
 FILES = {"bash": "mcp-memory.bash", "zsh": "_mcp-memory", "fish": "mcp-memory.fish"}
 HEADER = f"Generated from the Typer app by `{REGENERATE}`; do not edit by hand."
 #: Values an option takes, where the CLI checks them against these domain constants.
@@ -71,8 +71,14 @@ def _option(param: typing.Any) -> Opt:
     takes_value = not param.is_flag
     long = names[-1]
     path = isinstance(_annotation(param), type) and issubclass(_annotation(param), Path)
-    return Opt(names, _first_line(param.help), takes_value, OPTION_VALUES.get(long, ()) if takes_value else (),
-               files=takes_value and path, multiple=bool(param.multiple))
+    return Opt(
+        names,
+        _first_line(param.help),
+        takes_value,
+        OPTION_VALUES.get(long, ()) if takes_value else (),
+        files=takes_value and path,
+        multiple=bool(param.multiple),
+    )
 
 
 def describe(app: typing.Any) -> tuple[tuple[Opt, ...], tuple[Cmd, ...]]:
@@ -269,7 +275,7 @@ def fish(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
 
 def render() -> dict[str, str]:
     """File name → script, for every shell."""
-    from mcp_memory.cli import app
+    from mcp_memory.cli.app import app
 
     root, commands = describe(app)
     return {FILES["bash"]: bash(root, commands), FILES["zsh"]: zsh(root, commands), FILES["fish"]: fish(root, commands)}
@@ -283,8 +289,11 @@ def checkout_directory() -> Path:
 def stale(directory: Path) -> list[str]:
     """The files in `directory` that differ from what the app generates now."""
     wanted = render()
-    return [name for name, text in wanted.items() if not (directory / name).is_file()
-            or (directory / name).read_text(encoding="utf-8") != text]
+    return [
+        name
+        for name, text in wanted.items()
+        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

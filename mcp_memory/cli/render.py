@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from mcp_memory.model import Memory
+from mcp_memory.core.model import Memory
 
 
 def _console():
@@ -128,7 +128,7 @@ def print_forget(result: Any, as_json: bool) -> None:
     if as_json:
         _json({"id": result.id, "deleted": result.deleted})
         return
-    from mcp_memory import render
+    from mcp_memory.server import render
 
     text = render.render_deleted(result.id) if result.deleted else render.render_not_found(result.id)
     _console().print(text.removeprefix("[MEMORY] "), markup=False, style=None if result.deleted else "yellow")
@@ -140,7 +140,7 @@ def print_stats(tenant: str, result: Any, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    from mcp_memory.model import MEMORY_TYPES
+    from mcp_memory.core.model import MEMORY_TYPES
 
     console = _console()
     table = Table(title=f"Memories of {tenant}", show_header=True)
@@ -187,7 +187,7 @@ def print_tenants(result: Any, as_json: bool) -> None:
         return
     from rich.table import Table
 
-    from mcp_memory.model import MEMORY_TYPES
+    from mcp_memory.core.model import MEMORY_TYPES
 
     console = _console()
     if not result.tenants:

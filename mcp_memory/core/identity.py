@@ -11,8 +11,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from mcp_memory.errors import ContextError
-from mcp_memory.model import Caller
+from mcp_memory.core.errors import ContextError
+from mcp_memory.core.model import Caller
 
 TENANT_MAX = 128
 CONVERSATION_MAX = 512
@@ -71,9 +71,7 @@ def parse_conversation(value: RawValue, name: str = CONVERSATION_HEADER) -> str 
     return conversation
 
 
-def caller_from_headers(
-    explicit: RawValue, stamped: RawValue, conversation: RawValue
-) -> Caller:
+def caller_from_headers(explicit: RawValue, stamped: RawValue, conversation: RawValue) -> Caller:
     """The caller of an HTTP request: conversation first, then the tenant (B §3.2).
 
     A non-blank `x-memory-tenant` wins; a blank one gives way to `x-tenant-id`.

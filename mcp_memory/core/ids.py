@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import math
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE = {c: i for i, c in enumerate(ALPHABET)}
 MAX_TIME = 2**48 - 1
 _TIME_CHARS = 10
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 
 
@@ -60,7 +60,7 @@ def inverted_time(ms: float) -> str:
 def iso(ms: float) -> str:
     """ISO-8601 UTC with milliseconds and `Z` (JavaScript's toISOString)."""
     whole = math.floor(ms)
-    dt = datetime.fromtimestamp(whole // 1000, tz=timezone.utc)
+    dt = datetime.fromtimestamp(whole // 1000, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{whole % 1000:03d}Z"
 
 
@@ -88,7 +88,7 @@ def _parse_iso_text(text: str) -> float:
     except ValueError:
         return math.nan
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     try:
         # Exact integer arithmetic: float seconds × 1000 can floor one millisecond low.
         return (dt - _EPOCH) // _ONE_MS

@@ -13,7 +13,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from mcp_memory.errors import MemoryServerError
+from mcp_memory.core.errors import MemoryServerError
 
 ALLOWED_CONTEXT = frozenset(
     {"tenant", "tool", "method", "key", "ms", "ok", "inConversation", "shards", "status", "attempt", "signal", "source"}

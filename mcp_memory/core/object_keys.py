@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcp_memory.identity import conversation_digest
-from mcp_memory.ids import inverted_time, ulid_time
-from mcp_memory.model import Memory
+from mcp_memory.core.identity import conversation_digest
+from mcp_memory.core.ids import inverted_time, ulid_time
+from mcp_memory.core.model import Memory
 
 
 def index_prefix(tenant: str) -> str:
@@ -37,9 +37,7 @@ class IndexEntry:
 
     def visible_to(self, conversation: str | None) -> bool:
         """Key-level visibility: no digest, or the digest of the asking conversation."""
-        return self.digest is None or (
-            conversation is not None and self.digest == conversation_digest(conversation)
-        )
+        return self.digest is None or (conversation is not None and self.digest == conversation_digest(conversation))
 
 
 def parse_index_key(key: str) -> IndexEntry | None:

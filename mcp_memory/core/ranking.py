@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mcp_memory.model import Confidence, MemoryType, Mode
+from mcp_memory.core.model import Confidence, MemoryType, Mode
 
 DAY_MS = 86_400_000
 MAX_SAFE_INTEGER = 2**53 - 1

@@ -13,14 +13,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mcp_memory import ranking, render, tenants
-from mcp_memory.counters import AccessCounters
-from mcp_memory.embedders.base import Embedder
-from mcp_memory.errors import InvalidArgument
-from mcp_memory.ids import iso, parse_iso, ulid
-from mcp_memory.keys import index_key, index_prefix, parse_index_key
-from mcp_memory.logs import JsonLog, NullLog
-from mcp_memory.model import (
+from mcp_memory.core import ranking, tenants
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.ids import iso, parse_iso, ulid
+from mcp_memory.core.logs import JsonLog, NullLog
+from mcp_memory.core.model import (
     EMPTY_STATS,
     MEMORY_TYPES,
     TRUST_MANUAL,
@@ -34,8 +32,11 @@ from mcp_memory.model import (
     Ranked,
     Scope,
 )
+from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
+from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
+from mcp_memory.embedders.base import Embedder
+from mcp_memory.server import render
 from mcp_memory.stores.base import ObjectStore, VectorStore
-from mcp_memory.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
@@ -159,9 +160,7 @@ class MemoryService:
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
         embedding = await self._embed(query)
-        hits = await self.vectors.query(
-            caller.tenant, embedding, ranking.candidate_count(limit), caller.conversation
-        )
+        hits = await self.vectors.query(caller.tenant, embedding, ranking.candidate_count(limit), caller.conversation)
         hits = [h for h in hits if h.memory.visible_to(caller.conversation)]
         if not hits:
             return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
@@ -349,13 +348,19 @@ class MemoryService:
         """`compact` for every tenant that has counters, up to `limit` tenants."""
         return await tenants.compact_tenants(self.counters, self.objects, dry_run=dry_run, limit=limit)
 
-    async def calibrate(self, tenant: str, cases, *, progress=None):  # noqa: ANN001 (calibration.Cases)
+    async def calibrate(self, tenant: str, cases, *, progress=None):
         """Measure calibration `cases` that name `tenant`'s stored memories (reads, never
         writes); see calibration.py. Cases with fact texts need no service: calibration.calibrate."""
-        from mcp_memory.calibration import calibrate
+        from mcp_memory.core.calibration.calibrate import calibrate
 
         return await calibrate(
-            self.embedder, cases, floor=self.floor, high=self.high, vectors=self.vectors, tenant=tenant, progress=progress
+            self.embedder,
+            cases,
+            floor=self.floor,
+            high=self.high,
+            vectors=self.vectors,
+            tenant=tenant,
+            progress=progress,
         )
 
     # ----------------------------------------------------------------------- lifecycle
@@ -370,13 +375,13 @@ class MemoryService:
             await self.embedder.close()
 
 
-async def open_service(settings, *, log: JsonLog | None = None) -> MemoryService:  # noqa: ANN001 (Settings)
+async def open_service(settings, *, log: JsonLog | None = None) -> MemoryService:
     """The composition root: storage, embedder, counters and the service, as configured.
 
     Storage is opened (and its schema checked) here, so a bad database stops the
     process before anything is served. The embedding model loads lazily.
     """
-    from mcp_memory.counters import new_pod_id
+    from mcp_memory.core.counters.tracker import new_pod_id
     from mcp_memory.embedders import open_embedder
     from mcp_memory.stores import open_stores
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mcp_memory.counters import AccessCounters, CompactReport
-from mcp_memory.errors import ContextError, StoreError
-from mcp_memory.identity import parse_tenant
-from mcp_memory.keys import index_prefix, parse_index_key
-from mcp_memory.model import MEMORY_TYPES
+from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
+from mcp_memory.core.errors import ContextError, StoreError
+from mcp_memory.core.identity import parse_tenant
+from mcp_memory.core.model import MEMORY_TYPES
+from mcp_memory.core.object_keys import index_prefix, parse_index_key
 from mcp_memory.stores.base import ObjectStore
 
 __all__ = [

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_memory.core.errors import StartupError
 from mcp_memory.embedders.base import Embedder, check_vector, check_vectors, describe
-from mcp_memory.errors import StartupError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mcp_memory.config import Settings
@@ -24,7 +24,7 @@ def open_embedder(settings: Settings) -> Embedder:
     """The embedder `settings.embedding_provider` names. Cheap: models load on first use."""
     provider = settings.embedding_provider
     if provider == "local":
-        from mcp_memory.embedders.local import LocalEmbedder
+        from mcp_memory.embedders.local.embedder import LocalEmbedder
 
         return LocalEmbedder()
     if provider == "fake":
@@ -43,8 +43,8 @@ def open_embedder(settings: Settings) -> Embedder:
             settings.embedding_dim,
         )
     if provider == "bedrock":
-        from mcp_memory.aws import require_boto3
         from mcp_memory.embedders.bedrock import BedrockEmbedder
+        from mcp_memory.runtime.aws import require_boto3
 
         require_boto3("EMBEDDING_PROVIDER=bedrock")
         return BedrockEmbedder(settings.embedding_model, settings.embedding_dim, settings.aws_region)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from mcp_memory.errors import EmbeddingError
+from mcp_memory.core.errors import EmbeddingError
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
     import numpy as np

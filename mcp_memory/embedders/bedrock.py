@@ -5,7 +5,7 @@ Why it is shaped this way:
 - **No secret to mount.** A pod embeds with its own AWS role, in the same
   region as its vector bucket (`AWS_REGION`).
 - **Lazy.** Importing this module imports neither boto3 nor botocore; the
-  client is built on the first `embed`, on a worker thread (mcp_memory/aws.py).
+  client is built on the first `embed`, on a worker thread (mcp_memory/runtime/aws.py).
 - **One text per call.** Titan V2 takes one `inputText`, so a batch is one
   InvokeModel per text, `concurrency` at a time on our own worker threads;
   the rows come back in input order.
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory.aws import Closed, LazyAwsClient
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vector, check_vectors
-from mcp_memory.errors import EmbeddingError
+from mcp_memory.runtime.aws import Closed, LazyAwsClient
 
 DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
 #: InvokeModel calls in flight for one batch (Bedrock's per-account quotas are the real limit).

@@ -26,7 +26,7 @@ def _token_vector(token: str, dim: int) -> np.ndarray:
     values: list[float] = []
     block = 0
     while len(values) < dim:
-        digest = hashlib.sha256(f"{token}:{block}".encode("utf-8")).digest()
+        digest = hashlib.sha256(f"{token}:{block}".encode()).digest()
         values.extend(b / 255 - 0.5 for b in digest)
         block += 1
     return np.asarray(values[:dim], dtype=np.float64)

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcp_memory import __version__
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors, count_mismatch
-from mcp_memory.errors import EmbeddingError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import aiohttp

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from mcp_memory.errors import StartupError
+from mcp_memory.core.errors import StartupError
 
 T = TypeVar("T")
 

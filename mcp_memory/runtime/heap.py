@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-
 #: glibc's mallopt parameter number for the mmap threshold.
 _M_MMAP_THRESHOLD = -3
 #: Blocks at least this large are mmap'd, and unmapped when freed.

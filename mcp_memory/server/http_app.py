@@ -30,18 +30,18 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
-from mcp_memory.auth import WWW_AUTHENTICATE, bearer_matches
-from mcp_memory.errors import ContextError
-from mcp_memory.identity import (
+from mcp_memory.core.errors import ContextError
+from mcp_memory.core.identity import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
     TENANT_HEADER,
     caller_from_headers,
     tenant_required_message,
 )
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import Caller
-from mcp_memory.tools import ToolLayer
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.server.tools import ToolLayer
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -130,7 +130,7 @@ class HttpApp:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from mcp_memory.server import build_mcp_server
+        from mcp_memory.server.run import build_mcp_server
 
         self.log = log
         self.api_key = api_key or None

@@ -23,8 +23,8 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
-from mcp_memory.errors import StartupError
-from mcp_memory.logs import JsonLog
+from mcp_memory.core.errors import StartupError
+from mcp_memory.core.logs import JsonLog
 
 #: How long calls already running get to finish once a stop begins.
 SHUTDOWN_GRACE_S = 10
@@ -211,7 +211,7 @@ class GracefulServer:
         self.closed = True
         try:
             await asyncio.wait_for(self._close(), timeout=self.close_limit_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.log.error("shutdown_close_failed", f"closing took longer than {self.close_limit_s:g} s; gave up")
         except Exception as exc:
             self.log.error("shutdown_close_failed", exc)

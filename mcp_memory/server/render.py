@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_memory.model import Memory, Mode
-from mcp_memory.ranking import percent
+from mcp_memory.core.model import Memory, Mode
+from mcp_memory.core.ranking import percent
 
 PREFIX = "[MEMORY]"
 
@@ -32,12 +32,9 @@ def render_memory(memory: Memory, position: int, standing: float | None = None) 
 
 # --------------------------------------------------------------------------- recall
 
-HIGH_GUIDANCE = (
-    "HIGH CONFIDENCE: the top result closely matches the question. Use these memories directly."
-)
+HIGH_GUIDANCE = "HIGH CONFIDENCE: the top result closely matches the question. Use these memories directly."
 MEDIUM_GUIDANCE = (
-    "MEDIUM CONFIDENCE: these look relevant, but check that they apply to the current context "
-    "before relying on them."
+    "MEDIUM CONFIDENCE: these look relevant, but check that they apply to the current context before relying on them."
 )
 
 
@@ -70,9 +67,7 @@ def render_recall_gated(query: str, gated: int, mode: Mode) -> str:
     return f'{PREFIX} Nothing matched "{query}" closely enough.\n{no_confident_match_guidance(gated, mode)}'
 
 
-def render_recall(
-    query: str, mode: Mode, high: bool, results: Sequence[tuple[Memory, float]]
-) -> str:
+def render_recall(query: str, mode: Mode, high: bool, results: Sequence[tuple[Memory, float]]) -> str:
     """`results`: (memory, standing) pairs in rank order."""
     n = len(results)
     lines = [

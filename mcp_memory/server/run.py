@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_memory import __version__
-from mcp_memory.errors import ContextError
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import Caller
-from mcp_memory.tools import ToolLayer, build_tool_layer
+from mcp_memory.core.errors import ContextError
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.tools import ToolLayer, build_tool_layer
 
 SERVER_NAME = "mcp-memory"
 INSTRUCTIONS = (
@@ -123,7 +123,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     """
     from mcp.server.stdio import stdio_server
 
-    from mcp_memory.service import open_service
+    from mcp_memory.core.service import open_service
 
     log = JsonLog(stdio=True)
     service = await open_service(settings, log=log)
@@ -164,8 +164,10 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         tools = build_tool_layer(settings, service, log)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
-        for line in (f"mcp-memory v{__version__} serving stdio for tenant {caller.tenant}",
-                     *describe_setup(settings, tools)):
+        for line in (
+            f"mcp-memory v{__version__} serving stdio for tenant {caller.tenant}",
+            *describe_setup(settings, tools),
+        ):
             print(line, file=sys.stderr, flush=True)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal)
@@ -195,8 +197,8 @@ def storage_line(settings: Any) -> str:
 
 def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
     """Which storage (and why), which embedder, whether search_docs is offered."""
-    from mcp_memory.docs import describe_docs
     from mcp_memory.embedders import describe
+    from mcp_memory.server.search_docs import describe_docs
 
     return [
         storage_line(settings),
@@ -207,7 +209,7 @@ def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
 
 def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], list[str]]:
     """What start-up prints once the port accepts: (stdout lines, stderr warnings) (B §15.2)."""
-    from mcp_memory.auth import auth_lines
+    from mcp_memory.server.auth import auth_lines
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
     out = [
@@ -225,8 +227,9 @@ async def run_http(settings: Any) -> None:
     settings (by the caller), the storage (opened here) and the address. A
     stop lets running calls finish, flushes the counters once and returns.
     """
-    from mcp_memory.http import HttpApp
-    from mcp_memory.http_serve import (
+    from mcp_memory.core.service import open_service
+    from mcp_memory.server.http_app import HttpApp
+    from mcp_memory.server.http_serve import (
         GracefulServer,
         bind_sockets,
         bound_port,
@@ -234,7 +237,6 @@ async def run_http(settings: Any) -> None:
         make_uvicorn,
         url_for,
     )
-    from mcp_memory.service import open_service
 
     log = JsonLog()
     service = await open_service(settings, log=log)

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.aws import Closed, LazyAwsClient
-from mcp_memory.errors import DocsError, InvalidArgument
-from mcp_memory.model import Caller
-from mcp_memory.ranking import percent
-from mcp_memory.tools import LIMIT_SCHEMA, Handler, ToolSpec, optional_limit, require_string
+from mcp_memory.core.errors import DocsError, InvalidArgument
+from mcp_memory.core.model import Caller
+from mcp_memory.core.ranking import percent
+from mcp_memory.runtime.aws import Closed, LazyAwsClient
+from mcp_memory.server.tools import LIMIT_SCHEMA, Handler, ToolSpec, optional_limit, require_string
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000

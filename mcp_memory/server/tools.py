@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_memory.errors import InvalidArgument
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import MEMORY_TYPES, MODES, SCOPES, Caller
-from mcp_memory.service import LIMIT_MAX, LIST_DEFAULT_LIMIT, MemoryService
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+from mcp_memory.core.service import LIMIT_MAX, LIST_DEFAULT_LIMIT, MemoryService
 from mcp_memory.stores.base import CONTENT_MAX_BYTES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -138,7 +138,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "outdated, prefer remembering the correction: the newer memory outranks the older one.",
         {
             "type": "object",
-            "properties": {"id": {"type": "string", "description": "The memory's id, as recall or list_memories showed it."}},
+            "properties": {
+                "id": {"type": "string", "description": "The memory's id, as recall or list_memories showed it."}
+            },
             "required": ["id"],
         },
     ),
@@ -165,7 +167,12 @@ def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
     value = args.get("limit")
     if value is None:
         return fallback
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or not 1 <= value <= LIMIT_MAX:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value != int(value)
+        or not 1 <= value <= LIMIT_MAX
+    ):
         raise InvalidArgument(f"`limit` must be an integer between 1 and {LIMIT_MAX}.")
     return int(value)
 
@@ -390,10 +397,10 @@ def build_tool_layer(settings: Settings, service: MemoryService, log: JsonLog, *
     """
     if not settings.knowledge_base_id:
         return ToolLayer(service, log)
-    from mcp_memory import docs
+    from mcp_memory.server import search_docs as docs
 
     if retriever is None:
-        from mcp_memory.aws import require_boto3
+        from mcp_memory.runtime.aws import require_boto3
 
         require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
         retriever = docs.DocsRetriever(settings.knowledge_base_id, settings.aws_region)

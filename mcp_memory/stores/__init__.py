@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcp_memory.errors import StartupError
+from mcp_memory.core.errors import StartupError
 
 if TYPE_CHECKING:
     from mcp_memory.config import Settings
@@ -28,12 +28,12 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
     Raises StartupError when the storage cannot be opened as configured.
     """
     if settings.backend == "sqlite":
-        from mcp_memory.stores.sqlite import open_sqlite
+        from mcp_memory.stores.sqlite.store import open_sqlite
 
         return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
     if settings.backend == "s3":
         try:
-            from mcp_memory.stores.s3 import open_s3
+            from mcp_memory.stores.s3.store import open_s3
         except ModuleNotFoundError as error:
             if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
                 raise
@@ -43,7 +43,7 @@ async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
         if not settings.database_url:
             raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
         try:
-            from mcp_memory.stores.postgres import open_postgres
+            from mcp_memory.stores.postgres.store import open_postgres
         except ImportError as exc:
             if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
                 raise

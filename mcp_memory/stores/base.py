@@ -15,9 +15,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from mcp_memory.errors import BudgetExceeded, PreconditionFailed
-from mcp_memory.ids import parse_iso
-from mcp_memory.model import MEMORY_TYPES, Hit, Memory
+from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
+from mcp_memory.core.ids import parse_iso
+from mcp_memory.core.model import MEMORY_TYPES, Hit, Memory
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
     import numpy as np
@@ -51,9 +51,7 @@ class VectorStore(Protocol):
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
         """Store one memory (ids are unique; a repeated id replaces)."""
 
-    async def query(
-        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         """The `top_k` nearest memories of `tenant` *visible* to `conversation`.
 
         Visibility is applied before the limit (A4). No order is promised.
@@ -85,9 +83,7 @@ class ObjectStore(Protocol):
     async def get(self, key: str) -> StoredObject | None:
         """The body and ETag under `key`, or None."""
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
         """Write `body`; returns the new ETag. A failed condition raises PreconditionFailed.
 
         `if_match`: only replace the object whose ETag is this. `if_none_match`:

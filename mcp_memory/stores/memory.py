@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mcp_memory.errors import PreconditionFailed, StoreError
-from mcp_memory.model import Hit, Memory
+from mcp_memory.core.errors import PreconditionFailed, StoreError
+from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 
 
@@ -41,9 +41,7 @@ class InMemoryVectorStore:
         vector = np.asarray(embedding, dtype=np.float32).copy()
         self._records[(memory.tenant, memory.id)] = (md, vector)
 
-    async def query(
-        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         query = np.asarray(embedding, dtype=np.float32)
         hits: list[Hit] = []
         for (rec_tenant, rec_id), (md, vector) in self._records.items():
@@ -99,9 +97,7 @@ class InMemoryObjectStore:
     async def get(self, key: str) -> StoredObject | None:
         return self._objects.get(key)
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
         current = self._objects.get(key)
         if if_none_match and current is not None:
             raise PreconditionFailed(f"conditional write did not apply for {key}")

@@ -18,13 +18,24 @@ from tests.conftest import ROOT
 @pytest.fixture
 def cli(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
-    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT),
-                "COLUMNS": "200"})
+    env.update(
+        {
+            "MEMORY_DB_PATH": str(tmp_path / "m.db"),
+            "EMBEDDING_PROVIDER": "fake",
+            "PYTHONPATH": str(ROOT),
+            "COLUMNS": "200",
+        }
+    )
 
     def run(*args: str, stdin: str | None = None, **extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "mcp_memory", *args],
-            input=stdin, capture_output=True, text=True, env={**env, **extra}, cwd=str(ROOT), timeout=120,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            cwd=str(ROOT),
+            timeout=120,
         )
 
     return run
@@ -40,13 +51,23 @@ def test_version_prints_the_package_version(cli) -> None:
 def test_help_lists_every_command(cli) -> None:
     result = cli("--help")
     assert result.returncode == 0
-    for command in ("serve-stdio", "serve-http", "remember", "recall", "list", "forget", "stats", "compact", "calibrate"):
+    for command in (
+        "serve-stdio",
+        "serve-http",
+        "remember",
+        "recall",
+        "list",
+        "forget",
+        "stats",
+        "compact",
+        "calibrate",
+    ):
         assert command in result.stdout
 
 
 def test_help_does_not_import_heavy_modules() -> None:
     code = (
-        "import sys; from typer.testing import CliRunner; from mcp_memory.cli import app;"
+        "import sys; from typer.testing import CliRunner; from mcp_memory.cli.app import app;"
         "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0;"
         "heavy = [m for m in ('onnxruntime', 'tokenizers', 'boto3', 'botocore', 'psycopg', 'numpy', 'mcp')"
         " if m in sys.modules]; print(heavy)"
@@ -56,8 +77,21 @@ def test_help_does_not_import_heavy_modules() -> None:
 
 
 def test_remember_recall_list_stats_and_forget_as_json(cli) -> None:
-    stored = cli("remember", "--tenant", "acme", "--type", "pattern", "--tag", "ci", "--tag", "make",
-                 "--category", "command", "Run make test-all before every release", "--json")
+    stored = cli(
+        "remember",
+        "--tenant",
+        "acme",
+        "--type",
+        "pattern",
+        "--tag",
+        "ci",
+        "--tag",
+        "make",
+        "--category",
+        "command",
+        "Run make test-all before every release",
+        "--json",
+    )
     assert stored.returncode == 0, stored.stderr
     record = json.loads(stored.stdout)
     assert record["created"] is True
@@ -130,7 +164,10 @@ def test_bad_input_exits_2_naming_the_field_and_writes_nothing(cli, tmp_path, ar
 def test_a_configuration_error_exits_2_naming_the_variable(cli) -> None:
     result = cli("stats", "-t", "acme", RECALL_MIN_SIMILARITY="0")
     assert result.returncode == 2
-    assert result.stderr.strip() == 'configuration error: RECALL_MIN_SIMILARITY must be greater than 0 and at most 1, got "0"'
+    assert (
+        result.stderr.strip()
+        == 'configuration error: RECALL_MIN_SIMILARITY must be greater than 0 and at most 1, got "0"'
+    )
 
 
 def test_opening_the_database_with_another_embedder_is_refused(cli) -> None:
@@ -147,7 +184,7 @@ def test_compact_folds_settled_shards_and_dry_run_only_reports(cli, tmp_path) ->
     # Shards settle after the one-minute compaction lag; age them instead of waiting.
     import sqlite3
 
-    from mcp_memory.ids import ulid
+    from mcp_memory.core.ids import ulid
 
     db = sqlite3.connect(tmp_path / "m.db")
     old = ulid(time.time() * 1000 - 120_000)[:10]

@@ -20,14 +20,26 @@ from tests.conftest import ROOT
 
 @pytest.fixture
 def cli(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL", "RECALL_"))}
-    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT),
-                "COLUMNS": "200"})
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL", "RECALL_"))
+    }
+    env.update(
+        {
+            "MEMORY_DB_PATH": str(tmp_path / "m.db"),
+            "EMBEDDING_PROVIDER": "fake",
+            "PYTHONPATH": str(ROOT),
+            "COLUMNS": "200",
+        }
+    )
 
     def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "mcp_memory", *args],
-            capture_output=True, text=True, env={**env, **extra}, cwd=str(ROOT), timeout=120,
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            cwd=str(ROOT),
+            timeout=120,
         )
 
     return run
@@ -39,8 +51,8 @@ def seed(tmp_path: Path, *memories: tuple[str, str, dict], recalls: tuple[tuple[
     import asyncio
 
     from mcp_memory.config import Settings
-    from mcp_memory.model import Caller
-    from mcp_memory.service import open_service
+    from mcp_memory.core.model import Caller
+    from mcp_memory.core.service import open_service
 
     async def go() -> None:
         settings = Settings.from_env({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake"})
@@ -127,15 +139,41 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
     cases = write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)
     report = json.loads(cli("calibrate", "--cases", str(cases), "--json", RECALL_MIN_SIMILARITY="0.5").stdout)
     assert set(report) == {
-        "embedder", "source", "tenant", "counts", "clusters", "answeredFirst", "separated", "suggested",
-        "fewestErrors", "current", "histogram", "lowestCorrect", "highestAbsent", "warnings", "environment",
+        "embedder",
+        "source",
+        "tenant",
+        "counts",
+        "clusters",
+        "answeredFirst",
+        "separated",
+        "suggested",
+        "fewestErrors",
+        "current",
+        "histogram",
+        "lowestCorrect",
+        "highestAbsent",
+        "warnings",
+        "environment",
     }
     assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
     assert report["counts"] == {"facts": 2, "questions": 4, "absent": 3, "reworded": 0, "typos": 0}
     assert set(report["clusters"]) == {"correct", "nearestOther", "absent", "reworded", "typo"}
-    assert report["clusters"]["reworded"] is None and set(report["clusters"]["correct"]) == {"n", "min", "median", "max"}
+    assert report["clusters"]["reworded"] is None and set(report["clusters"]["correct"]) == {
+        "n",
+        "min",
+        "median",
+        "max",
+    }
     assert set(report["suggested"]) == {
-        "floor", "high", "floorRule", "highRule", "clamped", "dropsCorrect", "admitsAbsent", "correctHigh", "absentHigh",
+        "floor",
+        "high",
+        "floorRule",
+        "highRule",
+        "clamped",
+        "dropsCorrect",
+        "admitsAbsent",
+        "correctHigh",
+        "absentHigh",
     }
     assert report["current"]["floor"] == 0.5 and report["current"]["high"] == 0.75
     correct, absent = clusters(FACTS, ABSENT)
@@ -174,7 +212,10 @@ def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, 
         (("--builtin", "--tenant", "acme"), "--builtin brings its own facts"),
         (("--cases", "{missing}"), "does not exist"),
         (("--tenant", "acme", "--cases", "{cases}"), "with --tenant a case names a stored memory as `memory`"),
-        (("--tenant", "acme", "--cases", "{by_id}"), 'line 1: no memory with id "01J00000000000000000000000" in tenant "acme"'),
+        (
+            ("--tenant", "acme", "--cases", "{by_id}"),
+            'line 1: no memory with id "01J00000000000000000000000" in tenant "acme"',
+        ),
         (("--tenant", "../x", "--cases", "{by_id}"), "--tenant must start with a letter or digit"),
         (("--tenant", " ", "--cases", "{by_id}"), "error: --tenant is empty"),
     ],
@@ -219,7 +260,13 @@ def test_stats_without_a_tenant_lists_every_tenant_with_its_counts(cli, tmp_path
     listed = json.loads(cli("stats", "--json").stdout)
     assert listed == {
         "tenants": [
-            {"tenant": "acme", "total": 2, "byType": {"project": 1, "pattern": 1}, "conversationNotes": 0, "lowerBound": False},
+            {
+                "tenant": "acme",
+                "total": 2,
+                "byType": {"project": 1, "pattern": 1},
+                "conversationNotes": 0,
+                "lowerBound": False,
+            },
             {"tenant": "acme-2", "total": 1, "byType": {"project": 1}, "conversationNotes": 1, "lowerBound": False},
             {"tenant": "beta", "total": 1, "byType": {"project": 1}, "conversationNotes": 0, "lowerBound": False},
         ],
@@ -247,7 +294,7 @@ def test_every_tenant_at_once_refuses_a_tenant_too(cli, args: tuple[str, ...], m
 
 
 def test_compact_all_tenants_folds_every_tenants_settled_shards(cli, tmp_path: Path) -> None:
-    from mcp_memory.ids import ulid
+    from mcp_memory.core.ids import ulid
 
     fact = "Backups are verified every Sunday"
     seed(
@@ -267,10 +314,16 @@ def test_compact_all_tenants_folds_every_tenants_settled_shards(cli, tmp_path: P
     db.close()
 
     dry = json.loads(cli("compact", "--all-tenants", "--dry-run", "--json").stdout)
-    assert dry["dryRun"] is True and [(r["tenant"], r["shards_folded"]) for r in dry["tenants"]] == [("acme", 2), ("beta", 2)]
+    assert dry["dryRun"] is True and [(r["tenant"], r["shards_folded"]) for r in dry["tenants"]] == [
+        ("acme", 2),
+        ("beta", 2),
+    ]
     done = cli("compact", "--all-tenants")
     assert done.returncode == 0
     assert "Folded counters of acme" in done.stdout and "Folded counters of beta" in done.stdout
     again = json.loads(cli("compact", "--all-tenants", "--json").stdout)
-    assert [(r["tenant"], r["shards_folded"], r["accesses"]) for r in again["tenants"]] == [("acme", 0, 2), ("beta", 0, 2)]
+    assert [(r["tenant"], r["shards_folded"], r["accesses"]) for r in again["tenants"]] == [
+        ("acme", 0, 2),
+        ("beta", 0, 2),
+    ]
     assert again["failed"] == [] and again["truncated"] is False

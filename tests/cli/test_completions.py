@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory import completions
-from mcp_memory.cli import app
+from mcp_memory.cli import completions
+from mcp_memory.cli.app import app
 from tests.conftest import ROOT
 
 DIRECTORY = ROOT / "completions"
@@ -28,9 +28,11 @@ def test_the_completion_scripts_are_current() -> None:
 def test_generation_is_deterministic_and_carries_nothing_from_this_machine(tmp_path: Path) -> None:
     first = completions.render()
     # Another process, another directory, and the variable that would change Typer's own options.
-    code = "import json; from mcp_memory.completions import render; print(json.dumps(render()))"
+    code = "import json; from mcp_memory.cli.completions import render; print(json.dumps(render()))"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=True
+    )
     second = json.loads(result.stdout)
     assert first == second and set(first) == {"mcp-memory.bash", "_mcp-memory", "mcp-memory.fish"}
     for text in first.values():
@@ -40,11 +42,13 @@ def test_generation_is_deterministic_and_carries_nothing_from_this_machine(tmp_p
 def test_the_cli_offers_no_completion_options_of_its_own_whatever_the_environment() -> None:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SHELL": "/bin/bash"}
     for variables in (env, {**env, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}):
-        shown = subprocess.run([sys.executable, "-m", "mcp_memory", "--help"], capture_output=True, text=True,
-                               env=variables, check=True).stdout
+        shown = subprocess.run(
+            [sys.executable, "-m", "mcp_memory", "--help"], capture_output=True, text=True, env=variables, check=True
+        ).stdout
         assert "completion" not in shown
-    refused = subprocess.run([sys.executable, "-m", "mcp_memory", "--install-completion"], capture_output=True,
-                             text=True, env=env)
+    refused = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", "--install-completion"], capture_output=True, text=True, env=env
+    )
     assert refused.returncode == 2 and "No such option: --install-completion" in refused.stderr
 
 
@@ -68,7 +72,7 @@ def test_check_mode_names_the_stale_file_and_the_command_that_fixes_it(tmp_path:
     (tmp_path / "mcp-memory.fish").write_text("# an old script\n")
     assert completions.main(["--check", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "mcp-memory.fish is stale: run `python -m mcp_memory.completions`" in err
+    assert "mcp-memory.fish is stale: run `python -m mcp_memory.cli.completions`" in err
 
 
 DRIVER = """
@@ -84,7 +88,10 @@ printf '%s\\n' "${COMPREPLY[@]}"
 def bash_complete(*words: str) -> list[str]:
     result = subprocess.run(
         ["bash", "-c", DRIVER, "driver", str(DIRECTORY / "mcp-memory.bash"), "mcp-memory", *words],
-        capture_output=True, text=True, check=True, timeout=30,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
     )
     return [line for line in result.stdout.splitlines() if line]
 
@@ -92,8 +99,23 @@ def bash_complete(*words: str) -> list[str]:
 @pytest.mark.parametrize(
     ("words", "expected"),
     [
-        (("",), ["--version", "-h", "--help", "calibrate", "compact", "forget", "list", "recall", "remember",
-                 "serve-http", "serve-stdio", "stats"]),
+        (
+            ("",),
+            [
+                "--version",
+                "-h",
+                "--help",
+                "calibrate",
+                "compact",
+                "forget",
+                "list",
+                "recall",
+                "remember",
+                "serve-http",
+                "serve-stdio",
+                "stats",
+            ],
+        ),
         (("re",), ["recall", "remember"]),
         (("recall", "--mode", ""), ["precision", "balanced", "exploratory"]),
         (("remember", "--type", "p"), ["project", "pattern"]),

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from mcp_memory import calibration_stats as cs
-from mcp_memory.calibration import builtin_cases, calibrate, parse_cases
+from mcp_memory.core.calibration import stats as cs
+from mcp_memory.core.calibration.calibrate import builtin_cases, calibrate, parse_cases
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.model import Caller
 from mcp_memory.embedders.fake import FakeEmbedder, fake_vector
-from mcp_memory.errors import InvalidArgument
-from mcp_memory.model import Caller
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
 from tests.conftest import make_env
 
@@ -23,7 +23,9 @@ def test_separated_clusters_put_the_floor_midway_between_them() -> None:
     suggestion = cs.suggest_floor([0.5, 0.6, 0.7], [0.1, 0.2, 0.3])
     assert suggestion.floor == 0.4 and suggestion.separated
     assert (suggestion.drops, suggestion.admits) == (0, 0)
-    assert suggestion.rule.startswith("midpoint between the lowest correct answer (0.500) and the highest absent question below it (0.300)")
+    assert suggestion.rule.startswith(
+        "midpoint between the lowest correct answer (0.500) and the highest absent question below it (0.300)"
+    )
 
 
 def test_overlapping_clusters_keep_every_correct_answer_and_count_what_they_admit() -> None:
@@ -110,7 +112,13 @@ def test_cases_are_read_with_variants_and_comments() -> None:
         "cases.jsonl",
     )
     (fact,) = cases.facts
-    assert (fact.line, fact.text, fact.questions, fact.reworded, fact.typos) == (3, "F", ("q1", "q2"), ("r",), ("t1", "t2"))
+    assert (fact.line, fact.text, fact.questions, fact.reworded, fact.typos) == (
+        3,
+        "F",
+        ("q1", "q2"),
+        ("r",),
+        ("t1", "t2"),
+    )
     assert cases.absent == ("a1", "a2", "a3") and not cases.by_id
 
 
@@ -119,15 +127,27 @@ def test_cases_are_read_with_variants_and_comments() -> None:
     [
         ('{"fact": "F", "questions": ["q"]}\n{"absent": "a"\n', False, "cases.jsonl line 2: not valid JSON"),
         ('["F"]\n', False, "cases.jsonl line 1: each line must be a JSON object"),
-        ('{"fact": "F", "questions": []}\n', False, "line 1: `questions` must be a non-empty list of non-empty strings"),
+        (
+            '{"fact": "F", "questions": []}\n',
+            False,
+            "line 1: `questions` must be a non-empty list of non-empty strings",
+        ),
         ('{"fact": "  ", "questions": ["q"]}\n', False, "line 1: `fact` must be a non-empty string"),
         ('{"fact": "F", "question": ["q"]}\n', False, "line 1: unknown key `question`"),
-        ('{"memory": "01J", "questions": ["q"]}\n', False, "line 1: `memory` names a stored memory, which needs --tenant"),
-        ('{"fact": "F", "questions": ["q"]}\n', True, 'line 1: with --tenant a case names a stored memory as `memory`'),
+        (
+            '{"memory": "01J", "questions": ["q"]}\n',
+            False,
+            "line 1: `memory` names a stored memory, which needs --tenant",
+        ),
+        ('{"fact": "F", "questions": ["q"]}\n', True, "line 1: with --tenant a case names a stored memory as `memory`"),
         ('{"absent": "a", "questions": ["q"]}\n', False, "line 1: an `absent` line carries nothing else"),
         ('{"absent": "a"}\n', False, "cases.jsonl has no facts"),
         ('{"fact": "F", "questions": ["q"]}\n', False, "cases.jsonl has no absent questions"),
-        ('{"fact": "F", "questions": ["' + "x" * 32_001 + '"]}\n', False, "a `questions` text is 32001 bytes; the maximum is 32000"),
+        (
+            '{"fact": "F", "questions": ["' + "x" * 32_001 + '"]}\n',
+            False,
+            "a `questions` text is 32001 bytes; the maximum is 32000",
+        ),
     ],
 )
 def test_bad_cases_are_refused_naming_the_line_and_the_field(text: str, by_id: bool, message: str) -> None:
@@ -174,7 +194,10 @@ def _cos(a: str, b: str) -> float:
 async def test_calibrate_measures_the_clusters_and_suggests_a_floor_between_them() -> None:
     seen: list[tuple[int, int]] = []
     report = await calibrate(
-        FakeEmbedder(), parse_cases(_cases_text(), "cases"), floor=0.1, high=0.3,
+        FakeEmbedder(),
+        parse_cases(_cases_text(), "cases"),
+        floor=0.1,
+        high=0.3,
         progress=lambda done, total: seen.append((done, total)),
     )
     correct = sorted(_cos(q, f) for f, qs in zip(FACTS, QUESTIONS) for q in qs)
@@ -202,7 +225,8 @@ async def test_calibrating_on_a_tenant_reads_its_memories_and_writes_nothing(clo
     import json
 
     text = "\n".join(
-        [json.dumps({"memory": i, "questions": q}) for i, q in zip(ids, QUESTIONS)] + [json.dumps({"absent": a}) for a in ABSENT]
+        [json.dumps({"memory": i, "questions": q}) for i, q in zip(ids, QUESTIONS)]
+        + [json.dumps({"absent": a}) for a in ABSENT]
     )
     report = await env.service.calibrate("acme", parse_cases(text, "cases", by_id=True))
     assert report.tenant == "acme" and report.answered_first == 4

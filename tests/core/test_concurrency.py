@@ -16,8 +16,8 @@ WORKER = """
 import asyncio, json, os, sys, time
 from pathlib import Path
 from mcp_memory.config import Settings
-from mcp_memory.model import Caller
-from mcp_memory.service import open_service
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import open_service
 
 async def main(go: Path, texts: list[str]) -> None:
     service = await open_service(Settings.from_env())
@@ -39,8 +39,14 @@ def race(tmp_path: Path, per_process: list[list[str]]) -> list[list[bool]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)})
     processes = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(go), json.dumps(texts)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(go), json.dumps(texts)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=str(ROOT),
+        )
         for texts in per_process
     ]
     deadline = time.monotonic() + 60

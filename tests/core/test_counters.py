@@ -25,11 +25,11 @@ from typing import Any
 
 import pytest
 
-from mcp_memory.counters import AccessCounters, CompactReport, new_pod_id
-from mcp_memory.errors import StoreError
-from mcp_memory.ids import iso, parse_iso, ulid, ulid_time
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import EMPTY_STATS
+from mcp_memory.core.counters.tracker import AccessCounters, CompactReport, new_pod_id
+from mcp_memory.core.errors import StoreError
+from mcp_memory.core.ids import iso, parse_iso, ulid, ulid_time
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import EMPTY_STATS
 from mcp_memory.stores.base import ObjectStore, StoredObject
 from mcp_memory.stores.memory import InMemoryObjectStore
 
@@ -142,7 +142,7 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[ObjectStore]:
     if request.param == "memory":
         yield InMemoryObjectStore()
         return
-    from tests.moto_endpoint import s3_object_store
+    from tests.support.moto_endpoint import s3_object_store
 
     store = s3_object_store(request.getfixturevalue("aws_endpoint"))
     try:
@@ -185,8 +185,12 @@ def pod(store: FaultyStore, clock: Clock, logs: Logs) -> PodFactory:
 async def total(store: ObjectStore, memory_id: str = "m1", tenant: str = TENANT) -> int:
     """What a fresh pod that never compacts reads for one memory."""
     reader = AccessCounters(
-        store, pod_id="reader", log=JsonLog(io.StringIO(), io.StringIO()), cache_ttl_ms=0,
-        compact_threshold=10**9, clock=lambda: START,
+        store,
+        pod_id="reader",
+        log=JsonLog(io.StringIO(), io.StringIO()),
+        cache_ttl_ms=0,
+        compact_threshold=10**9,
+        clock=lambda: START,
     )
     return (await reader.load(tenant)).get(memory_id, EMPTY_STATS).access_count
 
@@ -766,8 +770,15 @@ async def test_operator_compaction_folds_every_settled_shard_whatever_the_thresh
     report = await pod("operator").compact(TENANT)
 
     assert report == CompactReport(
-        tenant=TENANT, shards_folded=4, shards_left=2, shards_stale=0, memories=2, accesses=4,
-        watermark=report.watermark, dry_run=False, written=True,
+        tenant=TENANT,
+        shards_folded=4,
+        shards_left=2,
+        shards_stale=0,
+        memories=2,
+        accesses=4,
+        watermark=report.watermark,
+        dry_run=False,
+        written=True,
     )
     assert len(await shard_keys(store)) == 2
     assert await total(store) == 5
@@ -805,9 +816,7 @@ async def test_operator_compaction_with_nothing_settled_writes_nothing(
     assert await total(store) == 2
 
 
-async def test_operator_compaction_pages_through_thousands_of_shards(
-    store: FaultyStore, pod: PodFactory
-) -> None:
+async def test_operator_compaction_pages_through_thousands_of_shards(store: FaultyStore, pod: PodFactory) -> None:
     # Each shard is one request over HTTP, so on S3 the listing pages are made
     # smaller instead of the shards more numerous: still many pages to walk.
     s3 = not isinstance(store.inner, InMemoryObjectStore)
@@ -817,7 +826,7 @@ async def test_operator_compaction_pages_through_thousands_of_shards(
         for i in range(count)
     ]
     if s3:
-        from tests.moto_endpoint import seed_objects
+        from tests.support.moto_endpoint import seed_objects
 
         seed_objects(store.inner.bucket, shards)  # type: ignore[attr-defined]
     else:

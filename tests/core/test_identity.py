@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from mcp_memory.errors import ContextError
-from mcp_memory.identity import (
+from mcp_memory.core.errors import ContextError
+from mcp_memory.core.identity import (
     caller_from_headers,
     caller_from_options,
     conversation_digest,
     parse_conversation,
     parse_tenant,
 )
-from mcp_memory.model import Caller
+from mcp_memory.core.model import Caller
 
 TENANT_RULE = "must start with a letter or digit and contain only letters, digits, '.', '_' or '-'"
 CONVERSATION_RULE = "may carry printable ASCII only, with no whitespace"
@@ -59,9 +59,7 @@ def test_a_long_tenant_is_reported_as_too_long_before_its_characters_are_judged(
 def test_a_missing_tenant_header_is_required_with_a_hint_where_to_set_it(raw: str | None) -> None:
     with pytest.raises(ContextError) as refused:
         parse_tenant(raw, "x-memory-tenant")
-    assert str(refused.value) == (
-        "x-memory-tenant header is required — set it on the MCP server entry in the registry"
-    )
+    assert str(refused.value) == ("x-memory-tenant header is required — set it on the MCP server entry in the registry")
 
 
 def test_a_tenant_sent_twice_is_refused_as_sent_more_than_once() -> None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from mcp_memory.ids import inverted_time, iso, parse_iso, ulid, ulid_time
+from mcp_memory.core.ids import inverted_time, iso, parse_iso, ulid, ulid_time
 
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 
 
 def epoch_ms(*args: int) -> int:
-    return int(datetime(*args, tzinfo=timezone.utc).timestamp()) * 1000
+    return int(datetime(*args, tzinfo=UTC).timestamp()) * 1000
 
 
 JAN_2020 = epoch_ms(2020, 1, 1)
@@ -58,9 +58,7 @@ def test_fractional_milliseconds_are_floored() -> None:
     assert ulid_time(ulid(JUL_2026 + 0.5)) == JUL_2026
 
 
-@pytest.mark.parametrize(
-    "value", [-1, 2**48, math.nan, math.inf, -math.inf], ids=["-1", "2^48", "nan", "inf", "-inf"]
-)
+@pytest.mark.parametrize("value", [-1, 2**48, math.nan, math.inf, -math.inf], ids=["-1", "2^48", "nan", "inf", "-inf"])
 def test_a_timestamp_outside_the_ulid_range_is_refused(value: float) -> None:
     with pytest.raises(ValueError, match="timestamp out of ULID range"):
         ulid(value)

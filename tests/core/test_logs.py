@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mcp_memory.errors import ConfigError, EmbeddingError
-from mcp_memory.logs import JsonLog, NullLog
+from mcp_memory.core.errors import ConfigError, EmbeddingError
+from mcp_memory.core.logs import JsonLog, NullLog
 
 
 @pytest.fixture
@@ -25,7 +25,9 @@ def lines(stream: io.StringIO) -> list[dict[str, object]]:
 def test_an_info_event_is_one_json_line_on_stdout(streams: tuple[io.StringIO, io.StringIO]) -> None:
     out, err = streams
     JsonLog(out, err).info("tool_call", tool="recall", tenant="acme", ok=True, ms=12)
-    assert lines(out) == [{"level": "info", "event": "tool_call", "tool": "recall", "tenant": "acme", "ok": True, "ms": 12}]
+    assert lines(out) == [
+        {"level": "info", "event": "tool_call", "tool": "recall", "tenant": "acme", "ok": True, "ms": 12}
+    ]
     assert err.getvalue() == ""
 
 
@@ -60,7 +62,9 @@ def test_our_own_errors_and_plain_messages_carry_no_type(streams: tuple[io.Strin
 def test_a_warning_goes_to_stderr(streams: tuple[io.StringIO, io.StringIO]) -> None:
     out, err = streams
     JsonLog(out, err).warn("auth_open", "MCP_API_KEY is not set; the server answers ANY caller")
-    assert lines(err) == [{"level": "warn", "event": "auth_open", "message": "MCP_API_KEY is not set; the server answers ANY caller"}]
+    assert lines(err) == [
+        {"level": "warn", "event": "auth_open", "message": "MCP_API_KEY is not set; the server answers ANY caller"}
+    ]
     assert out.getvalue() == ""
 
 
@@ -76,7 +80,9 @@ def test_private_context_never_reaches_a_log_line(streams: tuple[io.StringIO, io
     }
     log.info("tool_call", tool="remember", tenant="acme", inConversation=True, **private)
     log.error("tool_failed", RuntimeError("boom"), tool="remember", **private)
-    assert lines(out) == [{"level": "info", "event": "tool_call", "tool": "remember", "tenant": "acme", "inConversation": True}]
+    assert lines(out) == [
+        {"level": "info", "event": "tool_call", "tool": "remember", "tenant": "acme", "inConversation": True}
+    ]
     (record,) = lines(err)
     assert set(record) == {"level", "event", "message", "type", "tool"}
     for text in (out.getvalue(), err.getvalue()):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mcp_memory.ranking import (
+from mcp_memory.core.ranking import (
     DAY_MS,
     MODE_TABLE,
     access_score,
@@ -170,8 +170,13 @@ def test_a_better_match_beats_a_fresher_one_in_balanced_mode() -> None:
 def test_two_fresh_unused_memories_score_one_and_0_825() -> None:
     top = 0.4
     scores = [
-        composite("balanced", relative_similarity(sim, top), recency_score(NOW, NOW), access_score(0, 0),
-                  decayed_trust(NOW, 1.0, NOW, "project", 0))
+        composite(
+            "balanced",
+            relative_similarity(sim, top),
+            recency_score(NOW, NOW),
+            access_score(0, 0),
+            decayed_trust(NOW, 1.0, NOW, "project", 0),
+        )
         for sim in (0.4, 0.3)
     ]
     assert scores[0] == pytest.approx(1.0)
@@ -182,7 +187,9 @@ def test_two_fresh_unused_memories_score_one_and_0_825() -> None:
 # --------------------------------------------------------------------------- candidates
 
 
-@pytest.mark.parametrize(("limit", "count"), [(1, 30), (5, 30), (10, 30), (11, 33), (20, 60), (33, 99), (34, 100), (100, 100)])
+@pytest.mark.parametrize(
+    ("limit", "count"), [(1, 30), (5, 30), (10, 30), (11, 33), (20, 60), (33, 99), (34, 100), (100, 100)]
+)
 def test_recall_asks_the_store_for_at_least_30_and_at_most_100_candidates(limit: int, count: int) -> None:
     assert candidate_count(limit) == count
 
@@ -230,14 +237,16 @@ def test_round_half_up_rounds_halves_up_not_to_even(value: float, rounded: int) 
     assert round_half_up(value) == rounded
 
 
-@pytest.mark.parametrize(("fraction", "shown"), [(1.0, 100), (0.8, 80), (0.125, 13), (0.005, 1), (0.995, 100), (0.0, 0), (0.825, 83)])
+@pytest.mark.parametrize(
+    ("fraction", "shown"), [(1.0, 100), (0.8, 80), (0.125, 13), (0.005, 1), (0.995, 100), (0.0, 0), (0.825, 83)]
+)
 def test_percent_shows_a_fraction_as_a_whole_percentage_rounded_half_up(fraction: float, shown: int) -> None:
     assert percent(fraction) == shown
 
 
 # --------------------------------------------------------------------------- dedup math (B §8.2)
 
-from mcp_memory.ranking import DEDUP_SIMILARITY, is_duplicate, word_overlap  # noqa: E402
+from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate, word_overlap  # noqa: E402
 
 
 def test_word_overlap_is_the_jaccard_of_the_word_sets() -> None:
@@ -277,7 +286,7 @@ def test_a_duplicate_needs_both_the_cosine_and_half_the_words() -> None:
 
 # --------------------------------------------------------------------------- usage band (deviation, bench/RESULTS.md)
 
-from mcp_memory.ranking import USAGE_BAND, usage_band  # noqa: E402
+from mcp_memory.core.ranking import USAGE_BAND, usage_band  # noqa: E402
 
 
 def test_usage_counts_in_full_at_the_top_similarity_and_not_at_all_below_the_band() -> None:

@@ -11,8 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from mcp_memory.keys import index_key
-from mcp_memory.model import Caller, Memory
+from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.object_keys import index_key
 from tests.conftest import DAY, SERVICE_BACKENDS, Env, open_env
 
 ACME = Caller("acme")
@@ -212,7 +212,7 @@ async def test_a_project_memory_written_from_a_thread_is_visible_everywhere(env:
 async def test_remember_with_conversation_scope_outside_a_conversation_is_refused(env: Env) -> None:
     import pytest
 
-    from mcp_memory.errors import InvalidArgument
+    from mcp_memory.core.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument, match="needs a conversation"):
         await env.service.remember(ACME, DEPLOY, scope="conversation")
@@ -363,8 +363,14 @@ async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(ma
 
 async def test_a_busy_thread_cannot_crowd_project_memories_out_of_a_recall(env: Env) -> None:
     for i in range(120):  # straight into the store: these notes are near-duplicates of each other
-        note = Memory(id=f"01J{i:023d}", tenant="acme", content=f"{DEPLOY} {WORDS[i]}", scope="conversation",
-                      conversation=THREAD.conversation, created_at="2026-06-01T00:00:00.000Z")
+        note = Memory(
+            id=f"01J{i:023d}",
+            tenant="acme",
+            content=f"{DEPLOY} {WORDS[i]}",
+            scope="conversation",
+            conversation=THREAD.conversation,
+            created_at="2026-06-01T00:00:00.000Z",
+        )
         await env.vectors.put(note, (await env.embedder.embed([note.content]))[0])
     # All 120 notes are nearer the query (≥ 0.84) than the project memory (0.32), so a store that
     # filtered visibility after taking the nearest 30 would have nothing left for another thread.
@@ -393,8 +399,13 @@ async def test_list_says_one_memory_in_the_singular(env: Env) -> None:
 
 
 async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clock) -> None:
-    pattern = Memory(id="01J00000000000000000000001", tenant="acme", content="make test-all", memory_type="pattern",
-                     created_at="2026-01-01T00:00:00.000Z")
+    pattern = Memory(
+        id="01J00000000000000000000001",
+        tenant="acme",
+        content="make test-all",
+        memory_type="pattern",
+        created_at="2026-01-01T00:00:00.000Z",
+    )
     await env.vectors.put(pattern, (await env.embedder.embed(["make test-all"]))[0])
     await env.objects.put(index_key(pattern), "")
     await put_empty(env, [f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(1005)])

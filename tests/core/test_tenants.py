@@ -3,11 +3,11 @@ and compacting them all, over the in-memory reference stores."""
 
 from __future__ import annotations
 
-from mcp_memory.cli_render import print_compact_all, print_tenants
-from mcp_memory.errors import StoreError
-from mcp_memory.model import Caller
+from mcp_memory.cli.render import print_compact_all, print_tenants
+from mcp_memory.core.errors import StoreError
+from mcp_memory.core.model import Caller
+from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
 from mcp_memory.stores.memory import InMemoryObjectStore
-from mcp_memory.tenants import INDEX_ROOT, STATS_ROOT, scan_tenants
 from tests.conftest import DAY, make_env
 
 
@@ -49,7 +49,7 @@ async def test_tenant_counts_include_every_scope_and_type(env) -> None:
 
 
 def test_the_readable_listing_says_where_it_stopped(capsys) -> None:
-    from mcp_memory.tenants import TenantCount, TenantsResult
+    from mcp_memory.core.tenants import TenantCount, TenantsResult
 
     print_tenants(TenantsResult([TenantCount("acme", 10_000, {"project": 10_000}, 0, True)], True, 1), False)
     out = capsys.readouterr().out
@@ -87,7 +87,7 @@ async def test_compact_all_visits_tenants_with_counters_and_reports_failures(clo
 
 
 def test_the_readable_compaction_names_the_failed_tenant(capsys) -> None:
-    from mcp_memory.tenants import CompactAllResult
+    from mcp_memory.core.tenants import CompactAllResult
 
     print_compact_all(CompactAllResult([], [("beta", "refused")], True, 1, False), False)
     out = capsys.readouterr().out

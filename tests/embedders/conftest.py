@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcp_memory.embedders.local import LocalEmbedder
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 
 @pytest.fixture(scope="session")

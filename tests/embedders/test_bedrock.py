@@ -17,9 +17,9 @@ from botocore.awsrequest import AWSResponse
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.bedrock import BedrockEmbedder
 from mcp_memory.embedders.fake import fake_vector
-from mcp_memory.errors import EmbeddingError
 
 MODEL = "amazon.titan-embed-text-v2:0"
 #: One session for the module: it caches the service models, so each client is cheap.
@@ -98,7 +98,9 @@ async def test_a_batch_runs_several_calls_at_once_and_still_keeps_input_order(cl
     def answer(params, **_):
         text = json.loads(params["body"])["inputText"]
         seen.append(text)
-        return AWSResponse("https://bedrock", 200, {}, None), body({"embedding": [float(x) for x in fake_vector(text, 4)]})
+        return AWSResponse("https://bedrock", 200, {}, None), body(
+            {"embedding": [float(x) for x in fake_vector(text, 4)]}
+        )
 
     client.meta.events.register("before-call.bedrock-runtime.InvokeModel", answer)
     texts = [f"note {i} about caches" for i in range(10)]

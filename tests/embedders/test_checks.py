@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders import check_vector, check_vectors
-from mcp_memory.errors import EmbeddingError
 
 NO_EMBEDDING = "the embedding service returned a response with no embedding in it"
 ALL_ZERO = "the embedding service returned an all-zero vector"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from mcp_memory.config import Settings
+from mcp_memory.core.errors import StartupError
 from mcp_memory.embedders import Embedder, describe, open_embedder
 from mcp_memory.embedders.bedrock import BedrockEmbedder
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.embedders.local import LocalEmbedder
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 from mcp_memory.embedders.openai import OpenAIEmbedder
-from mcp_memory.errors import StartupError
 
 
 async def test_the_default_settings_open_the_local_embedder_without_loading_it():
@@ -70,10 +70,14 @@ def test_bedrock_without_boto3_is_refused_at_start_up_with_the_install_hint(monk
     import importlib.util
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "boto3" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "boto3" else real_find_spec(name, *a)
+    )
 
     with pytest.raises(StartupError) as refused:
-        open_embedder(Settings(embedding_provider="bedrock", embedding_model="amazon.titan-embed-text-v2:0", embedding_dim=1024))
+        open_embedder(
+            Settings(embedding_provider="bedrock", embedding_model="amazon.titan-embed-text-v2:0", embedding_dim=1024)
+        )
 
     assert str(refused.value) == (
         "EMBEDDING_PROVIDER=bedrock needs boto3, which is not installed: "

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.fake import fake_vector
 from mcp_memory.embedders.openai import OpenAIEmbedder
-from mcp_memory.errors import EmbeddingError
-from tests.standins import OpenAIStandIn
+from tests.support.standins import OpenAIStandIn
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -116,7 +116,9 @@ async def test_a_closed_embedder_refuses_to_embed(embedder) -> None:
 # --------------------------------------------------------------------------- errors
 
 
-async def test_a_401_with_a_long_body_is_a_short_message_with_the_status_and_the_start_of_the_body(embedder, server) -> None:
+async def test_a_401_with_a_long_body_is_a_short_message_with_the_status_and_the_start_of_the_body(
+    embedder, server
+) -> None:
     server.answer(401, "Invalid API key. " + "x" * 1000)
 
     message = await refusal(embedder)

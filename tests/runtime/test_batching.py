@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from mcp_memory.errors import StoreError
-from mcp_memory.stores.batching import Batcher
+from mcp_memory.core.errors import StoreError
+from mcp_memory.runtime.batching import Batcher
 
 
 class Server:

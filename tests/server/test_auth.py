@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.auth import auth_lines, bearer_matches, is_loopback
+from mcp_memory.server.auth import auth_lines, bearer_matches, is_loopback
 
 KEY = "s3cret"
 
@@ -41,7 +41,7 @@ def test_raw_header_bytes_are_checked_the_same_way() -> None:
 
 def test_a_non_ascii_key_matches_its_utf8_bytes() -> None:
     assert bearer_matches("Bearer clé", "clé")
-    assert bearer_matches("Bearer clé".encode("utf-8"), "clé")
+    assert bearer_matches("Bearer clé".encode(), "clé")
     assert not bearer_matches("Bearer cle", "clé")
 
 

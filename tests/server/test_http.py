@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from mcp_memory.config import Settings
+from mcp_memory.core.errors import EmbeddingError
+from mcp_memory.core.service import MemoryService, open_service
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.errors import EmbeddingError
-from mcp_memory.service import MemoryService, open_service
 from tests.conftest import Clock, make_env
-from tests.http_support import Running, mcp_client, serving, text
+from tests.support.http_support import Running, mcp_client, serving, text
 
 ERAS = ["auto", "legacy"]  # auto opens with server/discover (2026-07-28); legacy with initialize
 TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats"]
@@ -140,15 +140,21 @@ async def test_the_tenant_comes_from_the_headers(server: Running, mode: str, hea
         ([("x-tenant-id", "not a slug!")], "x-tenant-id must start with a letter or digit"),
         ([("x-tenant-id", "-leading")], "x-tenant-id must start with a letter or digit"),
         ([("x-memory-tenant", "a/b"), ("x-tenant-id", "fine")], "x-memory-tenant must start"),
-        ([("x-memory-tenant", "acme"), ("x-conversation-id", "has space")],
-         "x-conversation-id may carry printable ASCII only, with no whitespace"),
-        ([("x-memory-tenant", "acme"), ("x-conversation-id", "c" * 513)],
-         "x-conversation-id is too long (max 512 characters)"),
+        (
+            [("x-memory-tenant", "acme"), ("x-conversation-id", "has space")],
+            "x-conversation-id may carry printable ASCII only, with no whitespace",
+        ),
+        (
+            [("x-memory-tenant", "acme"), ("x-conversation-id", "c" * 513)],
+            "x-conversation-id is too long (max 512 characters)",
+        ),
         ([("x-memory-tenant", "../bad"), ("x-conversation-id", "has space")], "x-conversation-id may carry"),
         ([("x-memory-tenant", "acme"), ("x-memory-tenant", "globex")], "x-memory-tenant was sent more than once"),
         ([("x-tenant-id", "acme"), ("x-tenant-id", "acme")], "x-tenant-id was sent more than once"),
-        ([("x-memory-tenant", "acme"), ("x-conversation-id", "chat:1"), ("x-conversation-id", "chat:2")],
-         "x-conversation-id was sent more than once"),
+        (
+            [("x-memory-tenant", "acme"), ("x-conversation-id", "chat:1"), ("x-conversation-id", "chat:2")],
+            "x-conversation-id was sent more than once",
+        ),
         ([("x-memory-tenant", ""), ("x-tenant-id", "")], "x-memory-tenant header is required"),
     ],
 )
@@ -247,8 +253,13 @@ async def test_a_failing_call_is_an_error_result_and_a_stderr_line_naming_tool_a
         "Error: the memory store could not complete this request — the embedding service did not answer within 10 s"
     )
     assert server.lines("err") == [
-        {"level": "error", "event": "tool_failed", "message": "the embedding service did not answer within 10 s",
-         "tenant": "acme", "tool": "recall"},
+        {
+            "level": "error",
+            "event": "tool_failed",
+            "message": "the embedding service did not answer within 10 s",
+            "tenant": "acme",
+            "tool": "recall",
+        },
     ]
     assert [(c["tool"], c["ok"]) for c in server.tool_calls()] == [("recall", False)]
     assert "secret" not in server.out.getvalue() + server.err.getvalue()

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from mcp_memory.http import MAX_BODY_BYTES
+from mcp_memory.server.http_app import MAX_BODY_BYTES
 from tests.conftest import Clock, make_env
-from tests.http_support import Running, serving
+from tests.support.http_support import Running, serving
 
 JSON = "application/json"
 MCP_HEADERS = {"content-type": JSON, "accept": "application/json, text/event-stream"}
@@ -77,8 +77,11 @@ async def test_the_query_string_does_not_change_the_route(open_server: Running, 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "OPTIONS"])
 async def test_the_endpoint_takes_post_only(open_server: Running, http, method: str) -> None:
     response = await http.request(method, open_server.url + "/mcp", headers={"accept": "text/event-stream"})
-    assert_json(response, 405, {"jsonrpc": "2.0", "id": None,
-                                "error": {"code": -32000, "message": "method not allowed: use POST"}})
+    assert_json(
+        response,
+        405,
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "method not allowed: use POST"}},
+    )
     assert response.headers["allow"] == "POST"
 
 
@@ -91,8 +94,12 @@ async def test_a_failure_inside_the_sdk_handler_is_a_logged_json_500(open_server
     response = await http.post(open_server.url + "/mcp", json=PING, headers=LEGACY)
     assert_json(response, 500, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}})
     failure = open_server.lines("err")[-1]
-    assert failure == {"level": "error", "event": "mcp_handler_failed", "message": "session manager is gone",
-                       "type": "RuntimeError"}
+    assert failure == {
+        "level": "error",
+        "event": "mcp_handler_failed",
+        "message": "session manager is gone",
+        "type": "RuntimeError",
+    }
 
 
 # --------------------------------------------------------------------------- origin
@@ -151,7 +158,7 @@ async def test_a_raw_discover_without_the_bearer_is_refused(keyed_server: Runnin
 
 
 async def test_a_client_with_the_bearer_lists_the_tools(keyed_server: Running) -> None:
-    from tests.http_support import mcp_client
+    from tests.support.http_support import mcp_client
 
     async with mcp_client(keyed_server, [("authorization", "Bearer s3cret")]) as client:
         assert len((await client.list_tools()).tools) == 5

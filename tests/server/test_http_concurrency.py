@@ -14,8 +14,8 @@ import numpy as np
 
 from mcp_memory.embedders.fake import FakeEmbedder
 from tests.conftest import Clock, make_env
-from tests.http_support import mcp_client, serving, text
-from tests.test_http import sqlite_service
+from tests.server.test_http import sqlite_service
+from tests.support.http_support import mcp_client, serving, text
 
 TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"]
 PER_TENANT = 10
@@ -37,9 +37,7 @@ async def test_fifty_concurrent_calls_from_five_tenants_are_all_answered_and_iso
         ):
             clients = dict(zip(TENANTS, (c0, c1, c2, c3, c4)))
             work = [(t, i) for i in range(PER_TENANT) for t in TENANTS]  # interleaved tenants
-            stored = await asyncio.gather(
-                *(clients[t].call_tool("remember", {"content": fact(t, i)}) for t, i in work)
-            )
+            stored = await asyncio.gather(*(clients[t].call_tool("remember", {"content": fact(t, i)}) for t, i in work))
             assert all(not r.is_error and text(r).startswith("[MEMORY] Stored as ") for r in stored)
 
             recalled = await asyncio.gather(

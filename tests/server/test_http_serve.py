@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from mcp_memory.config import Settings
-from mcp_memory.errors import ContextError, StartupError
-from mcp_memory.http import caller_from_request
-from mcp_memory.http_serve import bind_sockets, bound_port, library_logs_as_json, url_for
-from mcp_memory.logs import JsonLog
-from mcp_memory.server import boot_lines, storage_line
-from mcp_memory.tools import ToolLayer
+from mcp_memory.core.errors import ContextError, StartupError
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.http_app import caller_from_request
+from mcp_memory.server.http_serve import bind_sockets, bound_port, library_logs_as_json, url_for
+from mcp_memory.server.run import boot_lines, storage_line
+from mcp_memory.server.tools import ToolLayer
 from tests.conftest import Clock, make_env
 
 
@@ -125,10 +125,18 @@ def test_library_warnings_become_json_lines_without_their_traceback() -> None:
     logger.warning("after: not ours any more")
     lines = [json.loads(line) for line in err.getvalue().splitlines()]
     assert lines == [
-        {"level": "warn", "event": "server_warning", "message": "dropped 'tools/call': malformed params",
-         "source": "mcp.server.streamable_http"},
-        {"level": "error", "event": "server_error", "message": "Error handling POST request",
-         "source": "mcp.server.streamable_http"},
+        {
+            "level": "warn",
+            "event": "server_warning",
+            "message": "dropped 'tools/call': malformed params",
+            "source": "mcp.server.streamable_http",
+        },
+        {
+            "level": "error",
+            "event": "server_error",
+            "message": "Error handling POST request",
+            "source": "mcp.server.streamable_http",
+        },
     ]
     assert logging.getLogger("mcp").propagate is True
 
@@ -136,8 +144,8 @@ def test_library_warnings_become_json_lines_without_their_traceback() -> None:
 async def test_a_server_that_cannot_start_is_a_startup_error_and_the_service_is_closed_once() -> None:
     from contextlib import asynccontextmanager
 
-    from mcp_memory.http import HttpApp
-    from mcp_memory.http_serve import GracefulServer, make_uvicorn
+    from mcp_memory.server.http_app import HttpApp
+    from mcp_memory.server.http_serve import GracefulServer, make_uvicorn
 
     class Unstartable:
         @asynccontextmanager

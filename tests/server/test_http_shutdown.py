@@ -13,11 +13,11 @@ import signal
 import httpx
 import pytest
 
-from mcp_memory.http_serve import GracefulServer
-from mcp_memory.logs import JsonLog
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.http_serve import GracefulServer
 from tests.conftest import Clock, make_env
-from tests.http_support import serving
-from tests.test_http_concurrency import GatedEmbedder
+from tests.server.test_http_concurrency import GatedEmbedder
+from tests.support.http_support import serving
 
 
 class StandInServer:
@@ -49,15 +49,24 @@ class StandInServer:
 
 
 class Harness:
-    def __init__(self, *, drains: bool = True, close_fails: bool = False, close_hangs: bool = False,
-                 fails: Exception | None = None, limit_s: float = 15, close_limit_s: float = 10) -> None:
+    def __init__(
+        self,
+        *,
+        drains: bool = True,
+        close_fails: bool = False,
+        close_hangs: bool = False,
+        fails: Exception | None = None,
+        limit_s: float = 15,
+        close_limit_s: float = 10,
+    ) -> None:
         self.events: list[str] = []
         self.out, self.err = io.StringIO(), io.StringIO()
         self.close_fails = close_fails
         self.close_hangs = close_hangs
         server = StandInServer(self.events, drains=drains, fails=fails)
-        self.graceful = GracefulServer(server, self.close, JsonLog(out=self.out, err=self.err), limit_s=limit_s,
-                                       close_limit_s=close_limit_s)
+        self.graceful = GracefulServer(
+            server, self.close, JsonLog(out=self.out, err=self.err), limit_s=limit_s, close_limit_s=close_limit_s
+        )
 
     async def close(self) -> None:
         self.events.append("closed")
@@ -163,10 +172,18 @@ async def test_a_call_running_when_the_stop_begins_finishes_before_the_counters_
     embedder = GatedEmbedder()
     env = make_env(Clock(), embedder=embedder)
     env.service.counters.record("acme", "01JZ0000000000000000000000", Clock()())  # a pending count
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "remember", "arguments": {"content": "a slow fact about queues"}}}
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "mcp-protocol-version": "2025-06-18", "x-memory-tenant": "acme"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "a slow fact about queues"}},
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+        "x-memory-tenant": "acme",
+    }
     async with serving(env.service) as server, httpx.AsyncClient(timeout=30) as http:
         pending = asyncio.create_task(http.post(server.mcp_url, json=call, headers=headers))
         await embedder.entered.wait()

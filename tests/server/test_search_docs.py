@@ -19,13 +19,13 @@ import pytest
 from botocore.stub import Stubber
 
 from mcp_memory.config import Settings
-from mcp_memory.docs import DocHit, DocsRetriever, parse_results, render_docs
-from mcp_memory.errors import DocsError
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import Caller
-from mcp_memory.tools import build_tool_layer
+from mcp_memory.core.errors import DocsError
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.search_docs import DocHit, DocsRetriever, parse_results, render_docs
+from mcp_memory.server.tools import build_tool_layer
 from tests.conftest import ROOT
-from tests.standins import KnowledgeBaseStandIn
+from tests.support.standins import KnowledgeBaseStandIn
 
 KB = "KBTEST1234"
 SESSION = boto3.session.Session()
@@ -94,7 +94,10 @@ async def test_retrieve_passes_the_id_the_query_and_the_limit_and_keeps_excerpt_
 async def test_a_failed_retrieve_says_the_knowledge_base_could_not_be_searched(client) -> None:
     with Stubber(client) as stub:
         stub.add_client_error(
-            "retrieve", service_error_code="AccessDeniedException", service_message="not authorized", http_status_code=403
+            "retrieve",
+            service_error_code="AccessDeniedException",
+            service_message="not authorized",
+            http_status_code=403,
         )
         with pytest.raises(DocsError) as refused:
             await retrieve(client)
@@ -181,7 +184,10 @@ def test_results_show_their_standing_against_the_top_one_and_their_source_never_
 
 
 def test_a_bare_excerpt_has_no_facets() -> None:
-    assert render_docs("q", [DocHit("bare")]) == '[DOCS] 1 excerpt matched "q" in the documentation library.\n\n1.\n   bare'
+    assert (
+        render_docs("q", [DocHit("bare")])
+        == '[DOCS] 1 excerpt matched "q" in the documentation library.\n\n1.\n   bare'
+    )
 
 
 def test_standing_is_left_out_when_no_result_has_a_positive_score() -> None:
@@ -245,9 +251,20 @@ def test_search_docs_is_listed_last_and_only_with_a_knowledge_base(out, err) -> 
     memories_only = tools_with(None, out, err, kb=None)
 
     assert [t.name for t in offered.catalogue] == [
-        "recall", "remember", "list_memories", "forget", "memory_stats", "search_docs",
+        "recall",
+        "remember",
+        "list_memories",
+        "forget",
+        "memory_stats",
+        "search_docs",
     ]
-    assert [t.name for t in memories_only.catalogue] == ["recall", "remember", "list_memories", "forget", "memory_stats"]
+    assert [t.name for t in memories_only.catalogue] == [
+        "recall",
+        "remember",
+        "list_memories",
+        "forget",
+        "memory_stats",
+    ]
 
 
 def test_the_search_docs_schema_has_query_and_limit_and_no_tenant(out, err) -> None:
@@ -341,8 +358,8 @@ def test_building_the_layer_with_a_knowledge_base_loads_no_aws_code_until_the_fi
     script = (
         "import json, sys\n"
         "from mcp_memory.config import Settings\n"
-        "from mcp_memory.logs import NullLog\n"
-        "from mcp_memory.tools import build_tool_layer\n"
+        "from mcp_memory.core.logs import NullLog\n"
+        "from mcp_memory.server.tools import build_tool_layer\n"
         "tools = build_tool_layer(Settings(knowledge_base_id='KBTEST1234'), object(), NullLog())\n"
         "assert tools.catalogue[-1].name == 'search_docs'\n"
         "print(json.dumps([m for m in ('boto3', 'botocore') if m in sys.modules]))\n"
@@ -355,10 +372,12 @@ def test_building_the_layer_with_a_knowledge_base_loads_no_aws_code_until_the_fi
 def test_a_knowledge_base_without_boto3_is_refused_at_start_up_with_the_install_hint(monkeypatch, out, err) -> None:
     import importlib.util
 
-    from mcp_memory.errors import StartupError
+    from mcp_memory.core.errors import StartupError
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "boto3" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "boto3" else real_find_spec(name, *a)
+    )
 
     with pytest.raises(StartupError) as refused:
         build_tool_layer(Settings(knowledge_base_id=KB), object(), JsonLog(out, err))

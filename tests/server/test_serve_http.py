@@ -19,8 +19,8 @@ import pytest
 
 from mcp_memory import __version__
 from tests.conftest import ROOT
-from tests.http_support import mcp_client, text
-from tests.test_stdio import server_env, shard_count
+from tests.server.test_stdio import server_env, shard_count
+from tests.support.http_support import mcp_client, text
 
 LISTENING = re.compile(r"mcp-memory v(\S+) listening on (http://\S+) \(POST /mcp\)")
 

@@ -25,10 +25,10 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from mcp_memory import __version__
-from tests import pg_support
-from tests.http_process import clean_env, http_process, imported_modules, log_lines
-from tests.http_support import mcp_client, text
-from tests.standins import OpenAIStandIn
+from tests.support import pg_support
+from tests.support.http_process import clean_env, http_process, imported_modules, log_lines
+from tests.support.http_support import mcp_client, text
+from tests.support.standins import OpenAIStandIn
 
 TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats"]
 FACT = "Rolling deploys drain in-flight streams before the pod exits"
@@ -84,7 +84,9 @@ async def test_on_postgres_a_client_of_either_era_uses_every_tool_and_no_aws_cod
         async with http_process(env, tmp_path / "stderr.txt", python_flags=["-X", "importtime"]) as server:
             shown = url.replace(quote(password, safe=""), "***")
             assert server.boot[1] == f"storage: postgres {shown} — DATABASE_URL is set"
-            assert re.fullmatch(r"storage: postgres postgres://mcpm_e2e_\w+:\*\*\*@/?\S* — DATABASE_URL is set", server.boot[1])
+            assert re.fullmatch(
+                r"storage: postgres postgres://mcpm_e2e_\w+:\*\*\*@/?\S* — DATABASE_URL is set", server.boot[1]
+            )
             assert server.boot[2] == "embedder: fake:fake-bag-of-words, 64d"
 
             async with mcp_client(server.mcp_url, [TENANT], mode="legacy") as client:
@@ -101,7 +103,10 @@ async def test_on_postgres_a_client_of_either_era_uses_every_tool_and_no_aws_cod
                 assert client.protocol_version == "2026-07-28"
                 listed = text(await client.call_tool("list_memories", {}))
                 assert listed.startswith("[MEMORY] 1 memory, newest first.") and FACT in listed
-                assert text(await client.call_tool("memory_stats", {})) == "[MEMORY] 1 memory for this project (project: 1)."
+                assert (
+                    text(await client.call_tool("memory_stats", {}))
+                    == "[MEMORY] 1 memory for this project (project: 1)."
+                )
                 assert text(await client.call_tool("forget", {"id": memory_id})) == f"[MEMORY] Deleted {memory_id}."
                 assert text(await client.call_tool("memory_stats", {})) == "[MEMORY] This project has no memories yet."
 
@@ -123,8 +128,10 @@ async def test_on_postgres_a_client_of_either_era_uses_every_tool_and_no_aws_cod
 # --------------------------------------------------------------------------- S3 Vectors + S3
 
 
-async def test_on_s3_a_conversation_note_is_seen_only_in_its_own_conversation(aws_endpoint: str, tmp_path: Path) -> None:
-    from tests.moto_endpoint import REGION, admin_client, make_place
+async def test_on_s3_a_conversation_note_is_seen_only_in_its_own_conversation(
+    aws_endpoint: str, tmp_path: Path
+) -> None:
+    from tests.support.moto_endpoint import REGION, admin_client, make_place
 
     place = make_place(aws_endpoint, dim=64)
     env = clean_env(
@@ -165,7 +172,9 @@ async def test_on_s3_a_conversation_note_is_seen_only_in_its_own_conversation(aw
             listed = text(await b.call_tool("list_memories", {}))
             assert listed.startswith("[MEMORY] 1 memory, newest first.") and note not in listed
             assert text(await b.call_tool("memory_stats", {})) == "[MEMORY] 1 memory for this project (project: 1)."
-            assert text(await b.call_tool("forget", {"id": note_id})).startswith(f"[MEMORY] No memory with id {note_id} exists")
+            assert text(await b.call_tool("forget", {"id": note_id})).startswith(
+                f"[MEMORY] No memory with id {note_id} exists"
+            )
 
         async with mcp_client(server.mcp_url, thread_a, mode="auto") as a:
             assert note in text(await a.call_tool("list_memories", {}))
@@ -175,8 +184,12 @@ async def test_on_s3_a_conversation_note_is_seen_only_in_its_own_conversation(aw
         code, out, err = await server.stop()
 
     assert code == 0, err
-    keys = [v["key"] for v in admin_client(aws_endpoint, "s3vectors").list_vectors(
-        vectorBucketName=place.vector_bucket, indexName=place.index)["vectors"]]
+    keys = [
+        v["key"]
+        for v in admin_client(aws_endpoint, "s3vectors").list_vectors(
+            vectorBucketName=place.vector_bucket, indexName=place.index
+        )["vectors"]
+    ]
     assert keys and all(fact_id in key for key in keys)  # the note is gone from the index
     state = admin_client(aws_endpoint, "s3").list_objects_v2(Bucket=place.state_bucket, Prefix="stats/acme/shard/")
     assert state.get("KeyCount") == 1  # the access counters, flushed once on SIGTERM
@@ -218,7 +231,10 @@ async def test_with_an_openai_compatible_embedder_remember_and_recall_embed_thro
 
     assert code == 0, err
     assert recalled.startswith(f'[MEMORY] 1 memory matched "{QUERY}"') and memory_id in recalled
-    assert [(r.path, r.body["input"]) for r in embeddings.received] == [("/v1/embeddings", FACT), ("/v1/embeddings", QUERY)]
+    assert [(r.path, r.body["input"]) for r in embeddings.received] == [
+        ("/v1/embeddings", FACT),
+        ("/v1/embeddings", QUERY),
+    ]
     assert {r.headers["Authorization"] for r in embeddings.received} == {f"Bearer {key}"}
     assert {r.body["model"] for r in embeddings.received} == {"test-embed"}
     assert key not in "\n".join(server.boot) + out + err

@@ -44,12 +44,16 @@ async def test_a_client_lists_remembers_recalls_lists_forgets_and_counts_over_st
         tools = await client.list_tools()
         assert [t.name for t in tools.tools] == ["recall", "remember", "list_memories", "forget", "memory_stats"]
 
-        stored = await client.call_tool("remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"})
+        stored = await client.call_tool(
+            "remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"}
+        )
         assert not stored.is_error
         memory_id = re.search(r"Stored as ([0-9A-Z]{26})", text(stored)).group(1)
 
         recalled = await client.call_tool("recall", {"query": "Rolling deploys drain in-flight streams before the pod"})
-        assert text(recalled).startswith('[MEMORY] 1 memory matched "Rolling deploys drain in-flight streams before the pod"')
+        assert text(recalled).startswith(
+            '[MEMORY] 1 memory matched "Rolling deploys drain in-flight streams before the pod"'
+        )
         assert memory_id in text(recalled)
 
         listed = await client.call_tool("list_memories", {})
@@ -103,16 +107,29 @@ def start_server(db: Path) -> subprocess.Popen:
         env=server_env(db, EMBEDDING_PROVIDER="fake"),
         cwd=str(ROOT),
     )
-    rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    rpc(
+        process,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
     assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
     rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     return process
 
 
 def call(process: subprocess.Popen, request_id: int, name: str, arguments: dict) -> dict:
-    rpc(process, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                  "params": {"name": name, "arguments": arguments}})
+    rpc(
+        process,
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+    )
     return answer(process, request_id)["result"]
 
 
@@ -130,18 +147,28 @@ def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
     assert "secret" not in err
     boot = err.splitlines()[:4]  # the start-up lines, on stderr: which storage and why, the embedder
     assert boot[0].startswith("mcp-memory v") and boot[0].endswith("serving stdio for tenant acme")
-    assert boot[1] == f"storage: sqlite {tmp_path / 'm.db'} — embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET is set"
+    assert (
+        boot[1]
+        == f"storage: sqlite {tmp_path / 'm.db'} — embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET is set"
+    )
     assert boot[2] == "embedder: fake:fake-bag-of-words, 64d"
     assert boot[3] == "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
 
 
 def shard_count(db: Path) -> str:
     listing = subprocess.run(
-        [sys.executable, "-c", (
-            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
-            "print(sum(1 for (k,) in c.execute('select key from objects') if k.startswith('stats/acme/shard/')))"
-        ), str(db)],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+                "print(sum(1 for (k,) in c.execute('select key from objects') if k.startswith('stats/acme/shard/')))"
+            ),
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return listing.stdout.strip()
 
@@ -151,7 +178,9 @@ def test_the_access_counters_are_flushed_once_on_exit(tmp_path: Path, stop: str)
     db = tmp_path / "m.db"
     process = start_server(db)
     call(process, 2, "remember", {"content": "Deploys freeze on Fridays"})
-    assert "1 memory matched" in call(process, 3, "recall", {"query": "Deploys freeze on Fridays"})["content"][0]["text"]
+    assert (
+        "1 memory matched" in call(process, 3, "recall", {"query": "Deploys freeze on Fridays"})["content"][0]["text"]
+    )
     if stop != "end of input":
         process.send_signal(getattr(signal, stop))
         process.wait(timeout=30)  # exits on the signal alone, with stdin still open
@@ -167,10 +196,10 @@ def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp
     script = (
         "import asyncio, json, sys\n"
         "from mcp_memory.config import Settings\n"
-        "from mcp_memory.logs import JsonLog\n"
-        "from mcp_memory.server import build_mcp_server\n"
-        "from mcp_memory.service import open_service\n"
-        "from mcp_memory.tools import build_tool_layer\n"
+        "from mcp_memory.core.logs import JsonLog\n"
+        "from mcp_memory.server.run import build_mcp_server\n"
+        "from mcp_memory.core.service import open_service\n"
+        "from mcp_memory.server.tools import build_tool_layer\n"
         "async def main():\n"
         "    settings = Settings.from_env({'MEMORY_DB_PATH': sys.argv[1]})\n"
         "    service = await open_service(settings)\n"
@@ -180,8 +209,9 @@ def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp
         "    print(json.dumps(loaded))\n"
         "asyncio.run(main())\n"
     )
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
@@ -192,10 +222,10 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
 
     import numpy as np
 
-    from mcp_memory.logs import JsonLog
-    from mcp_memory.model import Memory
-    from mcp_memory.server import _warm_up
-    from mcp_memory.stores.sqlite import open_sqlite
+    from mcp_memory.core.logs import JsonLog
+    from mcp_memory.core.model import Memory
+    from mcp_memory.server.run import _warm_up
+    from mcp_memory.stores.sqlite.store import open_sqlite
 
     class Embedder:
         warmed = False
@@ -209,8 +239,10 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
 
     vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=4)
     try:
-        await vectors.put(Memory(id="m1", tenant="acme", content="c", created_at="2026-01-01T00:00:00.000Z"),
-                          np.array([1, 0, 0, 0], np.float32))
+        await vectors.put(
+            Memory(id="m1", tenant="acme", content="c", created_at="2026-01-01T00:00:00.000Z"),
+            np.array([1, 0, 0, 0], np.float32),
+        )
         vectors._cache.clear()
         embedder, err = Embedder(), io.StringIO()
         await _warm_up(embedder, JsonLog(io.StringIO(), err), vectors, "acme")
@@ -228,12 +260,27 @@ def test_nothing_loads_the_model_before_the_handshake_is_done(tmp_path: Path) ->
     # the warm-up starts at notifications/initialized (or the first tools/list or call).
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_memory", "serve-stdio", "--tenant", "acme"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env=server_env(tmp_path / "m.db"), cwd=str(ROOT),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=server_env(tmp_path / "m.db"),
+        cwd=str(ROOT),
     )
     try:
-        rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        rpc(
+            process,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
         mapped = Path(f"/proc/{process.pid}/maps").read_text()
         assert "onnxruntime" not in mapped and "numpy" not in mapped

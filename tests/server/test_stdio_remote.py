@@ -19,8 +19,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import ROOT
-from tests.standins import KnowledgeBaseStandIn, OpenAIStandIn
-from tests.test_stdio import server_env, text
+from tests.server.test_stdio import server_env, text
+from tests.support.standins import KnowledgeBaseStandIn, OpenAIStandIn
 
 KEY = "sk-e2e-key-never-logged"
 KB = "KBTEST1234"
@@ -63,8 +63,11 @@ async def embeddings() -> AsyncIterator[OpenAIStandIn]:
 async def kb() -> AsyncIterator[KnowledgeBaseStandIn]:
     stand_in = KnowledgeBaseStandIn(
         [
-            {"content": {"type": "TEXT", "text": "Rotate the signing keys every month."},
-             "location": {"type": "S3", "s3Location": {"uri": "s3://docs/keys.md"}}, "score": 0.61},
+            {
+                "content": {"type": "TEXT", "text": "Rotate the signing keys every month."},
+                "location": {"type": "S3", "s3Location": {"uri": "s3://docs/keys.md"}},
+                "score": 0.61,
+            },
             {"content": {"type": "TEXT", "text": "The vault CLI rotates keys."}, "score": 0.4},
         ]
     )
@@ -82,12 +85,16 @@ async def test_remember_and_recall_embed_through_an_openai_compatible_server(tmp
         "EMBEDDING_DIM": "64",
     }
     async with Client(params(tmp_path, **env)) as client:
-        stored = await client.call_tool("remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"})
+        stored = await client.call_tool(
+            "remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"}
+        )
         assert not stored.is_error, text(stored)
         memory_id = re.search(r"Stored as ([0-9A-Z]{26})", text(stored)).group(1)
 
         recalled = await client.call_tool("recall", {"query": "Rolling deploys drain in-flight streams before the pod"})
-        assert text(recalled).startswith('[MEMORY] 1 memory matched "Rolling deploys drain in-flight streams before the pod"')
+        assert text(recalled).startswith(
+            '[MEMORY] 1 memory matched "Rolling deploys drain in-flight streams before the pod"'
+        )
         assert memory_id in text(recalled)
 
     assert [r.body["input"] for r in embeddings.received] == [

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import Caller
-from mcp_memory.tools import TOOLS, ToolLayer
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.tools import TOOLS, ToolLayer
 from tests.conftest import Env
 
 ACME = Caller("acme")
@@ -183,7 +183,11 @@ async def test_null_arguments_mean_absent(out, err) -> None:
         ("list_memories", {"limit": 0}, "`limit` must be an integer between 1 and 50."),
         ("remember", {}, "`content` is required and must be a non-empty string."),
         ("remember", {"content": "c", "scope": "team"}, "`scope` must be one of: project, conversation."),
-        ("remember", {"content": "c", "type": "note"}, "`type` must be one of: project, pattern, reference, conversation."),
+        (
+            "remember",
+            {"content": "c", "type": "note"},
+            "`type` must be one of: project, pattern, reference, conversation.",
+        ),
         ("remember", {"content": "c", "category": 5}, "`category` must be a string."),
         ("remember", {"content": "c", "tags": "a,b"}, "`tags` must be an array of strings."),
         ("remember", {"content": "c", "tags": ["a", 1]}, "`tags` must be an array of strings."),
@@ -289,7 +293,9 @@ async def test_no_log_line_carries_content_queries_tags_or_conversation_ids(env:
 
 async def test_the_real_service_answers_through_the_tools(env: Env, out, err) -> None:
     tools = ToolLayer(env.service, JsonLog(out, err))
-    stored = await tools.call("remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"}, ACME)
+    stored = await tools.call(
+        "remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"}, ACME
+    )
     recalled = await tools.call("recall", {"query": "Rolling deploys drain in-flight streams before the pod"}, ACME)
     stats = await tools.call("memory_stats", {}, ACME)
     assert stored.text.startswith("[MEMORY] Stored as ")

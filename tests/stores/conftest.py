@@ -29,7 +29,7 @@ async def memory_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stor
 
 
 async def sqlite_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
-    from mcp_memory.stores.sqlite import open_sqlite
+    from mcp_memory.stores.sqlite.store import open_sqlite
 
     return await open_sqlite(tmp_path / "contract" / "memory.db", model="contract-test", dim=DIM)
 
@@ -37,8 +37,8 @@ async def sqlite_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stor
 async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     """S3 Vectors + S3 over HTTP on the moto endpoint, fresh buckets per test."""
     from mcp_memory.config import Settings
-    from mcp_memory.stores.s3 import open_s3
-    from tests.moto_endpoint import REGION, make_place
+    from mcp_memory.stores.s3.store import open_s3
+    from tests.support.moto_endpoint import REGION, make_place
 
     place = make_place(request.getfixturevalue("aws_endpoint"), dim=DIM)
     settings = Settings(
@@ -53,7 +53,7 @@ async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
 
 
 async def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
-    from mcp_memory.stores.postgres import open_postgres
+    from mcp_memory.stores.postgres.store import open_postgres
 
     url = request.getfixturevalue("pg_url")  # a fresh schema for this test
     return await open_postgres(url, model="contract-test", dim=DIM)
@@ -63,8 +63,6 @@ BACKENDS: dict[str, Factory] = {
     "memory": memory_backend,
     "sqlite": sqlite_backend,
     "s3": s3_backend,
-
-
     "postgres": postgres_backend,
 }
 

@@ -7,8 +7,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from mcp_memory.errors import BudgetExceeded, PreconditionFailed
-from mcp_memory.model import Memory
+from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
+from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import ObjectStore, VectorStore
 from tests.stores.conftest import DIM
 
@@ -388,7 +388,15 @@ async def test_delete_removes_only_the_given_keys(objects: ObjectStore) -> None:
 async def test_listing_after_a_tenant_name_and_zero_skips_exactly_that_tenants_keys(objects: ObjectStore) -> None:
     # How `stats` and `compact --all-tenants` step from tenant to tenant (tenants.py):
     # `0` sorts right after `/`, and a tenant name never holds `/`.
-    keys = ["index/ab-c/9#x", "index/ab.c/1#x", "index/ab/1#x", "index/ab/9#y", "index/ab0/1#x", "index/ab_c/1#x", "index/b/1#x"]
+    keys = [
+        "index/ab-c/9#x",
+        "index/ab.c/1#x",
+        "index/ab/1#x",
+        "index/ab/9#y",
+        "index/ab0/1#x",
+        "index/ab_c/1#x",
+        "index/b/1#x",
+    ]
     for key in keys:
         await objects.put(key, "")
 

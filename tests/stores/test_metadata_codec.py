@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mcp_memory.errors import BudgetExceeded, StoreError
-from mcp_memory.model import Memory
+from mcp_memory.core.errors import BudgetExceeded, StoreError
+from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
 
 CREATED = "2026-07-01T00:00:00.000Z"
@@ -15,7 +15,12 @@ ID = "01J1KX2Y3Z4W5V6T7S8R9Q0P1N"
 
 
 def memory(**fields: object) -> Memory:
-    base: dict[str, object] = {"id": ID, "tenant": "acme", "content": "Deploys drain streams first.", "created_at": CREATED}
+    base: dict[str, object] = {
+        "id": ID,
+        "tenant": "acme",
+        "content": "Deploys drain streams first.",
+        "created_at": CREATED,
+    }
     return Memory(**{**base, **fields})  # type: ignore[arg-type]
 
 
@@ -28,10 +33,20 @@ def compact(value: object) -> str:
 
 def test_a_full_record_lists_its_keys_in_the_reference_order() -> None:
     md = to_metadata(
-        memory(category="deploy", scope="conversation", conversation="chat:1", tags=("k8s", "ops"), memory_type="pattern")
+        memory(
+            category="deploy", scope="conversation", conversation="chat:1", tags=("k8s", "ops"), memory_type="pattern"
+        )
     )
     assert list(md) == [
-        "tenantId", "memoryType", "category", "scope", "conversation", "content", "createdAt", "tags", "trustBase",
+        "tenantId",
+        "memoryType",
+        "category",
+        "scope",
+        "conversation",
+        "content",
+        "createdAt",
+        "tags",
+        "trustBase",
     ]
     assert md == {
         "tenantId": "acme",

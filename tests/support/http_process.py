@@ -32,8 +32,19 @@ STOP_LIMIT_S = 60
 
 #: Variables of the developer's or CI's environment that would change what the server does.
 _SETTINGS = (
-    "MEMORY_", "EMBEDDING_", "DATABASE_URL", "VECTOR_", "STATE_BUCKET", "KNOWLEDGE_BASE_ID", "AWS_",
-    "MCP_API_KEY", "HOST", "PORT", "RECALL_", "STATS_", "PYTHON",
+    "MEMORY_",
+    "EMBEDDING_",
+    "DATABASE_URL",
+    "VECTOR_",
+    "STATE_BUCKET",
+    "KNOWLEDGE_BASE_ID",
+    "AWS_",
+    "MCP_API_KEY",
+    "HOST",
+    "PORT",
+    "RECALL_",
+    "STATS_",
+    "PYTHON",
 )
 
 

@@ -15,11 +15,11 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_memory.http import HttpApp
-from mcp_memory.http_serve import SHUTDOWN_LIMIT_S, GracefulServer, bind_sockets, bound_port, make_uvicorn
-from mcp_memory.logs import JsonLog
-from mcp_memory.service import MemoryService
-from mcp_memory.tools import ToolLayer
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.service import MemoryService
+from mcp_memory.server.http_app import HttpApp
+from mcp_memory.server.http_serve import SHUTDOWN_LIMIT_S, GracefulServer, bind_sockets, bound_port, make_uvicorn
+from mcp_memory.server.tools import ToolLayer
 
 Headers = Sequence[tuple[str, str]]
 

@@ -31,7 +31,7 @@ import threading
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -128,8 +128,10 @@ def _query_vectors(self: S3VectorsResponse) -> ActionResult:
     index = self.s3vectors_backend.get_index(bucket, name, arn)
     top_k = self._get_param("topK")
     if not isinstance(top_k, int) or not 1 <= top_k <= 100:
-        raise ValidationError("1 validation error detected. Value at '/topK' failed to satisfy constraint: "
-                              "Member must be between 1 and 100, inclusive")
+        raise ValidationError(
+            "1 validation error detected. Value at '/topK' failed to satisfy constraint: "
+            "Member must be between 1 and 100, inclusive"
+        )
     query = np.asarray((self._get_param("queryVector") or {}).get("float32") or [], dtype=np.float64)
     if query.shape != (index.dimension,):
         raise ValidationError(f"Query vector must have length {index.dimension}, but has length {query.shape[0]}")
@@ -168,7 +170,7 @@ def _create_index(self: S3VectorsResponse) -> Any:
         self._get_param("vectorBucketName"), self._get_param("indexName"), self._get_param("indexArn")
     )
     index.metadata_configuration = self._get_param("metadataConfiguration")
-    index.creation_time = datetime.now(timezone.utc)
+    index.creation_time = datetime.now(UTC)
     return result
 
 
@@ -275,7 +277,9 @@ def signing_session() -> Any:
     if _session is None:
         import boto3
 
-        _session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+        _session = boto3.session.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+        )
     return _session
 
 
@@ -283,7 +287,9 @@ def admin_client(endpoint: str, service: str) -> Any:
     """A client for setting up and inspecting the endpoint (closed at the end of the session)."""
     client = _admin.get((endpoint, service))
     if client is None:
-        client = _admin[(endpoint, service)] = signing_session().client(service, endpoint_url=endpoint, region_name=REGION)
+        client = _admin[(endpoint, service)] = signing_session().client(
+            service, endpoint_url=endpoint, region_name=REGION
+        )
     return client
 
 
@@ -308,8 +314,12 @@ def make_place(
     if non_filterable is not None:
         options["metadataConfiguration"] = {"nonFilterableMetadataKeys": non_filterable}
     vectors.create_index(
-        vectorBucketName=vector_bucket, indexName=index, dataType="float32",
-        dimension=dim, distanceMetric=metric, **options,
+        vectorBucketName=vector_bucket,
+        indexName=index,
+        dataType="float32",
+        dimension=dim,
+        distanceMetric=metric,
+        **options,
     )
     admin_client(endpoint, "s3").create_bucket(Bucket=state_bucket)
     return AwsPlace(endpoint, signing_session(), vector_bucket, index, state_bucket, dim)
@@ -317,8 +327,8 @@ def make_place(
 
 def s3_object_store(endpoint: str, bucket: str | None = None) -> Any:
     """The production S3ObjectStore (production client settings) on `bucket`, or on a new bucket."""
-    from mcp_memory.stores.s3_index import make_clients
-    from mcp_memory.stores.s3_objects import S3ObjectStore
+    from mcp_memory.stores.s3.index import make_clients
+    from mcp_memory.stores.s3.objects import S3ObjectStore
 
     if bucket is None:
         bucket = unique_name("state")

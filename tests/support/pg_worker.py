@@ -1,6 +1,6 @@
 """A separate OS process working on a shared PostgreSQL (used by test_postgres.py).
 
-    python -m tests.stores.pg_worker <database url> <mode> <count>
+    python -m tests.support.pg_worker <database url> <mode> <count>
 
 It prepares, prints "ready", and waits for one line on stdin before it
 starts, so the test can release several workers at the same moment. Modes:
@@ -24,12 +24,12 @@ import asyncio
 import sys
 from typing import Any
 
-from mcp_memory.counters import AccessCounters
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.logs import NullLog
-from mcp_memory.model import Caller
-from mcp_memory.service import MemoryService
-from mcp_memory.stores.postgres import open_postgres
+from mcp_memory.stores.postgres.store import open_postgres
 
 FACT = "Staging is restored from the nightly snapshot every Monday at six"
 WINDOW_S = 0.2

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mcp_memory.counters import AccessCounters
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.logs import NullLog
-from mcp_memory.service import MemoryService
-from mcp_memory.stores.s3 import S3VectorStore
-from mcp_memory.stores.s3_index import make_clients
-from mcp_memory.stores.s3_objects import S3ObjectStore
+from mcp_memory.stores.s3.index import make_clients
+from mcp_memory.stores.s3.objects import S3ObjectStore
+from mcp_memory.stores.s3.store import S3VectorStore
 from tests.conftest import Clock, Env
-from tests.moto_endpoint import REGION, make_place, seed_objects
+from tests.support.moto_endpoint import REGION, make_place, seed_objects
 
 
 class ObservedS3Vectors(S3VectorStore):
@@ -50,7 +50,7 @@ class ObservedS3Objects(S3ObjectStore):
         seed_objects(self.bucket, ((key, body) for key in keys))
 
 
-def make_s3_env(clock: Clock, endpoint: str, *, floor: float = 0.3, embedder=None) -> Env:  # noqa: ANN001
+def make_s3_env(clock: Clock, endpoint: str, *, floor: float = 0.3, embedder=None) -> Env:
     embedder = embedder or FakeEmbedder()
     place = make_place(endpoint, dim=embedder.dim)
     vectors_client, s3_client = make_clients(REGION, session=place.session, endpoint_url=place.endpoint)

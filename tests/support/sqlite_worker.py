@@ -1,6 +1,6 @@
 """A separate OS process working on a shared SQLite store (used by test_sqlite.py).
 
-    python -m tests.stores.sqlite_worker <db path> <dim> <mode> <name> <count>
+    python -m tests.support.sqlite_worker <db path> <dim> <mode> <name> <count>
 
 It opens the store, prints "ready", and waits for one line on stdin before it
 starts, so the test can release several workers at the same moment. Modes:
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.model import Memory
-from mcp_memory.stores.sqlite import open_sqlite
+from mcp_memory.core.model import Memory
+from mcp_memory.stores.sqlite.store import open_sqlite
 
 
 async def main(path: Path, dim: int, mode: str, name: str, count: int) -> None:

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory import calibration_stats as cs
+from mcp_memory.core.calibration import stats as cs
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.model import Memory
 from mcp_memory.embedders.base import Embedder, describe
-from mcp_memory.errors import InvalidArgument
-from mcp_memory.model import Memory
 from mcp_memory.stores.base import CONTENT_MAX_BYTES, VectorStore
 
 __all__ = [
@@ -106,7 +106,9 @@ def _case(obj: object, where: str, line: int, by_id: bool) -> Fact | tuple[str, 
         raise InvalidArgument(f"{where}: each line must be a JSON object")
     unknown = sorted(set(obj) - _KEYS)
     if unknown:
-        raise InvalidArgument(f"{where}: unknown key `{unknown[0]}` (known: absent, fact, memory, questions, reworded, typo)")
+        raise InvalidArgument(
+            f"{where}: unknown key `{unknown[0]}` (known: absent, fact, memory, questions, reworded, typo)"
+        )
     if "absent" in obj:
         if len(obj) != 1:
             raise InvalidArgument(f"{where}: an `absent` line carries nothing else")
@@ -114,9 +116,13 @@ def _case(obj: object, where: str, line: int, by_id: bool) -> Fact | tuple[str, 
     if "fact" in obj and "memory" in obj:
         raise InvalidArgument(f"{where}: give `fact` (a text) or `memory` (a stored id), not both")
     if "memory" in obj and not by_id:
-        raise InvalidArgument(f"{where}: `memory` names a stored memory, which needs --tenant; without it give the text as `fact`")
+        raise InvalidArgument(
+            f"{where}: `memory` names a stored memory, which needs --tenant; without it give the text as `fact`"
+        )
     if "fact" in obj and by_id:
-        raise InvalidArgument(f"{where}: with --tenant a case names a stored memory as `memory`: \"<id>\", not a `fact` text")
+        raise InvalidArgument(
+            f'{where}: with --tenant a case names a stored memory as `memory`: "<id>", not a `fact` text'
+        )
     if "fact" not in obj and "memory" not in obj:
         raise InvalidArgument(f"{where}: a line needs `fact` (or `memory` with --tenant) and `questions`, or `absent`")
     questions = _texts(obj.get("questions"), where, "questions", required=True)
@@ -155,7 +161,9 @@ def parse_cases(text: str, source: str, *, by_id: bool = False) -> Cases:
         kind = '{"memory": "<id>", "questions": [...]}' if by_id else '{"fact": "...", "questions": [...]}'
         raise InvalidArgument(f"{source} has no facts: add lines like {kind}")
     if not absent:
-        raise InvalidArgument(f'{source} has no absent questions: add lines like {{"absent": "a question about something not stored"}}')
+        raise InvalidArgument(
+            f'{source} has no absent questions: add lines like {{"absent": "a question about something not stored"}}'
+        )
     cases = Cases(source, tuple(facts), tuple(absent), by_id)
     if cases.text_count > MAX_TEXTS:
         raise InvalidArgument(f"{source} holds {cases.text_count} texts; one run embeds at most {MAX_TEXTS}")
@@ -243,7 +251,11 @@ def _warnings(report: CalibrationReport) -> list[str]:
             f"The clusters overlap: {cs.admits(a, lowest)} absent questions reach the lowest correct answer "
             f"({lowest:.3f}) and {sum(1 for x in c if x <= highest)} correct answers are at or below the highest "
             f"absent question ({highest:.3f}). No floor separates them for this embedder. The suggested floor "
-            + ("keeps every correct answer" if not report.floor.drops else f"drops {report.floor.drops} correct answers")
+            + (
+                "keeps every correct answer"
+                if not report.floor.drops
+                else f"drops {report.floor.drops} correct answers"
+            )
             + f" and admits {report.floor.admits} of {len(a)} absent questions as weak matches; "
             f"the fewest misclassifications would be {report.fewest_errors.floor:g}, which drops "
             f"{report.fewest_errors.drops} correct answers and admits {report.fewest_errors.admits}."
@@ -293,7 +305,9 @@ async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memor
         if memory is None:
             raise InvalidArgument(f'{where}: no memory with id "{fact.memory_id}" in tenant "{tenant}"')
         if memory.scope == "conversation":
-            raise InvalidArgument(f'{where}: memory "{memory.id}" is a conversation note; calibrate on project memories')
+            raise InvalidArgument(
+                f'{where}: memory "{memory.id}" is a conversation note; calibrate on project memories'
+            )
         memories.append(memory)
     return memories
 
@@ -346,7 +360,9 @@ async def calibrate(
                 vector = question_v[q]
                 q += 1
                 correct.append(Pair(float(np.dot(vector, fact_v[i])), question, memories[i].content))
-                hits = sorted(await store.query(store_tenant, vector, 2, None), key=lambda h: h.similarity, reverse=True)
+                hits = sorted(
+                    await store.query(store_tenant, vector, 2, None), key=lambda h: h.similarity, reverse=True
+                )
                 first += bool(hits) and hits[0].memory.id == memories[i].id
                 others = [h.similarity for h in hits if h.memory.id != memories[i].id]
                 if others:
@@ -386,7 +402,7 @@ async def calibrate(
     return report
 
 
-async def calibrate_scratch(settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:  # noqa: ANN001
+async def calibrate_scratch(settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
     """Calibrate text cases with the configured embedder and floors, opening no storage at all:
     the facts go into a scratch store (what `calibrate` does without --tenant)."""
     from mcp_memory.embedders import open_embedder

@@ -122,9 +122,7 @@ def suggest_floor(correct: Sequence[float], absent: Sequence[float]) -> FloorSug
     else:
         floor = min(1.0, raw)
         counts = (drops(correct, floor), admits(absent, floor))
-        floor = _rounded(
-            floor, lambda r: MIN_FLOOR <= r <= 1 and (drops(correct, r), admits(absent, r)) == counts
-        )
+        floor = _rounded(floor, lambda r: MIN_FLOOR <= r <= 1 and (drops(correct, r), admits(absent, r)) == counts)
     return FloorSuggestion(floor, rule, separated, drops(correct, floor), admits(absent, floor), clamped)
 
 

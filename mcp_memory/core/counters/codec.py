@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_memory.ids import parse_iso, ulid_time
+from mcp_memory.core.ids import parse_iso, ulid_time
 
 __all__ = [
     "Delta",

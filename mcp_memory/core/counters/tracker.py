@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from mcp_memory.counter_codec import (
+from mcp_memory.core.counters.codec import (
     Delta,
     Entry,
     Merged,
@@ -41,10 +41,10 @@ from mcp_memory.counter_codec import (
     shard_prefix,
     shard_time,
 )
-from mcp_memory.errors import PreconditionFailed
-from mcp_memory.ids import iso, ulid
-from mcp_memory.logs import JsonLog
-from mcp_memory.model import AccessStats
+from mcp_memory.core.errors import PreconditionFailed
+from mcp_memory.core.ids import iso, ulid
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import AccessStats
 from mcp_memory.stores.base import ObjectStore
 
 __all__ = ["AccessCounters", "CompactReport", "new_pod_id"]

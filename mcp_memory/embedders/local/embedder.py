@@ -52,14 +52,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from mcp_memory import heap
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors
-from mcp_memory.errors import EmbeddingError
+from mcp_memory.runtime import heap
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
-    from mcp_memory.embedders._minilm import Encoded, MiniLM
+    from mcp_memory.embedders.local.minilm import Encoded, MiniLM
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -306,8 +306,8 @@ class LocalEmbedder:
             return runtime
 
     def _load(self) -> MiniLM:
-        from mcp_memory.embedders import _minilm
-        from mcp_memory.embedders._lazy_table import gather_before_dequantize
+        from mcp_memory.embedders.local import minilm as _minilm
+        from mcp_memory.embedders.local.lazy_table import gather_before_dequantize
 
         heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()

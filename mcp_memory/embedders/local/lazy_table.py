@@ -77,14 +77,14 @@ def _fields(data: bytes | memoryview) -> list[tuple[int, int, memoryview, memory
             payload = view[start:pos]
         elif wire == _I64:
             pos += 8
-            payload = view[pos - 8:pos]
+            payload = view[pos - 8 : pos]
         elif wire == _I32:
             pos += 4
-            payload = view[pos - 4:pos]
+            payload = view[pos - 4 : pos]
         elif wire == _LEN:
             length, pos = _read_varint(view, pos)
             pos += length
-            payload = view[pos - length:pos]
+            payload = view[pos - length : pos]
         else:
             raise ValueError(f"unsupported wire type {wire}")
         if pos > len(view):
@@ -150,10 +150,14 @@ def _rewrite_graph(graph: memoryview) -> bytes | None:
                 nodes[name] = node
     cast, mul = nodes.get(_TABLE_F), nodes.get(TABLE)
     if (
-        cast is None or mul is None
-        or cast.op_type != "Cast" or cast.inputs != [_TABLE_Q]
-        or mul.op_type != "Mul" or mul.inputs != [_TABLE_F, _SCALE]
-        or consumers.get(_TABLE_F) != 1 or consumers.get(TABLE) != 1
+        cast is None
+        or mul is None
+        or cast.op_type != "Cast"
+        or cast.inputs != [_TABLE_Q]
+        or mul.op_type != "Mul"
+        or mul.inputs != [_TABLE_F, _SCALE]
+        or consumers.get(_TABLE_F) != 1
+        or consumers.get(TABLE) != 1
     ):
         return None
     gathers = [n for n in nodes.values() if n.op_type == "Gather" and n.inputs[:1] == [TABLE]]
@@ -163,12 +167,14 @@ def _rewrite_graph(graph: memoryview) -> bytes | None:
     ids, out = gather.inputs[1], gather.outputs[0]
     rows_q, rows_f, rows_scale = f"{out}__rows_q", f"{out}__rows_f", f"{out}__rows_scale"
     axis = _int_attribute("axis", 0)
-    replacement = b"".join((
-        _new_node("Gather", f"{gather.name}__rows_q", [_TABLE_Q, ids], [rows_q], axis),
-        _new_node("Cast", f"{gather.name}__rows_cast", [rows_q], [rows_f], _int_attribute("to", _ONNX_FLOAT)),
-        _new_node("Gather", f"{gather.name}__rows_scale", [_SCALE, ids], [rows_scale], axis),
-        _new_node("Mul", f"{gather.name}__rows_mul", [rows_f, rows_scale], [out]),
-    ))
+    replacement = b"".join(
+        (
+            _new_node("Gather", f"{gather.name}__rows_q", [_TABLE_Q, ids], [rows_q], axis),
+            _new_node("Cast", f"{gather.name}__rows_cast", [rows_q], [rows_f], _int_attribute("to", _ONNX_FLOAT)),
+            _new_node("Gather", f"{gather.name}__rows_scale", [_SCALE, ids], [rows_scale], axis),
+            _new_node("Mul", f"{gather.name}__rows_mul", [rows_f, rows_scale], [out]),
+        )
+    )
     for _, _, encoded, _ in entries:
         if encoded is cast.encoded or encoded is mul.encoded:
             continue

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcp_memory.errors import EmbeddingError, StartupError
+from mcp_memory.core.errors import EmbeddingError, StartupError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import onnxruntime
@@ -113,7 +113,9 @@ def _new_session(ort: Any, model_bytes: bytes, options: Any) -> Any:
         written = 0
         while written < len(view):
             written += os.write(fd, view[written:])
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        fcntl.fcntl(
+            fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        )
         return ort.InferenceSession(f"/proc/self/fd/{fd}", sess_options=options, providers=providers)
     finally:
         os.close(fd)
@@ -125,8 +127,7 @@ def _import_runtime() -> tuple[Any, Any]:
         import tokenizers
     except ImportError as exc:
         raise StartupError(
-            f"the local embedder needs {exc.name}, which is not installed; "
-            "reinstall mcp-memory with its dependencies"
+            f"the local embedder needs {exc.name}, which is not installed; reinstall mcp-memory with its dependencies"
         ) from None
     return onnxruntime, tokenizers
 
@@ -180,10 +181,7 @@ class MiniLM:
             encodings = self.tokenizer.encode_batch(list(texts))
         except Exception as exc:
             raise EmbeddingError(f"the local tokenizer could not split the text ({type(exc).__name__})") from exc
-        return [
-            Encoded(np.asarray(e.ids, dtype=np.int64), np.asarray(e.type_ids, dtype=np.int64))
-            for e in encodings
-        ]
+        return [Encoded(np.asarray(e.ids, dtype=np.int64), np.asarray(e.type_ids, dtype=np.int64)) for e in encodings]
 
     def embed(self, batch: Sequence[Encoded]) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 rows, one per encoding."""

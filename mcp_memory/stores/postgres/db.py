@@ -43,7 +43,7 @@ from psycopg.pq import Format
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from mcp_memory.config import redact_url
-from mcp_memory.errors import MemoryServerError, StartupError, StoreError
+from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
 
 __all__ = ["PostgresDatabase", "VectorParam", "scrub"]
 
@@ -142,7 +142,7 @@ class _VectorBinaryDumper(Dumper):
 
 def _tenant_lock_key(namespace: str, tenant: str) -> int:
     """A stable signed 64-bit advisory-lock key for `tenant` (namespaced by schema)."""
-    digest = hashlib.sha256(f"mcp-memory/exclusive/{namespace}/{tenant}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"mcp-memory/exclusive/{namespace}/{tenant}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 

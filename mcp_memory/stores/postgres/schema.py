@@ -28,7 +28,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from mcp_memory.errors import StartupError
+from mcp_memory.core.errors import StartupError
 
 __all__ = ["SCHEMA_LOCK_KEY", "SCHEMA_VERSION", "create_schema"]
 
@@ -151,7 +151,11 @@ async def _check_model(conn: psycopg.AsyncConnection[Any], model: str, dim: int,
     cursor = await conn.execute("SELECT key, value FROM mcp_memory_meta")
     recorded = dict(await cursor.fetchall())
     if not recorded.get("embedding_model"):
-        for key, value in (("schema_version", str(SCHEMA_VERSION)), ("embedding_model", model), ("embedding_dim", str(dim))):
+        for key, value in (
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("embedding_model", model),
+            ("embedding_dim", str(dim)),
+        ):
             await conn.execute(
                 "INSERT INTO mcp_memory_meta (key, value) VALUES (%s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",

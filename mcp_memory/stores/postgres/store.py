@@ -27,10 +27,10 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mcp_memory.errors import PreconditionFailed, StartupError, StoreError
-from mcp_memory.model import Hit, Memory
+from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
+from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
-from mcp_memory.stores.postgres_db import (
+from mcp_memory.stores.postgres.db import (
     DEFAULT_LOCK_CONNECTIONS,
     DEFAULT_POOL_SIZE,
     DEFAULT_TIMEOUT_S,
@@ -38,7 +38,7 @@ from mcp_memory.stores.postgres_db import (
     VectorParam,
     describe,
 )
-from mcp_memory.stores.postgres_schema import create_schema
+from mcp_memory.stores.postgres.schema import create_schema
 
 __all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
 
@@ -142,9 +142,7 @@ class PgVectorStore:
             )
         await self._db.fetch("put memory", _PUT, (memory.tenant, memory.id, vector, Jsonb(metadata)))
 
-    async def query(
-        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
@@ -204,9 +202,7 @@ class PgObjectStore:
         rows = await self._db.fetch("get object", "SELECT body, version::text FROM objects WHERE key = %s", (key,))
         return StoredObject(rows[0][0], rows[0][1]) if rows else None
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
         if if_match is not None and if_none_match:
             # Only-create and only-replace-this-version never both hold.
             raise PreconditionFailed(f"conditional write did not apply for {key}")

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, PartialCredentialsError
 
-from mcp_memory.errors import StoreError
+from mcp_memory.core.errors import StoreError
 
 __all__ = ["CREDENTIALS_HINT", "AwsError", "aws_call", "translate"]
 

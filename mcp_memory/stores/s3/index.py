@@ -19,9 +19,9 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, InvalidRegionError
 
 from mcp_memory import __version__
-from mcp_memory.errors import StartupError
+from mcp_memory.core.errors import StartupError
 from mcp_memory.stores.base import NON_FILTERABLE_KEYS
-from mcp_memory.stores.s3_errors import CREDENTIALS_HINT, AwsError, aws_call
+from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError, aws_call
 
 if TYPE_CHECKING:
     from mcp_memory.config import Settings

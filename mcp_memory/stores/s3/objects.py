@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcp_memory.errors import PreconditionFailed, StoreError
+from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.stores.base import StoredObject
-from mcp_memory.stores.s3_errors import AwsError, aws_call
+from mcp_memory.stores.s3.errors import AwsError, aws_call
 
 __all__ = ["DELETE_BATCH", "LIST_PAGE", "S3ObjectStore"]
 
@@ -61,9 +61,7 @@ class S3ObjectStore:
                 return None
             raise
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
         """Write `body` (JSON) and return the new ETag; a failed condition raises PreconditionFailed."""
         params: dict[str, Any] = {
             "Bucket": self._bucket,

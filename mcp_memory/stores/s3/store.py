@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcp_memory.errors import StoreError
-from mcp_memory.model import Hit, Memory
+from mcp_memory.core.errors import StoreError
+from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
-from mcp_memory.stores.s3_errors import aws_call
-from mcp_memory.stores.s3_objects import S3ObjectStore
+from mcp_memory.stores.s3.errors import aws_call
+from mcp_memory.stores.s3.objects import S3ObjectStore
 
 if TYPE_CHECKING:
     from mcp_memory.config import Settings
@@ -176,9 +176,7 @@ class S3VectorStore:
             hits.append(Hit(memory, 1.0 - float(distance)))
         return hits
 
-    async def query(
-        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         """The nearest `top_k` (at most 100) memories visible to `conversation`.
 
         Project memories and this conversation's notes are asked for separately,
@@ -253,7 +251,7 @@ async def open_s3(
     `AWS_ENDPOINT_URL` (or `endpoint_url`/`session`, which tests inject).
     Raises StartupError, naming what to change, when the index does not fit.
     """
-    from mcp_memory.stores.s3_index import check_index, check_state_bucket, make_clients
+    from mcp_memory.stores.s3.index import check_index, check_state_bucket, make_clients
 
     vectors_client, s3_client = make_clients(settings.aws_region, session=session, endpoint_url=endpoint_url)
     try:

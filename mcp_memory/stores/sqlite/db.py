@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from mcp_memory.errors import MemoryServerError, StartupError, StoreError
+from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
-from mcp_memory.errors import StoreError
+from mcp_memory.core.errors import StoreError
 
 try:
     import fcntl

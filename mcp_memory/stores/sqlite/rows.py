@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from mcp_memory.model import Memory
+from mcp_memory.core.model import Memory
 
 #: A tenant's version: (generation, purged) from its `tenants` row.
 Version = tuple[int, int]

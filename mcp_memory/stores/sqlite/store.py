@@ -19,18 +19,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.errors import PreconditionFailed, StoreError
-from mcp_memory.model import Hit, Memory
+from mcp_memory.core.errors import PreconditionFailed, StoreError
+from mcp_memory.core.model import Hit, Memory
+from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
-from mcp_memory.stores.batching import Batcher
-from mcp_memory.stores.sqlite_db import CHUNK, SqliteDatabase
-from mcp_memory.stores.sqlite_lock import TenantLocks
-from mcp_memory.stores.sqlite_rows import RowCache
+from mcp_memory.stores.sqlite.db import CHUNK, SqliteDatabase
+from mcp_memory.stores.sqlite.lock import TenantLocks
+from mcp_memory.stores.sqlite.rows import RowCache
 
 if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
     import numpy as np
 
-    from mcp_memory.stores.sqlite_vectors import VectorCache
+    from mcp_memory.stores.sqlite.vectors import VectorCache
 
 __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
 
@@ -130,7 +130,7 @@ class SqliteVectorStore:
     @property
     def _cache(self) -> VectorCache:
         if self._cache_instance is None:
-            from mcp_memory.stores.sqlite_vectors import VectorCache
+            from mcp_memory.stores.sqlite.vectors import VectorCache
 
             self._cache_instance = VectorCache(self._dim)
         return self._cache_instance
@@ -179,9 +179,7 @@ class SqliteVectorStore:
 
         await self._db.write(write, "put memory")
 
-    async def query(
-        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None
-    ) -> list[Hit]:
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         """Nearest visible memories: visibility is a mask applied before the top-k (A4).
 
         Queries that arrive while others are being searched are searched together
@@ -201,8 +199,12 @@ class SqliteVectorStore:
             for tenant, positions in by_tenant.items():
                 snapshot = self._cache.current(conn, tenant)
                 nearest = snapshot.nearest_many([batch[i][1:] for i in positions])
-                memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged),
-                                           [memory_id for near in nearest for memory_id, _ in near])
+                memories = self._read_rows(
+                    conn,
+                    tenant,
+                    (snapshot.generation, snapshot.purged),
+                    [memory_id for near in nearest for memory_id, _ in near],
+                )
                 for i, near in zip(positions, nearest):
                     conversation = batch[i][3]
                     answers[i] = [
@@ -227,6 +229,7 @@ class SqliteVectorStore:
 
     async def warm(self, tenant: str) -> None:
         """Load `tenant`'s vectors into the cache now rather than at its first query."""
+
         def load(conn: sqlite3.Connection) -> None:
             self._cache.current(conn, tenant)
 
@@ -288,9 +291,7 @@ class SqliteObjectStore:
 
         return await self._db.read(read, "get object")
 
-    async def put(
-        self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False
-    ) -> str:
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
         def write(conn: sqlite3.Connection) -> str:
             row = conn.execute("SELECT etag FROM objects WHERE key = ?", (key,)).fetchone()
             if if_none_match and row is not None:

@@ -27,13 +27,13 @@ import functools
 import sqlite3
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from mcp_memory import blas, heap
+from mcp_memory.runtime import blas, heap
 
 #: Visibility code of a project-scope row (visible to every request).
 PROJECT = -1
@@ -128,8 +128,10 @@ class TenantVectors:
         if len(queries) == 1 or self.n == 0:
             return [self.nearest(*query) for query in queries]
         scores = self.scores_many(np.stack([vector for vector, _, _ in queries]))
-        return [self._top(np.ascontiguousarray(scores[:, i]), top_k, conversation) if top_k > 0 else []
-                for i, (_, top_k, conversation) in enumerate(queries)]
+        return [
+            self._top(np.ascontiguousarray(scores[:, i]), top_k, conversation) if top_k > 0 else []
+            for i, (_, top_k, conversation) in enumerate(queries)
+        ]
 
     def _top(self, scores: np.ndarray, top_k: int, conversation: str | None) -> list[tuple[str, float]]:
         codes = self.codes[: self.n]
@@ -252,8 +254,17 @@ class _Rows:
         self.codes[row_no] = _code(row[1], row[2], self.conversations)
 
     def snapshot(self, generation: int, purged: int) -> TenantVectors:
-        return TenantVectors(generation, purged, self.n, self.ids, self.hashes, self.codes, tuple(self.blocks),
-                             self.conversations, self.tip)
+        return TenantVectors(
+            generation,
+            purged,
+            self.n,
+            self.ids,
+            self.hashes,
+            self.codes,
+            tuple(self.blocks),
+            self.conversations,
+            self.tip,
+        )
 
 
 def build(chunks: Iterable[list[tuple]], count: int, generation: int, purged: int, dim: int) -> TenantVectors:

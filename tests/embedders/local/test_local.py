@@ -7,9 +7,9 @@ import asyncio
 import numpy as np
 import pytest
 
+from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders import Embedder
-from mcp_memory.embedders.local import LocalEmbedder
-from mcp_memory.errors import EmbeddingError
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 DEFAULT_FLOOR = 0.1
 

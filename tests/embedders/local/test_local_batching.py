@@ -13,8 +13,8 @@ import threading
 import numpy as np
 import pytest
 
-from mcp_memory.embedders.local import LocalEmbedder
-from mcp_memory.errors import EmbeddingError
+from mcp_memory.core.errors import EmbeddingError
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 #: A guard against a deadlock hanging the suite; never a wait for something to happen.
 DEADLINE_S = 60
@@ -24,7 +24,7 @@ class GatedRuntime:
     """The real MiniLM runtime, recording each model call's texts; the first call can be
     held at a gate, and a text containing "poison" fails the whole call it is in."""
 
-    def __init__(self, runtime, *, hold_first: bool) -> None:  # noqa: ANN001
+    def __init__(self, runtime, *, hold_first: bool) -> None:
         self.runtime = runtime
         self.calls: list[list[str]] = []
         self.entered = threading.Event()
@@ -32,7 +32,7 @@ class GatedRuntime:
         if not hold_first:
             self.gate.set()
 
-    def tokenize(self, texts):  # noqa: ANN001, ANN201
+    def tokenize(self, texts):
         texts = list(texts)
         self.calls.append(texts)
         if len(self.calls) == 1:
@@ -42,7 +42,7 @@ class GatedRuntime:
             raise EmbeddingError("the local tokenizer could not split the text (poisoned)")
         return self.runtime.tokenize(texts)
 
-    def embed(self, batch):  # noqa: ANN001, ANN201
+    def embed(self, batch):
         return self.runtime.embed(batch)
 
     @property
@@ -109,7 +109,9 @@ async def test_a_batch_never_holds_more_texts_than_the_batch_size(monkeypatch):
     try:
         runtime = await gated(embedder, monkeypatch)
         first = await hold_the_worker(embedder, runtime, "holding")
-        queued = await queue_calls(embedder, [["one", "two"], ["three"], ["four", "five"], ["six"], ["seven"], ["eight"]])
+        queued = await queue_calls(
+            embedder, [["one", "two"], ["three"], ["four", "five"], ["six"], ["seven"], ["eight"]]
+        )
         runtime.gate.set()
         results = await settle(first, *queued)
     finally:
@@ -125,7 +127,9 @@ async def test_a_failing_batch_fails_only_the_calls_whose_texts_fail(local_embed
     runtime = await gated(local_embedder, monkeypatch)
 
     first = await hold_the_worker(local_embedder, runtime, "holding")
-    queued = await queue_calls(local_embedder, [["the backup runs at 02:00"], ["poison"], ["keys rotate every 90 days"]])
+    queued = await queue_calls(
+        local_embedder, [["the backup runs at 02:00"], ["poison"], ["keys rotate every 90 days"]]
+    )
     runtime.gate.set()
     _, good, bad, also_good = await settle(first, *queued)
 

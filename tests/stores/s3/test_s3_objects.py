@@ -16,10 +16,10 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from mcp_memory.errors import PreconditionFailed, StoreError
-from mcp_memory.stores.s3_index import make_clients
-from mcp_memory.stores.s3_objects import S3ObjectStore
-from tests.moto_endpoint import REGION, AwsPlace, s3_object_store, seed_objects, signing_session
+from mcp_memory.core.errors import PreconditionFailed, StoreError
+from mcp_memory.stores.s3.index import make_clients
+from mcp_memory.stores.s3.objects import S3ObjectStore
+from tests.support.moto_endpoint import REGION, AwsPlace, s3_object_store, seed_objects, signing_session
 
 BUCKET = "state"
 
@@ -136,8 +136,11 @@ async def test_a_get_denied_raises_naming_the_operation_and_the_code(stubbed: tu
 async def test_an_error_message_carries_no_part_of_the_signing_details(stubbed: tuple[S3ObjectStore, Stubber]) -> None:
     store, stubber = stubbed
     stubber.add_client_error(
-        "put_object", "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.",
-        403, service_error_meta={"AWSAccessKeyId": "AKIAEXAMPLEKEYID0000", "StringToSign": "AWS4-HMAC-SHA256 secret-ish"},
+        "put_object",
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided.",
+        403,
+        service_error_meta={"AWSAccessKeyId": "AKIAEXAMPLEKEYID0000", "StringToSign": "AWS4-HMAC-SHA256 secret-ish"},
     )
 
     with pytest.raises(StoreError) as caught:
@@ -173,9 +176,7 @@ async def test_put_sends_json_with_exactly_the_condition_asked_for(
     assert await store.put("k", '{"x":"é"}', **options) == '"e2"'
 
 
-@pytest.mark.parametrize(
-    ("code", "status"), [("PreconditionFailed", 412), ("ConditionalRequestConflict", 409)]
-)
+@pytest.mark.parametrize(("code", "status"), [("PreconditionFailed", 412), ("ConditionalRequestConflict", 409)])
 async def test_412_and_409_are_a_failed_precondition(
     stubbed: tuple[S3ObjectStore, Stubber], code: str, status: int
 ) -> None:
@@ -217,7 +218,9 @@ async def test_list_pages_with_max_keys_of_what_remains_and_the_continuation_tok
 
 async def test_a_truncated_page_without_a_token_ends_the_listing(stubbed: tuple[S3ObjectStore, Stubber]) -> None:
     store, stubber = stubbed
-    stubber.add_response("list_objects_v2", page(["p/1"], truncated=True), {"Bucket": BUCKET, "Prefix": "p/", "MaxKeys": 1000})
+    stubber.add_response(
+        "list_objects_v2", page(["p/1"], truncated=True), {"Bucket": BUCKET, "Prefix": "p/", "MaxKeys": 1000}
+    )
 
     assert await store.list("p/", limit=5000) == ["p/1"]
 

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from mcp_memory.ids import parse_iso
-from mcp_memory.model import Caller
+from mcp_memory.core.ids import parse_iso
+from mcp_memory.core.model import Caller
 from tests.conftest import Clock, Env
-from tests.moto_endpoint import seed_objects
+from tests.support.moto_endpoint import seed_objects
 
 T = parse_iso("2026-07-01T00:00:00.000Z")
 ID = "01KWDFKD000123456789ABCDEF"  # ulid(T)
@@ -28,7 +28,7 @@ THREAD = Caller("acme", "chat:1")
 
 @pytest.fixture
 async def env(clock: Clock, aws_endpoint: str) -> AsyncIterator[Env]:
-    from tests.s3_env import make_s3_env
+    from tests.support.s3_env import make_s3_env
 
     aws_env = make_s3_env(clock, aws_endpoint)
     try:
@@ -38,32 +38,64 @@ async def env(clock: Clock, aws_endpoint: str) -> AsyncIterator[Env]:
         await aws_env.objects.close()
 
 
-def raw(env: Env, service: str):  # noqa: ANN201 (a boto3 client)
-    return env.objects._client if service == "s3" else env.vectors._client  # type: ignore[attr-defined]  # noqa: SLF001
+def raw(env: Env, service: str):
+    return env.objects._client if service == "s3" else env.vectors._client  # type: ignore[attr-defined]
 
 
 async def test_memories_counters_and_index_the_reference_wrote_are_read(env: Env) -> None:
     vectors, bucket = env.vectors, env.objects.bucket  # type: ignore[attr-defined]
     embed = env.embedder.embed
     raw(env, "s3vectors").put_vectors(
-        vectorBucketName=vectors.bucket, indexName=vectors.index,  # type: ignore[attr-defined]
+        vectorBucketName=vectors.bucket,
+        indexName=vectors.index,  # type: ignore[attr-defined]
         vectors=[
-            {"key": f"acme#{ID}", "data": {"float32": (await embed(["Release trains leave every Tuesday"]))[0].tolist()},
-             "metadata": {"tenantId": "acme", "memoryType": "project", "content": "Release trains leave every Tuesday",
-                          "createdAt": "2026-07-01T00:00:00.000Z", "tags": ["release"], "trustBase": 1}},
-            {"key": f"acme#{NOTE}", "data": {"float32": (await embed(["Summaries in bullet points please"]))[0].tolist()},
-             "metadata": {"tenantId": "acme", "memoryType": "conversation", "scope": "conversation",
-                          "conversation": "chat:1", "content": "Summaries in bullet points please",
-                          "createdAt": "2026-07-01T00:00:00.000Z", "trustBase": 1}},
+            {
+                "key": f"acme#{ID}",
+                "data": {"float32": (await embed(["Release trains leave every Tuesday"]))[0].tolist()},
+                "metadata": {
+                    "tenantId": "acme",
+                    "memoryType": "project",
+                    "content": "Release trains leave every Tuesday",
+                    "createdAt": "2026-07-01T00:00:00.000Z",
+                    "tags": ["release"],
+                    "trustBase": 1,
+                },
+            },
+            {
+                "key": f"acme#{NOTE}",
+                "data": {"float32": (await embed(["Summaries in bullet points please"]))[0].tolist()},
+                "metadata": {
+                    "tenantId": "acme",
+                    "memoryType": "conversation",
+                    "scope": "conversation",
+                    "conversation": "chat:1",
+                    "content": "Summaries in bullet points please",
+                    "createdAt": "2026-07-01T00:00:00.000Z",
+                    "trustBase": 1,
+                },
+            },
         ],
     )
-    seed_objects(bucket, [
-        (f"index/acme/{INVERTED}#{ID}#project", ""),
-        (f"index/acme/{INVERTED}#{NOTE}#conversation#{DIGEST}", ""),
-        (f"stats/acme/shard/{ID}-web-1a2b3c4d.json", json.dumps({ID: {"access": 2, "lastAt": "2026-07-01T00:00:05.000Z"}})),
-        ("stats/acme/merged.json", json.dumps({"counts": {ID: {"access": 3, "lastAt": "2026-07-01T00:00:01.000Z"}},
-                                               "watermark": f"{'0' * 26}-web-00000000.json"})),
-    ])
+    seed_objects(
+        bucket,
+        [
+            (f"index/acme/{INVERTED}#{ID}#project", ""),
+            (f"index/acme/{INVERTED}#{NOTE}#conversation#{DIGEST}", ""),
+            (
+                f"stats/acme/shard/{ID}-web-1a2b3c4d.json",
+                json.dumps({ID: {"access": 2, "lastAt": "2026-07-01T00:00:05.000Z"}}),
+            ),
+            (
+                "stats/acme/merged.json",
+                json.dumps(
+                    {
+                        "counts": {ID: {"access": 3, "lastAt": "2026-07-01T00:00:01.000Z"}},
+                        "watermark": f"{'0' * 26}-web-00000000.json",
+                    }
+                ),
+            ),
+        ],
+    )
 
     assert (await env.service.stats(ACME)).text() == "[MEMORY] 1 memory for this project (project: 1)."
     assert (await env.service.stats(THREAD)).text() == (
@@ -91,13 +123,19 @@ async def test_what_the_service_writes_is_the_reference_layout(env: Env, clock: 
         f'{{"{ID}":{{"access":1,"lastAt":"2026-07-01T00:00:00.000Z"}}}}'
     )
     [vector] = raw(env, "s3vectors").get_vectors(
-        vectorBucketName=env.vectors.bucket, indexName=env.vectors.index,  # type: ignore[attr-defined]
-        keys=[f"acme#{ID}"], returnMetadata=True,
+        vectorBucketName=env.vectors.bucket,
+        indexName=env.vectors.index,  # type: ignore[attr-defined]
+        keys=[f"acme#{ID}"],
+        returnMetadata=True,
     )["vectors"]
     assert vector["metadata"] == {
-        "tenantId": "acme", "memoryType": "project", "category": "process",
-        "content": "Release trains leave every Tuesday", "createdAt": "2026-07-01T00:00:00.000Z",
-        "tags": ["release"], "trustBase": 1,
+        "tenantId": "acme",
+        "memoryType": "project",
+        "category": "process",
+        "content": "Release trains leave every Tuesday",
+        "createdAt": "2026-07-01T00:00:00.000Z",
+        "tags": ["release"],
+        "trustBase": 1,
     }
 
 

@@ -21,11 +21,11 @@ import pytest
 from botocore.credentials import CredentialResolver
 
 from mcp_memory.config import Settings
-from mcp_memory.errors import StartupError
-from mcp_memory.stores.s3 import open_s3
-from tests.moto_endpoint import REGION, AwsPlace, make_place
+from mcp_memory.core.errors import StartupError
+from mcp_memory.stores.s3.store import open_s3
+from tests.support.moto_endpoint import REGION, AwsPlace, make_place
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def settings_for(place: AwsPlace, **overrides: Any) -> Settings:
@@ -86,7 +86,9 @@ async def test_an_index_without_exactly_the_four_non_filterable_keys_is_refused(
 ) -> None:
     message = await refusal(make_place(aws_endpoint, non_filterable=keys))
 
-    assert f"non-filterable metadata keys {shown} but they must be exactly content, createdAt, tags, trustBase" in message
+    assert (
+        f"non-filterable metadata keys {shown} but they must be exactly content, createdAt, tags, trustBase" in message
+    )
     assert '"nonFilterableMetadataKeys":["content","createdAt","tags","trustBase"]' in message
 
 
@@ -99,7 +101,9 @@ async def test_every_mismatch_is_named_at_once(aws_endpoint: str) -> None:
 async def test_a_missing_index_is_refused_naming_vector_index_and_how_to_create_it(aws: AwsPlace) -> None:
     message = await refusal(aws, vector_index="recall")
 
-    assert f'the S3 Vectors index "recall" (VECTOR_INDEX) does not exist in vector bucket "{aws.vector_bucket}"' in message
+    assert (
+        f'the S3 Vectors index "recall" (VECTOR_INDEX) does not exist in vector bucket "{aws.vector_bucket}"' in message
+    )
     assert "aws s3vectors create-index" in message and "--dimension 8 --distance-metric cosine" in message
 
 
@@ -135,8 +139,10 @@ async def test_no_credentials_is_refused_naming_the_standard_chain(aws: AwsPlace
 
 async def test_a_refusal_never_carries_the_credentials(aws: AwsPlace) -> None:
     session = boto3.session.Session(
-        aws_access_key_id="AKIAEXAMPLEKEYID0000", aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRET",
-        aws_session_token="FwoGZXIvYXdzEXAMPLETOKEN", region_name=REGION,
+        aws_access_key_id="AKIAEXAMPLEKEYID0000",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRET",
+        aws_session_token="FwoGZXIvYXdzEXAMPLETOKEN",
+        region_name=REGION,
     )
 
     message = await refusal(aws, session=session, vector_index="recall")
@@ -217,7 +223,7 @@ def test_open_stores_without_boto3_says_which_extra_to_install(tmp_path: Path) -
 
         sys.meta_path.insert(0, NotInstalled())
         from mcp_memory.config import Settings
-        from mcp_memory.errors import StartupError
+        from mcp_memory.core.errors import StartupError
         from mcp_memory.stores import open_stores
 
         try:
@@ -260,7 +266,9 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_cli_remembers_and_recalls_through_the_buckets(aws_endpoint: str, tmp_path: Path) -> None:
     env = cli_env(make_place(aws_endpoint, dim=64), tmp_path)
 
-    stored = cli(env, "remember", "--tenant", "acme", "Release trains leave the station every Tuesday morning", "--json")
+    stored = cli(
+        env, "remember", "--tenant", "acme", "Release trains leave the station every Tuesday morning", "--json"
+    )
     recalled = cli(env, "recall", "--tenant", "acme", "when do release trains leave the station", "--json")
 
     assert stored.returncode == 0, stored.stderr
@@ -290,8 +298,8 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
 ) -> None:
     from botocore.stub import Stubber
 
-    from mcp_memory.stores.s3_index import check_index, make_clients
-    from tests.moto_endpoint import signing_session
+    from mcp_memory.stores.s3.index import check_index, make_clients
+    from tests.support.moto_endpoint import signing_session
 
     vectors_client, s3_client = make_clients(REGION, session=signing_session())
     s3_client.close()
@@ -305,5 +313,7 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
         vectors_client.close()
 
     message = str(caught.value)
-    assert message.startswith(f'cannot reach the S3 Vectors index "memories" in bucket "vectors": GetIndex failed: {code}')
+    assert message.startswith(
+        f'cannot reach the S3 Vectors index "memories" in bucket "vectors": GetIndex failed: {code}'
+    )
     assert ("s3vectors:GetIndex" in message) is hint

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 from botocore.stub import Stubber
 
-import mcp_memory.stores.s3 as s3_module
+import mcp_memory.stores.s3.store as s3_module
 from mcp_memory.config import Settings
-from mcp_memory.errors import BudgetExceeded, StoreError
-from mcp_memory.model import Memory
+from mcp_memory.core.errors import BudgetExceeded, StoreError
+from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import to_metadata
-from mcp_memory.stores.s3 import S3VectorStore, TenantFilter, open_s3, tenant_filter
-from mcp_memory.stores.s3_index import make_clients
-from tests.moto_endpoint import REGION, AwsPlace, signing_session
+from mcp_memory.stores.s3.index import make_clients
+from mcp_memory.stores.s3.store import S3VectorStore, TenantFilter, open_s3, tenant_filter
+from tests.support.moto_endpoint import REGION, AwsPlace, signing_session
 
 DIM = 4
 WHERE = {"vectorBucketName": "vectors", "indexName": "memories"}
@@ -39,8 +39,14 @@ def unit(*values: float) -> np.ndarray:
 
 def record(memory_id: str, tenant: str = "acme", distance: float | None = None, **fields: Any) -> dict[str, Any]:
     """A vector as QueryVectors/GetVectors return it."""
-    metadata = {"tenantId": tenant, "memoryType": "project", "content": f"fact {memory_id}",
-                "createdAt": "2026-07-01T00:00:00.000Z", "trustBase": 1, **fields}
+    metadata = {
+        "tenantId": tenant,
+        "memoryType": "project",
+        "content": f"fact {memory_id}",
+        "createdAt": "2026-07-01T00:00:00.000Z",
+        "trustBase": 1,
+        **fields,
+    }
     item: dict[str, Any] = {"key": f"{tenant}#{memory_id}", "metadata": metadata}
     if distance is not None:
         item["distance"] = distance
@@ -55,13 +61,24 @@ PROJECT = {"$and": [{"tenantId": {"$eq": "acme"}}, {"scope": {"$exists": False}}
 
 
 def conversation_of(conversation: str) -> dict[str, Any]:
-    return {"$and": [{"tenantId": {"$eq": "acme"}}, {"scope": {"$eq": "conversation"}},
-                     {"conversation": {"$eq": conversation}}]}
+    return {
+        "$and": [
+            {"tenantId": {"$eq": "acme"}},
+            {"scope": {"$eq": "conversation"}},
+            {"conversation": {"$eq": conversation}},
+        ]
+    }
 
 
 def query_params(where: dict[str, Any], top_k: int, vector: np.ndarray) -> dict[str, Any]:
-    return {**WHERE, "topK": top_k, "queryVector": {"float32": vector.tolist()}, "filter": where,
-            "returnMetadata": True, "returnDistance": True}
+    return {
+        **WHERE,
+        "topK": top_k,
+        "queryVector": {"float32": vector.tolist()},
+        "filter": where,
+        "returnMetadata": True,
+        "returnDistance": True,
+    }
 
 
 @pytest.fixture
@@ -98,7 +115,9 @@ async def test_a_query_in_a_conversation_also_asks_for_its_notes_and_keeps_the_n
     # The two queries run concurrently; the stubbed answers are taken in call order,
     # so both answers satisfy either query's expectations here.
     stubber.add_response("query_vectors", answer(record("p1", distance=0.1), record("p2", distance=0.5)))
-    stubber.add_response("query_vectors", answer(record("n1", distance=0.2, **note), record("n2", distance=0.3, **note)))
+    stubber.add_response(
+        "query_vectors", answer(record("n1", distance=0.2, **note), record("n2", distance=0.3, **note))
+    )
 
     hits = await store.query("acme", vector, 3, "chat:1")
 
@@ -108,7 +127,7 @@ async def test_a_query_in_a_conversation_also_asks_for_its_notes_and_keeps_the_n
 async def test_both_queries_carry_the_tenant_first_and_the_limit(stubbed: tuple[S3VectorStore, Stubber]) -> None:
     store, stubber = stubbed
     seen: list[dict[str, Any]] = []
-    store._client.meta.events.register(  # noqa: SLF001 (observe the request parameters)
+    store._client.meta.events.register(
         "provide-client-params.s3vectors.QueryVectors", lambda params, **_: seen.append(json.loads(json.dumps(params)))
     )
     stubber.add_response("query_vectors", answer())
@@ -144,7 +163,9 @@ def test_a_filter_cannot_be_built_without_a_tenant() -> None:
         tenant_filter("")
     with pytest.raises(TypeError):
         TenantFilter("acme", {"tenantId": "acme"})
-    assert tenant_filter("acme", {"x": {"$eq": 1}}).document == {"$and": [{"tenantId": {"$eq": "acme"}}, {"x": {"$eq": 1}}]}
+    assert tenant_filter("acme", {"x": {"$eq": 1}}).document == {
+        "$and": [{"tenantId": {"$eq": "acme"}}, {"x": {"$eq": 1}}]
+    }
 
 
 async def test_the_query_call_refuses_a_filter_that_did_not_come_from_tenant_filter(
@@ -152,7 +173,7 @@ async def test_the_query_call_refuses_a_filter_that_did_not_come_from_tenant_fil
 ) -> None:
     store, _ = stubbed
     with pytest.raises(TypeError, match="TenantFilter"):
-        await store._query({"tenantId": "acme"}, [1.0, 0, 0, 0], 5)  # type: ignore[arg-type]  # noqa: SLF001
+        await store._query({"tenantId": "acme"}, [1.0, 0, 0, 0], 5)  # type: ignore[arg-type]
 
 
 def test_query_vectors_is_called_in_one_place_only() -> None:
@@ -212,16 +233,31 @@ async def test_put_sends_the_reference_key_vector_and_metadata_in_order_without_
     stubbed: tuple[S3VectorStore, Stubber],
 ) -> None:
     store, stubber = stubbed
-    memory = Memory(id=ID, tenant="acme", content="Deploys drain first", memory_type="pattern",
-                    category="deploy", scope="conversation", conversation="chat:1",
-                    created_at="2026-07-01T00:00:00.000Z")
+    memory = Memory(
+        id=ID,
+        tenant="acme",
+        content="Deploys drain first",
+        memory_type="pattern",
+        category="deploy",
+        scope="conversation",
+        conversation="chat:1",
+        created_at="2026-07-01T00:00:00.000Z",
+    )
     vector = unit(3, 4)
-    metadata = {"tenantId": "acme", "memoryType": "pattern", "category": "deploy", "scope": "conversation",
-                "conversation": "chat:1", "content": "Deploys drain first",
-                "createdAt": "2026-07-01T00:00:00.000Z", "trustBase": 1}
+    metadata = {
+        "tenantId": "acme",
+        "memoryType": "pattern",
+        "category": "deploy",
+        "scope": "conversation",
+        "conversation": "chat:1",
+        "content": "Deploys drain first",
+        "createdAt": "2026-07-01T00:00:00.000Z",
+        "trustBase": 1,
+    }
     seen: list[list[str]] = []
-    store._client.meta.events.register(  # noqa: SLF001
-        "provide-client-params.s3vectors.PutVectors", lambda params, **_: seen.append(list(params["vectors"][0]["metadata"]))
+    store._client.meta.events.register(
+        "provide-client-params.s3vectors.PutVectors",
+        lambda params, **_: seen.append(list(params["vectors"][0]["metadata"])),
     )
     expected = {**WHERE, "vectors": [{"key": f"acme#{ID}", "data": {"float32": vector.tolist()}, "metadata": metadata}]}
     stubber.add_response("put_vectors", {}, expected)
@@ -234,13 +270,22 @@ async def test_put_sends_the_reference_key_vector_and_metadata_in_order_without_
 BUDGET_CASES = [
     (Memory(id=ID, tenant="acme", content="x" * 32_001), BudgetExceeded, "Store the essential fact"),
     (Memory(id=ID, tenant="acme", content="한" * 10_667), BudgetExceeded, "content is 32001 bytes"),
-    (Memory(id=ID, tenant="acme", content="ok", category="c" * 2_000), BudgetExceeded, r"filterable metadata is \d+ bytes"),
-    (Memory(id=ID, tenant="acme", content="x" * 31_000, tags=tuple("t" * 64 + str(i) for i in range(140))),
-     BudgetExceeded, "Shorten the tags"),
+    (
+        Memory(id=ID, tenant="acme", content="ok", category="c" * 2_000),
+        BudgetExceeded,
+        r"filterable metadata is \d+ bytes",
+    ),
+    (
+        Memory(id=ID, tenant="acme", content="x" * 31_000, tags=tuple("t" * 64 + str(i) for i in range(140))),
+        BudgetExceeded,
+        "Shorten the tags",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("memory", "error", "message"), BUDGET_CASES, ids=["content", "content-bytes", "filterable", "total"])
+@pytest.mark.parametrize(
+    ("memory", "error", "message"), BUDGET_CASES, ids=["content", "content-bytes", "filterable", "total"]
+)
 async def test_a_memory_over_a_budget_is_refused_before_any_call(
     stubbed: tuple[S3VectorStore, Stubber], memory: Memory, error: type[Exception], message: str
 ) -> None:
@@ -259,7 +304,9 @@ async def test_an_embedding_of_another_width_is_refused_before_any_call(stubbed:
 
 async def test_an_aws_failure_names_the_operation_and_the_code(stubbed: tuple[S3VectorStore, Stubber]) -> None:
     store, stubber = stubbed
-    stubber.add_client_error("get_vectors", "AccessDeniedException", "not authorized to perform s3vectors:GetVectors", 403)
+    stubber.add_client_error(
+        "get_vectors", "AccessDeniedException", "not authorized to perform s3vectors:GetVectors", 403
+    )
 
     with pytest.raises(StoreError, match="^GetVectors failed: AccessDeniedException — not authorized"):
         await store.get("acme", ["m1"])
@@ -270,8 +317,14 @@ async def test_an_aws_failure_names_the_operation_and_the_code(stubbed: tuple[S3
 
 @pytest.fixture
 async def s3_vectors(aws: AwsPlace) -> AsyncIterator[S3VectorStore]:
-    settings = Settings(backend="s3", vector_bucket=aws.vector_bucket, vector_index=aws.index,
-                        state_bucket=aws.state_bucket, embedding_dim=aws.dim, aws_region=REGION)
+    settings = Settings(
+        backend="s3",
+        vector_bucket=aws.vector_bucket,
+        vector_index=aws.index,
+        state_bucket=aws.state_bucket,
+        embedding_dim=aws.dim,
+        aws_region=REGION,
+    )
     vectors, objects = await open_s3(settings, session=aws.session, endpoint_url=aws.endpoint)
     await objects.close()
     try:
@@ -289,28 +342,56 @@ def wide(*values: float) -> np.ndarray:
 async def test_a_memory_lands_under_the_reference_key_with_the_reference_metadata(
     s3_vectors: S3VectorStore, aws: AwsPlace
 ) -> None:
-    memory = Memory(id=ID, tenant="acme", content="배포 drains first", tags=("ops",), category="deploy",
-                    conversation="chat:1", created_at="2026-07-01T00:00:00.000Z")
+    memory = Memory(
+        id=ID,
+        tenant="acme",
+        content="배포 drains first",
+        tags=("ops",),
+        category="deploy",
+        conversation="chat:1",
+        created_at="2026-07-01T00:00:00.000Z",
+    )
     await s3_vectors.put(memory, wide(1, 1))
 
     [stored] = aws.client("s3vectors").get_vectors(
-        vectorBucketName=aws.vector_bucket, indexName=aws.index, keys=[f"acme#{ID}"], returnMetadata=True, returnData=True
+        vectorBucketName=aws.vector_bucket,
+        indexName=aws.index,
+        keys=[f"acme#{ID}"],
+        returnMetadata=True,
+        returnData=True,
     )["vectors"]
 
-    assert stored["metadata"] == to_metadata(memory) == {
-        "tenantId": "acme", "memoryType": "project", "category": "deploy", "conversation": "chat:1",
-        "content": "배포 drains first", "createdAt": "2026-07-01T00:00:00.000Z", "tags": ["ops"], "trustBase": 1,
-    }
+    assert (
+        stored["metadata"]
+        == to_metadata(memory)
+        == {
+            "tenantId": "acme",
+            "memoryType": "project",
+            "category": "deploy",
+            "conversation": "chat:1",
+            "content": "배포 drains first",
+            "createdAt": "2026-07-01T00:00:00.000Z",
+            "tags": ["ops"],
+            "trustBase": 1,
+        }
+    )
     assert stored["data"]["float32"] == pytest.approx(wide(1, 1).tolist())
 
 
 async def test_a_vector_the_reference_server_wrote_reads_back_and_is_found(
     s3_vectors: S3VectorStore, aws: AwsPlace
 ) -> None:
-    legacy = {"tenantId": "acme", "memoryType": "reference", "content": "Runbooks live in the wiki",
-              "createdAt": "2025-01-02T03:04:05.006Z", "tags": ["docs", "wiki"], "trustBase": 1}
+    legacy = {
+        "tenantId": "acme",
+        "memoryType": "reference",
+        "content": "Runbooks live in the wiki",
+        "createdAt": "2025-01-02T03:04:05.006Z",
+        "tags": ["docs", "wiki"],
+        "trustBase": 1,
+    }
     aws.client("s3vectors").put_vectors(
-        vectorBucketName=aws.vector_bucket, indexName=aws.index,
+        vectorBucketName=aws.vector_bucket,
+        indexName=aws.index,
         vectors=[{"key": f"acme#{ID}", "data": {"float32": wide(0, 1).tolist()}, "metadata": legacy}],
     )
 

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from mcp_memory.config import Settings
-from mcp_memory.errors import StartupError, StoreError
-from mcp_memory.model import Memory
+from mcp_memory.core.errors import StartupError, StoreError
+from mcp_memory.core.model import Memory
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.base import ObjectStore, VectorStore
-from mcp_memory.stores.sqlite import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
+from mcp_memory.stores.sqlite.store import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
 from tests.stores.test_contract import axis, let_other_tasks_run, memory, note, unit
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DIM = 8
 
 
@@ -30,7 +30,9 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "data" / "memory.db"
 
 
-async def open_pair(path: Path, model: str = "test-model", dim: int = DIM) -> tuple[SqliteVectorStore, SqliteObjectStore]:
+async def open_pair(
+    path: Path, model: str = "test-model", dim: int = DIM
+) -> tuple[SqliteVectorStore, SqliteObjectStore]:
     return await open_sqlite(path, model=model, dim=dim)
 
 
@@ -59,7 +61,7 @@ def run_workers(path: Path, mode: str, names: list[str], count: int) -> None:
     """Start one OS process per name, release them together, and require a clean exit from each."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.stores.sqlite_worker", str(path), str(DIM), mode, name, str(count)],
+            [sys.executable, "-m", "tests.support.sqlite_worker", str(path), str(DIM), mode, name, str(count)],
             cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -328,7 +330,7 @@ async def test_open_stores_refuses_an_unknown_backend_by_name() -> None:
 def test_importing_the_stores_package_imports_no_backend() -> None:
     probe = (
         "import sys, mcp_memory.stores; "
-        "print(sorted(m for m in ('mcp_memory.stores.sqlite', 'sqlite3', 'psycopg', 'boto3') if m in sys.modules))"
+        "print(sorted(m for m in ('mcp_memory.stores.sqlite.store', 'sqlite3', 'psycopg', 'boto3') if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60, check=True

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.model import Memory
-from mcp_memory.stores import sqlite as sqlite_module
-from mcp_memory.stores.sqlite_rows import RowCache
+from mcp_memory.core.model import Memory
+from mcp_memory.stores.sqlite import store as sqlite_module
+from mcp_memory.stores.sqlite.rows import RowCache
+from tests.stores.sqlite.test_sqlite import close_pair, open_pair
 from tests.stores.test_contract import axis, memory
-from tests.stores.test_sqlite import close_pair, open_pair
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def fetched(monkeypatch) -> list[list[str]]:
     calls: list[list[str]] = []
     real = sqlite_module._fetch
 
-    def counting(conn, tenant, ids):  # noqa: ANN001
+    def counting(conn, tenant, ids):
         calls.append(sorted(ids))
         return real(conn, tenant, ids)
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.model import Memory
-from mcp_memory.stores import sqlite_vectors
-from mcp_memory.stores.sqlite import open_sqlite
-from mcp_memory.stores.sqlite_vectors import build, extend
+from mcp_memory.core.model import Memory
+from mcp_memory.stores.sqlite import vectors as sqlite_vectors
+from mcp_memory.stores.sqlite.store import open_sqlite
+from mcp_memory.stores.sqlite.vectors import build, extend
 
 DIM = 8
 TENANT = "acme"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +47,7 @@ def exact(rows: list[tuple], query: np.ndarray, top_k: int, conversation: str | 
     return sorted(scored, key=lambda s: -s[1])[:top_k]
 
 
-def ids(snapshot) -> list[str]:  # noqa: ANN001
+def ids(snapshot) -> list[str]:
     return [snapshot.id(i) for i in range(snapshot.n)]
 
 
@@ -115,7 +115,12 @@ def test_two_refreshes_from_the_same_snapshot_do_not_write_over_each_other():
 
 def test_ids_of_any_text_come_back_exactly_as_written():
     vectors = unit_rows(8, 4)
-    odd = ["01J00000000000000000000000", "ünïcödé-ид-記憶", "ends with a NUL\x00", "a much longer id than the others, " * 3]
+    odd = [
+        "01J00000000000000000000000",
+        "ünïcödé-ид-記憶",
+        "ends with a NUL\x00",
+        "a much longer id than the others, " * 3,
+    ]
     old = build([[row(odd[0], vectors[0]), row(odd[1], vectors[1])]], 2, generation=2, purged=0, dim=DIM)
 
     new = extend(old, [row(odd[2], vectors[2]), row(odd[3], vectors[3])], generation=4, dim=DIM)
@@ -142,6 +147,7 @@ async def test_the_store_stays_exact_through_puts_rewrites_and_deletes_across_bl
     vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=DIM)
     embeddings = unit_rows(7, 30)
     try:
+
         def memory(i: int) -> Memory:
             return Memory(id=f"m{i:02d}", tenant=TENANT, content=f"memory {i}", created_at="2026-01-01T00:00:00.000Z")
 
@@ -164,13 +170,13 @@ async def test_the_store_stays_exact_through_puts_rewrites_and_deletes_across_bl
 
 def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
     # Process-wide, so in a fresh process: OpenBLAS's spinning helper threads
-    # would take the cores the model needs (mcp_memory/blas.py).
+    # would take the cores the model needs (mcp_memory/runtime/blas.py).
     script = (
         "import asyncio, json, sys\n"
         "from pathlib import Path\n"
         "import numpy as np\n"
         "from threadpoolctl import threadpool_info\n"
-        "from mcp_memory.stores.sqlite import open_sqlite\n"
+        "from mcp_memory.stores.sqlite.store import open_sqlite\n"
         "async def main():\n"
         "    vectors, objects = await open_sqlite(Path(sys.argv[1]), model='m', dim=8)\n"
         "    await vectors.query('acme', np.ones(8, np.float32), 3, None)\n"
@@ -179,8 +185,9 @@ def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
         "    print(json.dumps(after))\n"
         "asyncio.run(main())\n"
     )
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.db")], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
     assert result.returncode == 0, result.stderr
     after = json.loads(result.stdout)
@@ -188,7 +195,7 @@ def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
 
 
 def test_the_heap_tuning_is_harmless_to_call_again_and_again():
-    from mcp_memory import heap
+    from mcp_memory.runtime import heap
 
     for _ in range(3):
         heap.limit_growth()
