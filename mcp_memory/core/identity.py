@@ -75,12 +75,14 @@ def caller_from_headers(explicit: RawValue, stamped: RawValue, conversation: Raw
     """The caller of an HTTP request: conversation first, then the tenant (B §3.2).
 
     A non-blank `x-memory-tenant` wins; a blank one gives way to `x-tenant-id`.
+    Either header sent more than once is refused, whether or not the other one
+    is there too.
     """
     conv = parse_conversation(conversation, CONVERSATION_HEADER)
     explicit_one = _single(explicit, TENANT_HEADER)
+    stamped_one = _single(stamped, STAMPED_TENANT_HEADER)
     if explicit_one is not None and explicit_one.strip():
         return Caller(parse_tenant(explicit_one, TENANT_HEADER), conv)
-    stamped_one = _single(stamped, STAMPED_TENANT_HEADER)
     if stamped_one is not None and stamped_one.strip():
         return Caller(parse_tenant(stamped_one, STAMPED_TENANT_HEADER), conv)
     raise ContextError(tenant_required_message(TENANT_HEADER))

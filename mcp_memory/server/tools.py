@@ -9,6 +9,7 @@ someone else's memories.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,11 +157,27 @@ TOOLS: tuple[ToolSpec, ...] = (
 # --------------------------------------------------------------------------- argument checks (B §6.2)
 
 
+#: Tab, newline and carriage return are text; every other control character (NUL
+#: first: PostgreSQL cannot store it) and a lone surrogate (no UTF-8 spelling) is not.
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_text(name: str, value: str) -> str:
+    """`value` unless it holds a character no store can keep; refused naming `name`."""
+    bad = _NOT_TEXT.search(value)
+    if bad is not None:
+        raise InvalidArgument(
+            f"`{name}` contains a control character (U+{ord(bad.group()):04X} at position {bad.start()}); "
+            "only text is accepted: tab and newline are, other control characters are not."
+        )
+    return value
+
+
 def require_string(args: Mapping[str, Any], name: str) -> str:
     value = args.get(name)
     if not isinstance(value, str) or not value.strip():
         raise InvalidArgument(f"`{name}` is required and must be a non-empty string.")
-    return value
+    return check_text(name, value)
 
 
 def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
@@ -210,6 +227,8 @@ def optional_tags(args: Mapping[str, Any]) -> list[str]:
         return []
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise InvalidArgument("`tags` must be an array of strings.")
+    for tag in value:
+        check_text("tags", tag)
     tags = [t.strip() for t in value if t.strip()]
     if len(tags) > TAGS_MAX:
         raise InvalidArgument(f"`tags` may hold at most {TAGS_MAX} entries.")
@@ -237,6 +256,7 @@ def optional_category(args: Mapping[str, Any]) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidArgument("`category` must be a string.")
+    check_text("category", value)
     if len(value.encode("utf-8")) > CATEGORY_MAX_BYTES:
         raise InvalidArgument(
             f"`category` may be at most {CATEGORY_MAX_BYTES} bytes. Use a short label such as decision or convention."

@@ -152,6 +152,14 @@ async def test_the_tenant_comes_from_the_headers(server: Running, mode: str, hea
         ([("x-memory-tenant", "acme"), ("x-memory-tenant", "globex")], "x-memory-tenant was sent more than once"),
         ([("x-tenant-id", "acme"), ("x-tenant-id", "acme")], "x-tenant-id was sent more than once"),
         (
+            [("x-memory-tenant", "acme"), ("x-tenant-id", "acme"), ("x-tenant-id", "globex")],
+            "x-tenant-id was sent more than once",
+        ),
+        (
+            [("x-tenant-id", "acme"), ("x-memory-tenant", ""), ("x-memory-tenant", "globex")],
+            "x-memory-tenant was sent more than once",
+        ),
+        (
             [("x-memory-tenant", "acme"), ("x-conversation-id", "chat:1"), ("x-conversation-id", "chat:2")],
             "x-conversation-id was sent more than once",
         ),
