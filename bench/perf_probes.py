@@ -71,8 +71,8 @@ class ServiceProbe:
     async def open(cls, where: dict[str, str], vectors: np.ndarray) -> ServiceProbe:
         from threadpoolctl import threadpool_limits
 
+        from mcp_memory.app import open_service
         from mcp_memory.config import Settings
-        from mcp_memory.core.service import open_service
 
         threadpool_limits(
             1, "blas"

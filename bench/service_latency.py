@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import open_service
 
 SUBJECTS = [
     "the billing service",

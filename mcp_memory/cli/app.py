@@ -113,7 +113,7 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None, *, defa
 
 def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
     """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes."""
-    from mcp_memory.core.service import open_service
+    from mcp_memory.app import open_service
 
     async def go() -> T:
         service = await open_service(settings)
@@ -397,6 +397,7 @@ def calibrate(
     Embeds facts, questions that should find them, and questions about things not
     stored; shows where each cluster falls and puts the floor between them.
     """
+    from mcp_memory.app import calibrate_scratch
     from mcp_memory.cli.calibrate import embedding_progress, print_calibration
     from mcp_memory.core.calibration import calibrate as calibration
 
@@ -418,7 +419,7 @@ def calibrate(
         if caller is not None:
             report = _run(settings, lambda service: service.calibrate(caller.tenant, loaded, progress=progress))
         else:
-            report = _complete(lambda: calibration.calibrate_scratch(settings, loaded, progress=progress))
+            report = _complete(lambda: calibrate_scratch(settings, loaded, progress=progress))
     print_calibration(report, as_json)
 
 

@@ -9,6 +9,7 @@ text a model reads, and the CLI can print them as JSON.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,10 +34,9 @@ from mcp_memory.core.model import (
     Scope,
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
+from mcp_memory.core.ports import Embedder, ObjectStore, PreloadsTenant, VectorStore, WarmsUp, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
-from mcp_memory.embedders.base import Embedder
 from mcp_memory.server import render
-from mcp_memory.stores.base import ObjectStore, VectorStore
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
@@ -365,6 +365,31 @@ class MemoryService:
 
     # ----------------------------------------------------------------------- lifecycle
 
+    def start(self, flush_ms: int) -> None:
+        """Start flushing the access counters every `flush_ms` (a serving process calls it once)."""
+        self.counters.start(flush_ms)
+
+    async def warm_up(self, tenant: str | None = None) -> None:
+        """Load the embedding model now, so the first recall does not pay for it; given a
+        tenant (serve-stdio knows its only one), load its vectors alongside: at 100,000
+        memories that is most of a second the first recall would otherwise add to the
+        model's load. A failure is logged; the first call reports it, with the reason."""
+        jobs = []
+        if isinstance(self.embedder, WarmsUp):
+            jobs.append(("embedder_warm_up_failed", self.embedder.warm_up()))
+        if isinstance(self.vectors, PreloadsTenant) and tenant is not None:
+            jobs.append(("vectors_warm_up_failed", self.vectors.warm(tenant)))
+        outcomes = await asyncio.gather(*(job for _, job in jobs), return_exceptions=True)
+        for (event, _), outcome in zip(jobs, outcomes):
+            if isinstance(outcome, Exception):
+                self.log.error(event, outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+
+    def describe_embedder(self) -> str:
+        """`provider:model, <dim>d`, for the boot lines."""
+        return describe(self.embedder)
+
     async def close(self) -> None:
         """Flush the counters once, then release the stores and the embedder."""
         try:
@@ -373,38 +398,3 @@ class MemoryService:
             await self.vectors.close()
             await self.objects.close()
             await self.embedder.close()
-
-
-async def open_service(settings, *, log: JsonLog | None = None) -> MemoryService:
-    """The composition root: storage, embedder, counters and the service, as configured.
-
-    Storage is opened (and its schema checked) here, so a bad database stops the
-    process before anything is served. The embedding model loads lazily.
-    """
-    from mcp_memory.core.counters.tracker import new_pod_id
-    from mcp_memory.embedders import open_embedder
-    from mcp_memory.stores import open_stores
-
-    log = log or NullLog()
-    vectors, objects = await open_stores(settings)
-    try:
-        embedder = open_embedder(settings)
-    except BaseException:
-        await vectors.close()
-        await objects.close()
-        raise
-    counters = AccessCounters(
-        objects,
-        pod_id=new_pod_id(settings.hostname),
-        log=log,
-        compact_threshold=settings.stats_compact_threshold,
-    )
-    return MemoryService(
-        vectors,
-        objects,
-        embedder,
-        counters,
-        floor=settings.recall_min_similarity,
-        high=settings.recall_high_similarity,
-        log=log,
-    )

@@ -17,7 +17,7 @@ from mcp_memory.core.errors import ContextError, StoreError
 from mcp_memory.core.identity import parse_tenant
 from mcp_memory.core.model import MEMORY_TYPES
 from mcp_memory.core.object_keys import index_prefix, parse_index_key
-from mcp_memory.stores.base import ObjectStore
+from mcp_memory.core.ports import ObjectStore
 
 __all__ = [
     "INDEX_ROOT",

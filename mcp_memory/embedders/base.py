@@ -1,34 +1,17 @@
-"""The Embedder port and the checks every returned vector must pass (B §13)."""
+"""The checks every returned vector must pass (B §13); the Embedder port is in core/ports.py."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import EmbeddingError
+from mcp_memory.core.ports import Embedder, WarmsUp, describe
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
     import numpy as np
 
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into unit-length vectors of a fixed dimension."""
-
-    provider: str
-    model: str
-    dim: int
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, shape (len(texts), dim), float32, every row checked."""
-
-    async def close(self) -> None:
-        """Release sessions, threads and files."""
-
-
-def describe(embedder: Embedder) -> str:
-    """`provider:model, <dim>d` for the boot log."""
-    return f"{embedder.provider}:{embedder.model}, {embedder.dim}d"
+__all__ = ["Embedder", "WarmsUp", "check_vector", "check_vectors", "count_mismatch", "describe"]
 
 
 def check_vector(value: Any, model: str, dim: int) -> np.ndarray:

@@ -85,25 +85,6 @@ def build_mcp_server(
     return server
 
 
-async def _warm_up(embedder: Any, log: JsonLog, vectors: Any = None, tenant: str | None = None) -> None:
-    """Load the embedding model in the background, so the first recall does not pay for it
-    while the handshake and tools/list still answer at once. Given a tenant (serve-stdio
-    knows its only one), load its vectors alongside: at 100,000 memories that is most of
-    a second the first recall would otherwise add to the model's load."""
-    jobs = []
-    warm = getattr(embedder, "warm_up", None)
-    if warm is not None:
-        jobs.append(("embedder_warm_up_failed", warm()))
-    preload = getattr(vectors, "warm", None)
-    if preload is not None and tenant is not None:
-        jobs.append(("vectors_warm_up_failed", preload(tenant)))
-    for (event, _), outcome in zip(jobs, await asyncio.gather(*(job for _, job in jobs), return_exceptions=True)):
-        if isinstance(outcome, Exception):  # the first call reports it to the caller, with the reason
-            log.error(event, outcome)
-        elif isinstance(outcome, BaseException):
-            raise outcome
-
-
 async def _close(tools: ToolLayer | None, service: Any) -> None:
     """Close the tool layer (its docs client), then the service (counters flushed once, store)."""
     try:
@@ -123,7 +104,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     """
     from mcp.server.stdio import stdio_server
 
-    from mcp_memory.core.service import open_service
+    from mcp_memory.app import open_service
 
     log = JsonLog(stdio=True)
     service = await open_service(settings, log=log)
@@ -157,10 +138,10 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         0.1 s on two cores (1.33 against 1.20 s, median of 12 interleaved starts)."""
         nonlocal warming
         if warming is None and not stopping:
-            warming = loop.create_task(_warm_up(service.embedder, log, service.vectors, caller.tenant))
+            warming = loop.create_task(service.warm_up(caller.tenant))
 
     try:
-        service.counters.start(settings.stats_flush_ms)
+        service.start(settings.stats_flush_ms)
         tools = build_tool_layer(settings, service, log)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
@@ -197,12 +178,11 @@ def storage_line(settings: Any) -> str:
 
 def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
     """Which storage (and why), which embedder, whether search_docs is offered."""
-    from mcp_memory.embedders import describe
     from mcp_memory.server.search_docs import describe_docs
 
     return [
         storage_line(settings),
-        f"embedder: {describe(tools.service.embedder)}",
+        f"embedder: {tools.service.describe_embedder()}",
         describe_docs(settings.knowledge_base_id),
     ]
 
@@ -227,7 +207,7 @@ async def run_http(settings: Any) -> None:
     settings (by the caller), the storage (opened here) and the address. A
     stop lets running calls finish, flushes the counters once and returns.
     """
-    from mcp_memory.core.service import open_service
+    from mcp_memory.app import open_service
     from mcp_memory.server.http_app import HttpApp
     from mcp_memory.server.http_serve import (
         GracefulServer,
@@ -264,8 +244,8 @@ async def run_http(settings: Any) -> None:
     warming: asyncio.Task[None] | None = None
     with library_logs_as_json(log):
         try:
-            service.counters.start(settings.stats_flush_ms)
-            warming = asyncio.create_task(_warm_up(service.embedder, log))
+            service.start(settings.stats_flush_ms)
+            warming = asyncio.create_task(service.warm_up())
             graceful.install_signal_handlers()
             await graceful.run()
         finally:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.service import LIMIT_MAX, LIST_DEFAULT_LIMIT, MemoryService
-from mcp_memory.stores.base import CONTENT_MAX_BYTES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mcp_memory.config import Settings
@@ -242,8 +242,8 @@ def optional_tags(args: Mapping[str, Any]) -> list[str]:
 
 
 def check_content(content: str) -> None:
-    size = len(content.encode("utf-8"))
-    if size > CONTENT_MAX_BYTES:
+    size = content_overflow(content)
+    if size is not None:
         raise InvalidArgument(
             f"`content` is {size} bytes; the maximum a single memory may hold is {CONTENT_MAX_BYTES}. "
             "Store the essential fact, and leave the detail where it lives."

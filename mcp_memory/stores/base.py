@@ -1,26 +1,21 @@
-"""The two storage ports, and the memory record codec every backend shares.
+"""The memory record codec every backend shares, and the two storage ports it serves.
 
-VectorStore holds memories with their embeddings; ObjectStore is a key/value
-store with compare-and-swap and byte-ordered prefix listing (what ordinary S3
-gives). Backends store and fetch; ranking, dedup, ids, timestamps and the
-visibility re-check live once, in the service.
+The ports (VectorStore, ObjectStore, StoredObject) are defined in core/ports.py
+and re-exported here for the backends. Backends store and fetch; ranking,
+dedup, ids, timestamps and the visibility re-check live once, in the service.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.ids import parse_iso
-from mcp_memory.core.model import MEMORY_TYPES, Hit, Memory
-
-if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
-    import numpy as np
+from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
+from mcp_memory.core.model import MEMORY_TYPES, Memory
+from mcp_memory.core.ports import ObjectStore, StoredObject, VectorStore
 
 __all__ = [
     "CONTENT_MAX_BYTES",
@@ -36,71 +31,11 @@ __all__ = [
     "to_metadata",
 ]
 
-CONTENT_MAX_BYTES = 32_000
 FILTERABLE_MAX_BYTES = 2_000
 METADATA_MAX_BYTES = 40_000
 #: Where the body and its provenance live; everything else is filterable.
 NON_FILTERABLE_KEYS = ("content", "createdAt", "tags", "trustBase")
 EPOCH_ISO = "1970-01-01T00:00:00.000Z"
-
-
-@runtime_checkable
-class VectorStore(Protocol):
-    """Memories and their embeddings, always within one tenant."""
-
-    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
-        """Store one memory (ids are unique; a repeated id replaces)."""
-
-    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
-        """The `top_k` nearest memories of `tenant` *visible* to `conversation`.
-
-        Visibility is applied before the limit (A4). No order is promised.
-        """
-
-    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
-        """The memories of `tenant` with these ids; missing ids are dropped, no order promised."""
-
-    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
-        """Delete these ids of `tenant`; unknown ids are ignored."""
-
-    def exclusive(self, tenant: str) -> AbstractAsyncContextManager[None]:
-        """Serialise a check-then-insert for `tenant` across every process sharing the store."""
-
-    async def close(self) -> None:
-        """Release connections, files and threads."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredObject:
-    body: str
-    etag: str
-
-
-@runtime_checkable
-class ObjectStore(Protocol):
-    """Keys to bodies with ETags, conditional writes and byte-ordered listing."""
-
-    async def get(self, key: str) -> StoredObject | None:
-        """The body and ETag under `key`, or None."""
-
-    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
-        """Write `body`; returns the new ETag. A failed condition raises PreconditionFailed.
-
-        `if_match`: only replace the object whose ETag is this. `if_none_match`:
-        only create. Writing different content always yields a new ETag. Writing
-        identical content may yield the same one (on S3 the ETag is the body's
-        MD5); that is safe for compare-and-swap, since an equal ETag then means
-        equal content, so whatever was computed from it is still current.
-        """
-
-    async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
-        """Up to `limit` keys starting with `prefix` and greater than `start_after`, in byte order."""
-
-    async def delete(self, keys: Sequence[str]) -> None:
-        """Delete these keys; missing keys are ignored."""
-
-    async def close(self) -> None:
-        """Release connections and files."""
 
 
 # --------------------------------------------------------------------------- the record codec
@@ -142,8 +77,8 @@ def assert_within_metadata_budget(memory: Memory) -> None:
 
     Every backend applies it, so a memory one backend accepts fits them all.
     """
-    content_bytes = len(memory.content.encode("utf-8"))
-    if content_bytes > CONTENT_MAX_BYTES:
+    content_bytes = content_overflow(memory.content)
+    if content_bytes is not None:
         raise BudgetExceeded(
             f"the content is {content_bytes} bytes; the maximum a single memory may hold is "
             f"{CONTENT_MAX_BYTES}. Store the essential fact and leave the detail where it lives."

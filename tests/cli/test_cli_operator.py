@@ -50,9 +50,9 @@ def seed(tmp_path: Path, *memories: tuple[str, str, dict], recalls: tuple[tuple[
     database file the CLI uses: setting up through a subprocess per call would be slow."""
     import asyncio
 
+    from mcp_memory.app import open_service
     from mcp_memory.config import Settings
     from mcp_memory.core.model import Caller
-    from mcp_memory.core.service import open_service
 
     async def go() -> None:
         settings = Settings.from_env({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake"})

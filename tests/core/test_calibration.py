@@ -198,6 +198,7 @@ async def test_calibrate_measures_the_clusters_and_suggests_a_floor_between_them
         parse_cases(_cases_text(), "cases"),
         floor=0.1,
         high=0.3,
+        scratch=InMemoryVectorStore(),
         progress=lambda done, total: seen.append((done, total)),
     )
     correct = sorted(_cos(q, f) for f, qs in zip(FACTS, QUESTIONS) for q in qs)

@@ -17,7 +17,7 @@ import asyncio, json, os, sys, time
 from pathlib import Path
 from mcp_memory.config import Settings
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import open_service
+from mcp_memory.app import open_service
 
 async def main(go: Path, texts: list[str]) -> None:
     service = await open_service(Settings.from_env())

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import EmbeddingError
-from mcp_memory.core.service import MemoryService, open_service
+from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.fake import FakeEmbedder
 from tests.conftest import Clock, make_env
 from tests.support.http_support import Running, mcp_client, serving, text

@@ -198,7 +198,7 @@ def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp
         "from mcp_memory.config import Settings\n"
         "from mcp_memory.core.logs import JsonLog\n"
         "from mcp_memory.server.run import build_mcp_server\n"
-        "from mcp_memory.core.service import open_service\n"
+        "from mcp_memory.app import open_service\n"
         "from mcp_memory.server.tools import build_tool_layer\n"
         "async def main():\n"
         "    settings = Settings.from_env({'MEMORY_DB_PATH': sys.argv[1]})\n"
@@ -222,9 +222,10 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
 
     import numpy as np
 
+    from mcp_memory.core.counters.tracker import AccessCounters
     from mcp_memory.core.logs import JsonLog
     from mcp_memory.core.model import Memory
-    from mcp_memory.server.run import _warm_up
+    from mcp_memory.core.service import MemoryService
     from mcp_memory.stores.sqlite.store import open_sqlite
 
     class Embedder:
@@ -245,10 +246,12 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
         )
         vectors._cache.clear()
         embedder, err = Embedder(), io.StringIO()
-        await _warm_up(embedder, JsonLog(io.StringIO(), err), vectors, "acme")
+        log = JsonLog(io.StringIO(), err)
+        counters = AccessCounters(objects, pod_id="p", log=log)
+        await MemoryService(vectors, objects, embedder, counters, log=log).warm_up("acme")
         assert embedder.warmed and "acme" in vectors._cache._tenants and err.getvalue() == ""
 
-        await _warm_up(Embedder(), JsonLog(io.StringIO(), err), BrokenStore(), "acme")
+        await MemoryService(BrokenStore(), objects, Embedder(), counters, log=log).warm_up("acme")
         assert json.loads(err.getvalue())["event"] == "vectors_warm_up_failed"
     finally:
         await vectors.close()

@@ -29,9 +29,9 @@ import numpy as np
 
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import Memory
-from mcp_memory.embedders.base import Embedder, describe
-from mcp_memory.stores.base import CONTENT_MAX_BYTES, VectorStore
+from mcp_memory.core.ports import Embedder, VectorStore, describe
 
 __all__ = [
     "Cases",
@@ -39,7 +39,6 @@ __all__ = [
     "Fact",
     "builtin_cases",
     "calibrate",
-    "calibrate_scratch",
     "load_cases",
     "parse_cases",
 ]
@@ -95,8 +94,8 @@ def _texts(value: object, where: str, name: str, *, required: bool) -> tuple[str
         kind = "a non-empty list of non-empty strings" if required else "a non-empty string or list of them"
         raise InvalidArgument(f"{where}: `{name}` must be {kind}")
     for text in items:
-        size = len(text.encode("utf-8"))
-        if size > CONTENT_MAX_BYTES:
+        size = content_overflow(text)
+        if size is not None:
             raise InvalidArgument(f"{where}: a `{name}` text is {size} bytes; the maximum is {CONTENT_MAX_BYTES}")
     return tuple(items)
 
@@ -320,23 +319,24 @@ async def calibrate(
     high: float,
     vectors: VectorStore | None = None,
     tenant: str | None = None,
+    scratch: VectorStore | None = None,
     progress: Progress | None = None,
 ) -> CalibrationReport:
     """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold.
 
     With `cases.by_id` the facts are `tenant`'s memories in `vectors` (read, never
-    written). Otherwise they go into a scratch in-memory store and `vectors` is
-    not used. `progress(done, total)` follows the embedding.
+    written). Otherwise they go into `scratch`, an empty store this call fills and
+    closes, and `vectors` is not used. `progress(done, total)` follows the embedding.
     """
-    from mcp_memory.stores.memory import InMemoryVectorStore
-
     if cases.by_id:
         if vectors is None or tenant is None:
             raise ValueError("calibrating on stored memories needs the vector store and the tenant")
         memories = await _stored(cases, vectors, tenant)
         store, store_tenant = vectors, tenant
     else:
-        store, store_tenant = InMemoryVectorStore(), SCRATCH_TENANT
+        if scratch is None:
+            raise ValueError("calibrating on text cases needs a scratch vector store")
+        store, store_tenant = scratch, SCRATCH_TENANT
         memories = [
             Memory(id=f"case-{i:05d}", tenant=SCRATCH_TENANT, content=f.text or "")
             for i, f in enumerate(cases.facts, start=1)
@@ -400,21 +400,3 @@ async def calibrate(
     )
     report.warnings.extend(_warnings(report))
     return report
-
-
-async def calibrate_scratch(settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
-    """Calibrate text cases with the configured embedder and floors, opening no storage at all:
-    the facts go into a scratch store (what `calibrate` does without --tenant)."""
-    from mcp_memory.embedders import open_embedder
-
-    embedder = open_embedder(settings)
-    try:
-        return await calibrate(
-            embedder,
-            cases,
-            floor=settings.recall_min_similarity,
-            high=settings.recall_high_similarity,
-            progress=progress,
-        )
-    finally:
-        await embedder.close()

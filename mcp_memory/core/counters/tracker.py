@@ -45,7 +45,7 @@ from mcp_memory.core.errors import PreconditionFailed
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import AccessStats
-from mcp_memory.stores.base import ObjectStore
+from mcp_memory.core.ports import ObjectStore
 
 __all__ = ["AccessCounters", "CompactReport", "new_pod_id"]
 

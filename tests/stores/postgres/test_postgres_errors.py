@@ -111,7 +111,7 @@ async def test_a_restart_of_the_database_fails_calls_clearly_meanwhile_and_is_su
 
 
 async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: str) -> None:
-    from mcp_memory.core.service import open_service
+    from mcp_memory.app import open_service
 
     settings = Settings(
         backend="postgres",

@@ -1,0 +1,75 @@
+"""The composition root: settings in, a ready MemoryService out.
+
+This is the one place that knows every room: it opens the configured stores
+and embedder, builds the access counters and hands them to the service. The
+edges (server/, cli/) call `open_service` and then talk to the service only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp_memory.core.logs import JsonLog, NullLog
+from mcp_memory.core.service import MemoryService
+
+if TYPE_CHECKING:
+    from mcp_memory.config import Settings
+    from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
+
+__all__ = ["calibrate_scratch", "open_service"]
+
+
+async def open_service(settings: Settings, *, log: JsonLog | None = None) -> MemoryService:
+    """Storage, embedder, counters and the service, as configured.
+
+    Storage is opened (and its schema checked) here, so a bad database stops the
+    process before anything is served. The embedding model loads lazily.
+    """
+    from mcp_memory.core.counters.tracker import AccessCounters, new_pod_id
+    from mcp_memory.embedders import open_embedder
+    from mcp_memory.stores import open_stores
+
+    log = log or NullLog()
+    vectors, objects = await open_stores(settings)
+    try:
+        embedder = open_embedder(settings)
+    except BaseException:
+        await vectors.close()
+        await objects.close()
+        raise
+    counters = AccessCounters(
+        objects,
+        pod_id=new_pod_id(settings.hostname),
+        log=log,
+        compact_threshold=settings.stats_compact_threshold,
+    )
+    return MemoryService(
+        vectors,
+        objects,
+        embedder,
+        counters,
+        floor=settings.recall_min_similarity,
+        high=settings.recall_high_similarity,
+        log=log,
+    )
+
+
+async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
+    """Calibrate text cases with the configured embedder and floors, opening no storage at all:
+    the facts go into a scratch in-memory store (what `calibrate` does without --tenant)."""
+    from mcp_memory.core.calibration.calibrate import calibrate
+    from mcp_memory.embedders import open_embedder
+    from mcp_memory.stores.memory import InMemoryVectorStore
+
+    embedder = open_embedder(settings)
+    try:
+        return await calibrate(
+            embedder,
+            cases,
+            floor=settings.recall_min_similarity,
+            high=settings.recall_high_similarity,
+            scratch=InMemoryVectorStore(),
+            progress=progress,
+        )
+    finally:
+        await embedder.close()

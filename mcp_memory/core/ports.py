@@ -1,0 +1,127 @@
+"""The ports the service is written against: two stores and an embedder.
+
+VectorStore holds memories with their embeddings; ObjectStore is a key/value
+store with compare-and-swap and byte-ordered prefix listing (what ordinary S3
+gives); Embedder turns texts into unit vectors. Backends and providers
+implement them (stores/, embedders/); the service, the counters and the
+calibration use only these names. Two optional abilities are declared too:
+an embedder that can load its model ahead of the first call (`WarmsUp`) and a
+vector store that can load one tenant's vectors ahead (`PreloadsTenant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from mcp_memory.core.model import Hit, Memory
+
+if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
+    import numpy as np
+
+__all__ = [
+    "Embedder",
+    "ObjectStore",
+    "PreloadsTenant",
+    "StoredObject",
+    "VectorStore",
+    "WarmsUp",
+    "describe",
+]
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Memories and their embeddings, always within one tenant."""
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        """Store one memory (ids are unique; a repeated id replaces)."""
+
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        """The `top_k` nearest memories of `tenant` *visible* to `conversation`.
+
+        Visibility is applied before the limit. No order is promised.
+        """
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        """The memories of `tenant` with these ids; missing ids are dropped, no order promised."""
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        """Delete these ids of `tenant`; unknown ids are ignored."""
+
+    def exclusive(self, tenant: str) -> AbstractAsyncContextManager[None]:
+        """Serialise a check-then-insert for `tenant` across every process sharing the store."""
+
+    async def close(self) -> None:
+        """Release connections, files and threads."""
+
+
+@runtime_checkable
+class PreloadsTenant(Protocol):
+    """Optional for a VectorStore: load one tenant's vectors before its first query."""
+
+    async def warm(self, tenant: str) -> None:
+        """Load `tenant`'s vectors now; a failure only means the first query loads them."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    body: str
+    etag: str
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    """Keys to bodies with ETags, conditional writes and byte-ordered listing."""
+
+    async def get(self, key: str) -> StoredObject | None:
+        """The body and ETag under `key`, or None."""
+
+    async def put(self, key: str, body: str, *, if_match: str | None = None, if_none_match: bool = False) -> str:
+        """Write `body`; returns the new ETag. A failed condition raises PreconditionFailed.
+
+        `if_match`: only replace the object whose ETag is this. `if_none_match`:
+        only create. Writing different content always yields a new ETag. Writing
+        identical content may yield the same one (on S3 the ETag is the body's
+        MD5); that is safe for compare-and-swap, since an equal ETag then means
+        equal content, so whatever was computed from it is still current.
+        """
+
+    async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
+        """Up to `limit` keys starting with `prefix` and greater than `start_after`, in byte order."""
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        """Delete these keys; missing keys are ignored."""
+
+    async def close(self) -> None:
+        """Release connections and files."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors of a fixed dimension."""
+
+    provider: str
+    model: str
+    dim: int
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, shape (len(texts), dim), float32, every row checked."""
+
+    async def close(self) -> None:
+        """Release sessions, threads and files."""
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """Optional for an Embedder: load the model before the first `embed` (idempotent)."""
+
+    async def warm_up(self) -> None:
+        """Load now; a failure is reported again, with its reason, by the first `embed`."""
+
+
+def describe(embedder: Embedder) -> str:
+    """`provider:model, <dim>d` for the boot log."""
+    return f"{embedder.provider}:{embedder.model}, {embedder.dim}d"
