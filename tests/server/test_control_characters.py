@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import open_service
 from mcp_memory.server.tools import ToolLayer
 from tests.conftest import SERVICE_BACKENDS, Clock, open_env
 from tests.support.http_support import Running, serving
