@@ -51,6 +51,7 @@ async def open_service(settings: Settings, *, log: JsonLog | None = None) -> Mem
         floor=settings.recall_min_similarity,
         high=settings.recall_high_similarity,
         log=log,
+        retrieval=settings.recall_retrieval,
     )
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_memory.core.errors import ConfigError, ContextError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
+from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity
 
 BACKENDS = ("sqlite", "postgres", "s3")
@@ -71,6 +72,8 @@ class Settings:
     embedding_api_key: str | None = field(default=None, repr=False)
     recall_min_similarity: float = 0.2  # CALIBRATED_DEFAULTS["local"], the default provider
     recall_high_similarity: float = 0.6
+    #: RECALL_RETRIEVAL: "hybrid" (the default), "dense" or "keyword" (docs/recall.md).
+    recall_retrieval: Retrieval = "hybrid"
     aws_region: str = "ap-northeast-2"
     host: str = "127.0.0.1"
     port: int = 3000
@@ -184,6 +187,7 @@ class _Reader:
             embedding_api_key=embed_key,
             recall_min_similarity=floor,
             recall_high_similarity=high,
+            recall_retrieval=self.retrieval(),
             aws_region=region,
             host=host,
             port=port,
@@ -324,6 +328,15 @@ class _Reader:
                 f'RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY ({floor:g}) and at most 1, got "{raw}"'
             )
         return value
+
+    def retrieval(self) -> Retrieval:
+        raw = self.raw("RECALL_RETRIEVAL")
+        if raw is None:
+            return "hybrid"
+        for name in RETRIEVALS:
+            if raw == name:
+                return name
+        raise ConfigError(f'RECALL_RETRIEVAL must be "hybrid", "dense" or "keyword", got "{raw}"')
 
     def caller_defaults(self) -> tuple[str | None, str | None]:
         tenant = self.raw("MEMORY_TENANT")

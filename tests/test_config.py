@@ -397,6 +397,17 @@ def test_a_high_similarity_below_the_floor_or_above_one_is_refused(raw: str) -> 
     assert f'"{raw}"' in message
 
 
+def test_recall_retrieval_is_hybrid_unless_set() -> None:
+    assert load().recall_retrieval == "hybrid"
+    assert load(RECALL_RETRIEVAL="dense").recall_retrieval == "dense"
+    assert load(RECALL_RETRIEVAL=" keyword ").recall_retrieval == "keyword"
+
+
+@pytest.mark.parametrize("raw", ["bm25", "Hybrid", "vector"])
+def test_an_unknown_recall_retrieval_is_refused_with_the_choices(raw: str) -> None:
+    assert refusal(RECALL_RETRIEVAL=raw) == f'RECALL_RETRIEVAL must be "hybrid", "dense" or "keyword", got "{raw}"'
+
+
 # --------------------------------------------------------------------------- integers
 
 

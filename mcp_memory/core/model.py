@@ -13,11 +13,15 @@ MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
 Mode = Literal["precision", "balanced", "exploratory"]
 Confidence = Literal["high", "medium", "low"]
+#: How recall finds candidates: the embedding and the keyword index together (the default),
+#: or one of them alone (for measuring each signal on its own).
+Retrieval = Literal["hybrid", "dense", "keyword"]
 
 #: Order matters: the stats breakdown and the error message list them this way.
 MEMORY_TYPES: tuple[MemoryType, ...] = ("project", "pattern", "reference", "conversation")
 SCOPES: tuple[Scope, ...] = ("project", "conversation")
 MODES: tuple[Mode, ...] = ("precision", "balanced", "exploratory")
+RETRIEVALS: tuple[Retrieval, ...] = ("hybrid", "dense", "keyword")
 
 #: Trust of everything written by `remember`.
 TRUST_MANUAL = 1.0
@@ -84,3 +88,7 @@ class Ranked:
     score: float
     standing: float = 1.0
     stats: AccessStats = field(default=EMPTY_STATS)
+    #: The keyword evidence (BM25 as a share of the query's best; 0 when no term matched).
+    keyword: float = 0.0
+    #: What the gates and the ranking read: the cosine plus the weighted keyword evidence.
+    relevance: float = 0.0

@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.model import Hit, Memory
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
@@ -43,6 +44,16 @@ class VectorStore(Protocol):
         """The `top_k` nearest memories of `tenant` *visible* to `conversation`.
 
         Visibility is applied before the limit. No order is promised.
+        """
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> KeywordAnswer:
+        """Up to `top_k` memories of `tenant` visible to `conversation` that hold any of `terms`
+        (tokens of core/keywords.py), best keyword match first, each with its cosine to `embedding`;
+        and the document counts of `terms` the store scores them with.
+
+        Visibility and the tenant apply before the limit, exactly as in `query`.
         """
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from mcp_memory.core import ranking, tenants
+from mcp_memory.core import fusion, keywords, ranking, tenants
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso, parse_iso, ulid
@@ -22,6 +22,7 @@ from mcp_memory.core.logs import JsonLog, NullLog
 from mcp_memory.core.model import (
     EMPTY_STATS,
     MEMORY_TYPES,
+    RETRIEVALS,
     TRUST_MANUAL,
     AccessStats,
     Caller,
@@ -31,6 +32,7 @@ from mcp_memory.core.model import (
     MemoryType,
     Mode,
     Ranked,
+    Retrieval,
     Scope,
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
@@ -134,9 +136,14 @@ class MemoryService:
         clock: Callable[[], float] = wall_clock_ms,
         new_id: Callable[[float], str] = ulid,
         log: JsonLog | None = None,
+        retrieval: Retrieval = "hybrid",
     ) -> None:
         if not 0 < floor <= 1:
             raise ValueError("floor must be in (0, 1]")
+        if retrieval not in RETRIEVALS:
+            raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
+        #: "hybrid" (embedding and keyword index), "dense" (embedding only) or "keyword" (index only).
+        self.retrieval: Retrieval = retrieval
         self.vectors = vectors
         self.objects = objects
         self.embedder = embedder
@@ -155,23 +162,37 @@ class MemoryService:
     async def recall(
         self, caller: Caller, query: str, limit: int | None = None, mode: Mode | None = None
     ) -> RecallResult:
-        """The memories that answer `query`, ranked, with a confidence level (B §7, A4, A6)."""
+        """The memories that answer `query`, ranked, with a confidence level (docs/recall.md).
+
+        Candidates come from the embedding and the keyword index, as `retrieval` says
+        (core/fusion.py); the floor and the mode's ratio gate read the fused relevance.
+        """
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
         embedding = await self._embed(query)
-        hits = await self.vectors.query(caller.tenant, embedding, ranking.candidate_count(limit), caller.conversation)
-        hits = [h for h in hits if h.memory.visible_to(caller.conversation)]
-        if not hits:
+        wanted = ranking.candidate_count(limit)
+        terms = keywords.query_terms(query) if self.retrieval != "dense" else []
+        dense: list[Hit] = []
+        answer = None
+        if self.retrieval != "keyword":
+            dense = await self.vectors.query(caller.tenant, embedding, wanted, caller.conversation)
+        if terms:
+            answer = await self.vectors.keyword_query(caller.tenant, embedding, terms, wanted, caller.conversation)
+        candidates = [
+            c for c in fusion.fuse(self.retrieval, terms, dense, answer) if c.memory.visible_to(caller.conversation)
+        ]
+        if not candidates:
             return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
 
-        relevant = [h for h in hits if h.similarity >= self.floor]
-        top = max((h.similarity for h in relevant), default=0.0)
-        keeping = [h for h in relevant if h.similarity >= top * weights.keep_ratio]
-        gated = len(hits) - len(keeping)
+        floor = self.floor if self.retrieval != "keyword" else 0.0
+        relevant = [c for c in candidates if c.relevance >= floor and c.relevance > 0]
+        top = max((c.relevance for c in relevant), default=0.0)
+        keeping = [c for c in relevant if c.relevance >= top * weights.keep_ratio]
+        gated = len(candidates) - len(keeping)
         results: list[Ranked] = []
         if keeping:
-            stats = await self.counters.load(caller.tenant, [h.memory.id for h in keeping])
+            stats = await self.counters.load(caller.tenant, [c.memory.id for c in keeping])
             at = self.clock()
             results = self._rank(keeping, stats, top, mode, at)[:limit]
             for r in results:
@@ -181,15 +202,15 @@ class MemoryService:
 
     @staticmethod
     def _rank(
-        keeping: Sequence[Hit], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
+        keeping: Sequence[fusion.Candidate], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
     ) -> list[Ranked]:
-        max_access = max((stats.get(h.memory.id, EMPTY_STATS).access_count for h in keeping), default=0)
+        max_access = max((stats.get(c.memory.id, EMPTY_STATS).access_count for c in keeping), default=0)
         scored: list[Ranked] = []
         for hit in keeping:
             s = stats.get(hit.memory.id, EMPTY_STATS)
             last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
             trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
-            rel_sim = ranking.relative_similarity(hit.similarity, top)
+            rel_sim = ranking.relative_similarity(hit.relevance, top)
             score = ranking.composite(
                 mode,
                 rel_sim,
@@ -197,13 +218,12 @@ class MemoryService:
                 ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
                 trust,
             )
-            scored.append(Ranked(hit.memory, hit.similarity, score, stats=s))
+            scored.append(
+                Ranked(hit.memory, hit.similarity, score, stats=s, keyword=hit.keyword, relevance=hit.relevance)
+            )
         scored.sort(key=lambda r: r.score, reverse=True)  # stable: ties keep store order
         top_score = scored[0].score if scored else 0.0
-        return [
-            Ranked(r.memory, r.similarity, r.score, ranking.relative_standing(r.score, top_score), r.stats)
-            for r in scored
-        ]
+        return [replace(r, standing=ranking.relative_standing(r.score, top_score)) for r in scored]
 
     # ----------------------------------------------------------------------- remember
 

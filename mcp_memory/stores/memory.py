@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mcp_memory.core import keywords
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
@@ -53,6 +54,34 @@ class InMemoryVectorStore:
             hits.append(Hit(memory, float(np.dot(query, vector))))
         hits.sort(key=lambda h: h.similarity, reverse=True)
         return list(reversed(hits[: max(0, top_k)]))
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> keywords.KeywordAnswer:
+        """Exact: every memory of the tenant is tokenised; document counts are the tenant's own."""
+        query = np.asarray(embedding, dtype=np.float32)
+        wanted = set(terms)
+        frequency: dict[str, int] = {}
+        docs = 0
+        holding: list[Hit] = []
+        for (rec_tenant, rec_id), (md, vector) in self._records.items():
+            if rec_tenant != tenant:
+                continue
+            memory = from_metadata(rec_id, md, tenant)
+            if memory is None:
+                continue
+            docs += 1
+            held = wanted.intersection(keywords.tokens(memory.content))
+            for term in held:
+                frequency[term] = frequency.get(term, 0) + 1
+            if held and memory.visible_to(conversation):
+                holding.append(Hit(memory, float(np.dot(query, vector))))
+        stats = keywords.TermStats(docs, frequency)
+        searched = stats.searchable(terms)
+        holding = [h for h in holding if set(searched).intersection(keywords.tokens(h.memory.content))]
+        scores = keywords.bm25_scores(searched, {h.memory.id: h.memory.content for h in holding}, stats)
+        holding.sort(key=lambda h: scores[h.memory.id], reverse=True)
+        return keywords.KeywordAnswer(list(reversed(holding[: max(0, top_k)])), stats)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         found = []

@@ -28,6 +28,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
+from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres.db import (
@@ -41,6 +42,8 @@ from mcp_memory.stores.postgres.db import (
 from mcp_memory.stores.postgres.schema import create_schema
 
 __all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
+#: Vector candidates the keywords are scored within, where there is no keyword index.
+KEYWORD_POOL = 100
 
 _VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
 _QUERY = (
@@ -153,6 +156,14 @@ class PgVectorStore:
             if memory is not None:
                 hits.append(Hit(memory, _similarity(distance)))
         return hits
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> KeywordAnswer:
+        """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
+        memories by cosine (README: what that can and cannot find)."""
+        pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
+        return pool_answer(pool, terms, top_k)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:

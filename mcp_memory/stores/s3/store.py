@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcp_memory.core.errors import StoreError
+from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.s3.errors import aws_call
@@ -54,6 +55,8 @@ __all__ = [
 TOP_K_MAX = 100
 GET_BATCH = 100
 DELETE_BATCH = 500
+#: Vector candidates the keywords are scored within, where there is no keyword index.
+KEYWORD_POOL = 100
 
 
 def vector_key(tenant: str, memory_id: str) -> str:
@@ -196,6 +199,14 @@ class S3VectorStore:
                 merged[hit.memory.id] = hit
         nearest = sorted(merged.values(), key=lambda h: h.similarity, reverse=True)
         return nearest[: min(top_k, TOP_K_MAX)]
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> KeywordAnswer:
+        """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
+        memories by cosine (README: what that can and cannot find)."""
+        pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
+        return pool_answer(pool, terms, top_k)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """GetVectors, 100 keys a call; missing ids and other tenants' records are dropped."""

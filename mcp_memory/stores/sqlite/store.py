@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
+from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
@@ -36,6 +37,8 @@ __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
 
 #: Most queries searched in one pass (at 100,000 memories their scores take 400 KB each).
 SEARCH_BATCH = 32
+#: Vector candidates the keywords are scored within, where there is no keyword index.
+KEYWORD_POOL = 100
 
 _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
 
@@ -234,6 +237,14 @@ class SqliteVectorStore:
             self._cache.current(conn, tenant)
 
         await self._db.read(load, "load vectors")
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> KeywordAnswer:
+        """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
+        memories by cosine (README: what that can and cannot find)."""
+        pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
+        return pool_answer(pool, terms, top_k)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:

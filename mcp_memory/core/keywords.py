@@ -1,0 +1,229 @@
+"""The keyword side of recall: one normaliser for every backend, and BM25 over its tokens.
+
+Every backend indexes the same token string (`index_text`), and every query is cut into
+the same terms (`query_terms`), so SQLite, PostgreSQL, S3 and the in-memory store agree on
+what matches. The backends only find candidates and count documents per term; the score is
+computed here, once.
+
+Tokens (all lower-cased, NFKC):
+
+- A word is a run of letters and digits. English words are also indexed by their Snowball
+  stem ("servers" and "server" meet).
+- An identifier keeps its whole form and its parts: `pg_hba.conf` gives `pg_hba.conf`,
+  `pg`, `hba`, `conf`; `api.internal:8443` gives the whole, `api`, `internal`, `8443`;
+  `v0.8.2` gives `v0.8.2`, `v0`, `0`, `8`, `2`; `--force` gives `--force` and `force`;
+  `E1234` gives `e1234`, `e`, `1234`; `getUserName` gives the whole and `get`, `user`, `name`.
+- Korean, Chinese and Japanese words are indexed whole and by overlapping character pairs,
+  so a noun is found whatever particle is attached: 서버가, 서버는 and 서버를 all hold 서버.
+
+Tokens never contain whitespace, so a token string is the tokens joined by spaces.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import regex
+
+from mcp_memory.core.model import Hit
+
+__all__ = ["KeywordAnswer", "TermStats", "bm25_scores", "index_text", "query_terms", "tokens"]
+
+#: Characters that end a chunk: whitespace and punctuation that never sits inside an identifier.
+_CHUNK = regex.compile(r"""[^\s"'`()\[\]{}<>,;!?=|&*^~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+""")
+#: Punctuation an identifier may carry inside it (pg_hba.conf, api.internal:8443, a/b, x-y, a@b, #12).
+_EDGE = "._:/-@#$%+\\_"
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+_CAMEL = regex.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+|[^\p{Lu}\p{Ll}\p{N}]+")
+_LETTERS_DIGITS = regex.compile(r"\p{N}+|[^\p{N}]+")
+_CJK = regex.compile(r"[\p{Hangul}\p{Han}\p{Hiragana}\p{Katakana}]")
+_LATIN = regex.compile(r"[a-z]+")
+#: Longest token kept (longer runs are base64, hashes or minified code: no one searches them).
+TOKEN_MAX = 64
+
+#: Query words that carry no keyword evidence (English function words). Documents keep them:
+#: an index entry costs little, and a phrase search may want them one day.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t don ll ve re d m
+    do does did i'm it's what's that's there's let's oh ok okay yes yeah""".split()
+)
+
+
+@functools.cache
+def _stemmer():
+    import snowballstemmer  # imported here: only keyword work needs it
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def _cjk_pairs(word: str) -> list[str]:
+    """Overlapping pairs of the CJK characters in `word` (the word itself when it has one)."""
+    out: list[str] = []
+    for run in regex.findall(r"[\p{Hangul}\p{Han}\p{Hiragana}\p{Katakana}]+", word):
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def _word_tokens(word: str, out: list[str], *, stem: bool = True) -> None:
+    """A plain word (letters and digits only, already lower-cased)."""
+    if len(word) > TOKEN_MAX:
+        return
+    out.append(word)
+    if _CJK.search(word):
+        pairs = _cjk_pairs(word)
+        out.extend(p for p in pairs if p != word)
+        return
+    if stem and _LATIN.fullmatch(word) and len(word) > 3:
+        stem = _stem(word)
+        if stem != word:
+            out.append(stem)
+
+
+def _parts(raw: str) -> list[str]:
+    """The pieces of one run of letters and digits: camelCase and letter/digit boundaries."""
+    pieces = [p for p in _CAMEL.findall(raw) if _WORD.fullmatch(p)]
+    out: list[str] = []
+    for piece in pieces:
+        out.extend(_LETTERS_DIGITS.findall(piece) if not _CJK.search(piece) else [piece])
+    return out
+
+
+@functools.lru_cache(maxsize=32_768)
+def tokens(text: str) -> tuple[str, ...]:
+    """Every token of `text`, repeated as often as it occurs (term frequency counts)."""
+    out: list[str] = []
+    for chunk in _CHUNK.findall(unicodedata.normalize("NFKC", text)):
+        flag = chunk.startswith("--") and len(chunk) > 2 and chunk[2:3].isalnum()
+        core = chunk.strip(_EDGE)
+        if not core:
+            continue
+        whole = ("--" + core if flag else core).casefold()
+        runs = _WORD.findall(core)
+        if len(runs) == 1 and runs[0] == core:  # a plain word, perhaps camelCase or E1234, or a --flag
+            if flag and len(whole) <= TOKEN_MAX:
+                out.append(whole)
+            _run_tokens(core, out)
+            continue
+        if len(whole) <= TOKEN_MAX:
+            out.append(whole)
+        for run in runs:
+            _run_tokens(run, out)
+    return tuple(out)
+
+
+def _run_tokens(run: str, out: list[str]) -> None:
+    """One run of letters and digits: the word, its stem or CJK pairs, and its camel/digit parts."""
+    lowered = run.casefold()
+    parts = [p.casefold() for p in _parts(run)]
+    _word_tokens(lowered, out, stem=len(parts) <= 1 and not run.isupper())
+    if len(parts) > 1:
+        out.extend(p for p in parts if p != lowered and len(p) <= TOKEN_MAX)
+
+
+def index_text(text: str) -> str:
+    """What a backend indexes for `text`: its distinct tokens, space-separated."""
+    return " ".join(dict.fromkeys(tokens(text)))
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct tokens of a query that can carry keyword evidence (no stop words)."""
+    return [t for t in dict.fromkeys(tokens(text)) if t not in STOPWORDS]
+
+
+# --------------------------------------------------------------------------- scoring
+
+#: BM25's usual constants.
+K1 = 1.2
+B = 0.75
+#: Terms in more than this share of a tenant's memories carry no keyword evidence, and are not
+#: searched for (they would only make the index walk most of its postings).
+COMMON_SHARE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class TermStats:
+    """How many memories a tenant has, and how many hold each query term (as a backend counts)."""
+
+    docs: int
+    frequency: Mapping[str, int]
+
+    def idf(self, term: str) -> float:
+        """BM25's idf, never negative (Lucene's form)."""
+        n = self.frequency.get(term, 0)
+        return math.log(1.0 + (self.docs - n + 0.5) / (n + 0.5))
+
+    def searchable(self, terms: Iterable[str]) -> list[str]:
+        """The terms some memory holds and not too many do: the ones worth a posting walk."""
+        limit = max(1.0, COMMON_SHARE * self.docs)
+        return [t for t in terms if 0 < self.frequency.get(t, 0) <= limit]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordAnswer:
+    """What a store's keyword query found: hits (each with its cosine) and the terms' counts."""
+
+    hits: list[Hit]
+    stats: TermStats
+
+
+def pool_answer(pool: Sequence[Hit], terms: Sequence[str], top_k: int) -> KeywordAnswer:
+    """Keyword candidates scored within a pool of vector candidates, for a store without a
+    keyword index (S3 Vectors): document counts are the pool's own, so a term is rare or common
+    *within the pool*, and nothing outside the pool can be found."""
+    frequency: Counter[str] = Counter()
+    wanted = set(terms)
+    holding: list[Hit] = []
+    for hit in pool:
+        held = wanted.intersection(tokens(hit.memory.content))
+        frequency.update(held)
+        if held:
+            holding.append(hit)
+    stats = TermStats(len(pool), frequency)
+    scores = bm25_scores(list(terms), {h.memory.id: h.memory.content for h in holding}, stats)
+    holding.sort(key=lambda h: scores[h.memory.id], reverse=True)
+    return KeywordAnswer(holding[: max(0, top_k)], stats)
+
+
+def bm25_scores(terms: Sequence[str], texts: Mapping[str, str], stats: TermStats) -> dict[str, float]:
+    """Each text's BM25 score for `terms` divided by what a text holding every term once would
+    score: 0 when nothing matches, about 1 when everything does, more for repeated rare terms.
+
+    Dividing by the query's own best makes the score comparable across queries (a long query
+    does not outscore a short one by its length), which is what lets it be added to a cosine.
+    """
+    weights = {t: stats.idf(t) for t in terms if stats.frequency.get(t, 0) > 0}
+    if not weights or not texts:
+        return {key: 0.0 for key in texts}
+    ideal = sum(weights.values())
+    counted = {key: Counter(tokens(text)) for key, text in texts.items()}
+    avg_len = max(1.0, sum(sum(c.values()) for c in counted.values()) / len(counted))
+    out: dict[str, float] = {}
+    for key, counts in counted.items():
+        length = sum(counts.values())
+        norm = K1 * (1 - B + B * length / avg_len)
+        score = 0.0
+        for term, weight in weights.items():
+            tf = counts.get(term, 0)
+            if tf:
+                score += weight * tf * (K1 + 1) / (tf + norm)
+        out[key] = score / ideal
+    return out
