@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -111,8 +111,11 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None, *, defa
         _fail(f"error: {exc}", EXIT_USAGE)
 
 
-def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes."""
+def _run(settings: Any, work: Callable[[Any], Awaitable[T]], sent: Sequence[str] = ()) -> T:
+    """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes.
+
+    `sent` is what the command was given (content, a query): a failure's text never echoes it.
+    """
     from mcp_memory.app import open_service
 
     async def go() -> T:
@@ -122,19 +125,21 @@ def _run(settings: Any, work: Callable[[Any], Awaitable[T]]) -> T:
         finally:
             await service.close()
 
-    return _complete(go)
+    return _complete(go, sent)
 
 
-def _complete(go: Callable[[], Awaitable[T]]) -> T:
+def _complete(go: Callable[[], Awaitable[T]], sent: Sequence[str] = ()) -> T:
     """Run `go()` to completion, mapping our errors to messages and exit codes."""
+    from mcp_memory.core.echo import strip_echoes
+
     try:
         return asyncio.run(go())
     except (InvalidArgument, ContextError) as exc:
         _fail(f"error: {exc}", EXIT_USAGE)
     except StartupError as exc:
-        _fail(f"error: {exc}", EXIT_FAILED)
+        _fail(f"error: {strip_echoes(str(exc), sent)}", EXIT_FAILED)
     except MemoryServerError as exc:
-        _fail(f"error: the memory store could not complete this request — {exc}", EXIT_FAILED)
+        _fail(f"error: the memory store could not complete this request — {strip_echoes(str(exc), sent)}", EXIT_FAILED)
 
 
 def _checked(parse: Callable[..., T], *args: Any) -> T:
@@ -228,7 +233,7 @@ def remember(
     caller = _caller(settings, tenant, conversation)
     args = {"content": content, "type": memory_type, "category": category, "tags": tag, "scope": scope}
     kwargs = _checked(tools.remember_args, args, caller, "--conversation")
-    result = _run(settings, lambda service: service.remember(caller, **kwargs))
+    result = _run(settings, lambda service: service.remember(caller, **kwargs), tools.string_arguments(args))
     print_remember(result, as_json)
 
 
@@ -252,7 +257,7 @@ def recall(
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
     kwargs = _checked(tools.recall_args, {"query": query, "limit": limit, "mode": mode})
-    result = _run(settings, lambda service: service.recall(caller, **kwargs))
+    result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
     print_recall(result, as_json)
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Iterable
 from typing import Any, TextIO
 
+from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import MemoryServerError
 
 ALLOWED_CONTEXT = frozenset(
@@ -59,8 +61,10 @@ class JsonLog:
     def warn(self, event: str, message: str, **context: Any) -> None:
         self._write(self.err, {"level": "warn", "event": event, "message": message, **self._context(context)})
 
-    def error(self, event: str, error: BaseException | str, **context: Any) -> None:
-        record: dict[str, Any] = {"level": "error", "event": event, "message": str(error)}
+    def error(self, event: str, error: BaseException | str, *, sent: Iterable[str] = (), **context: Any) -> None:
+        """An error line; any echo of the `sent` values (what the failed call was given,
+        e.g. memory content or a query) is taken out of the message first."""
+        record: dict[str, Any] = {"level": "error", "event": event, "message": strip_echoes(str(error), sent)}
         if isinstance(error, BaseException) and not isinstance(error, MemoryServerError):
             record["type"] = type(error).__name__
         record.update(self._context(context))

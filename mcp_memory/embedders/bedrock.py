@@ -11,7 +11,8 @@ Why it is shaped this way:
   the rows come back in input order.
 - **Errors as the reference words them.** Any failure of the call is
   "Bedrock could not embed the text — <botocore's message>" (botocore names the
-  error code, e.g. AccessDeniedException, and never the credentials); an
+  error code, e.g. AccessDeniedException, and never the credentials), with any
+  echo of the text sent replaced by `<input>` (core/echo.py); an
   unreadable answer is "no embedding in it"; every vector passes the common
   checks (shape, width, not all zeros).
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vector, check_vectors
 from mcp_memory.runtime.aws import Closed, LazyAwsClient
@@ -83,7 +85,8 @@ class BedrockEmbedder:
         except EmbeddingError:
             raise
         except Exception as exc:  # botocore ClientError / BotoCoreError: the message names the cause
-            raise EmbeddingError(f"Bedrock could not embed the text — {_message(exc)}") from exc
+            # botocore quotes a refused input back in a ValidationException: never pass that on
+            raise EmbeddingError(f"Bedrock could not embed the text — {strip_echoes(_message(exc), [text])}") from None
         try:
             embedding = json.loads(raw).get("embedding")
         except (ValueError, AttributeError):  # not JSON, or not an object: treated as missing

@@ -15,9 +15,12 @@ in-house model servers share. Why it is shaped this way:
   that is 5 s or less (a longer one fails at once: the caller is waiting). A
   timeout is not retried: a server that needed 10 s once is overloaded, and
   three of them would keep a model waiting half a minute.
-- **No secret in an error.** Errors carry the reference texts: the status and
-  the first 200 characters of the body, with every occurrence of the API key
-  replaced by `***` first (a misbehaving server may echo the request back).
+- **No secret and no input in an error.** Errors carry the reference texts:
+  the status and the first 200 characters of the body, with every piece of
+  the API key (4 characters or more) replaced by `***` and every echo of the
+  texts sent (pieces of 12 characters or more, JSON-escaped or not) by
+  `<input>` first: a validation error often quotes the request back
+  (core/echo.py).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcp_memory import __version__
+from mcp_memory.core.echo import SECRET_MARKER, SECRET_PIECE, strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors, count_mismatch
 
@@ -103,7 +107,7 @@ class OpenAIEmbedder:
         self._sleep = sleep or asyncio.sleep
         self._jitter = jitter or random.random
         self._api_key = api_key
-        self._secrets = sorted({api_key, json.dumps(api_key)[1:-1]} - {""}, key=len, reverse=True)
+        self._secrets = [api_key] if api_key else []
         self._headers = {
             "content-type": "application/json",
             "authorization": f"Bearer {api_key}",
@@ -123,8 +127,11 @@ class OpenAIEmbedder:
             if not isinstance(text, str):
                 raise TypeError(f"texts must be strings, got {type(text).__name__}")
         rows: list[Any] = []
-        for start in range(0, len(texts), self.batch_size):
-            rows += await self._embed_batch(texts[start : start + self.batch_size])
+        try:
+            for start in range(0, len(texts), self.batch_size):
+                rows += await self._embed_batch(texts[start : start + self.batch_size])
+        except EmbeddingError as exc:  # every path, in case one quotes what it was sent
+            raise EmbeddingError(self._scrub(str(exc), texts)) from None
         return check_vectors(rows, self.model, self.dim, len(texts))
 
     async def _embed_batch(self, texts: list[str]) -> list[Any]:
@@ -134,7 +141,7 @@ class OpenAIEmbedder:
         attempt = 1
         while True:
             try:
-                return _vectors(await self._post(body), len(texts))
+                return _vectors(await self._post(body, texts), len(texts))
             except _Retry as failed:
                 delay = self._delay(attempt, failed.retry_after)
                 if attempt >= self.max_attempts or delay is None:
@@ -149,7 +156,7 @@ class OpenAIEmbedder:
         ceiling = min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))
         return ceiling * (0.5 + self._jitter() / 2)
 
-    async def _post(self, body: bytes) -> Any:
+    async def _post(self, body: bytes, texts: Sequence[str]) -> Any:
         """One attempt: the parsed JSON answer, or EmbeddingError / _Retry with the reference text."""
         import aiohttp
 
@@ -158,7 +165,7 @@ class OpenAIEmbedder:
             async with session.post(self.url, data=body, headers=self._headers) as response:
                 if 200 <= response.status < 300:
                     return await _parse(await response.read())
-                excerpt = await self._excerpt(response)
+                excerpt = await self._excerpt(response, texts)
                 message = f"the embedding service answered {response.status}" + (f": {excerpt}" if excerpt else "")
                 if response.status == 429 or response.status >= 500:
                     raise _Retry(message, _retry_after(response.headers.get("Retry-After")))
@@ -168,12 +175,14 @@ class OpenAIEmbedder:
                 f"the embedding service did not respond within {round(self.timeout * 1000)}ms"
             ) from None
         except aiohttp.ClientConnectionError as exc:  # refused, reset, dropped keep-alive: worth another try
-            raise _Retry(f"could not reach the embedding service — {self._scrub(_message(exc))}") from None
+            raise _Retry(f"could not reach the embedding service — {self._scrub(_message(exc), texts)}") from None
         except aiohttp.ClientError as exc:  # e.g. the answer was cut off mid-body
-            raise EmbeddingError(f"could not reach the embedding service — {self._scrub(_message(exc))}") from None
+            raise EmbeddingError(
+                f"could not reach the embedding service — {self._scrub(_message(exc), texts)}"
+            ) from None
 
-    async def _excerpt(self, response: aiohttp.ClientResponse) -> str:
-        """The start of an error body on one line, the key scrubbed out, cut at 200 characters."""
+    async def _excerpt(self, response: aiohttp.ClientResponse, texts: Sequence[str]) -> str:
+        """The start of an error body on one line, the key and the texts scrubbed out, cut at 200 characters."""
         import aiohttp
 
         raw = b""
@@ -185,13 +194,13 @@ class OpenAIEmbedder:
                 raw += chunk
         except aiohttp.ClientError:
             pass  # the status alone still says what happened
-        text = self._scrub(raw.decode("utf-8", errors="replace"))
+        text = self._scrub(raw.decode("utf-8", errors="replace"), texts)
         return " ".join(text.split())[:BODY_EXCERPT_CHARS]
 
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _scrub(self, text: str, texts: Sequence[str]) -> str:
+        """`text` without the key or an echo of `texts` (see core/echo.py)."""
+        text = strip_echoes(text, self._secrets, min_piece=SECRET_PIECE, marker=SECRET_MARKER)
+        return strip_echoes(text, texts)
 
     def _session_for_this_loop(self) -> aiohttp.ClientSession:
         """The shared session, made on first use inside the running loop."""

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.logs import JsonLog
@@ -171,6 +172,17 @@ def check_text(name: str, value: str) -> str:
             "only text is accepted: tab and newline are, other control characters are not."
         )
     return value
+
+
+def string_arguments(args: Mapping[str, Any]) -> list[str]:
+    """Every string among the arguments (tags included): what a failure must not echo."""
+    found: list[str] = []
+    for value in args.values():
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, str))
+    return found
 
 
 def require_string(args: Mapping[str, Any], name: str) -> str:
@@ -372,9 +384,10 @@ class ToolLayer:
     def catalogue(self) -> list[ToolSpec]:
         return list(self._specs.values())
 
-    def failure_text(self, tool: str, exc: BaseException) -> str:
+    def failure_text(self, tool: str, exc: BaseException, sent: Sequence[str] = ()) -> str:
+        """The isError text of a failure, without any echo of the `sent` arguments."""
         spec = self._specs.get(tool)
-        return f"Error: {spec.failure if spec else STORE_FAILURE} — {exc}"
+        return f"Error: {spec.failure if spec else STORE_FAILURE} — {strip_echoes(str(exc), sent)}"
 
     async def close(self) -> None:
         """Release what the extra tools hold (clients, threads); closing twice is harmless."""
@@ -385,17 +398,19 @@ class ToolLayer:
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> ToolResult:
         started = time.perf_counter()
         handler = self._handlers.get(name)
+        args = arguments if isinstance(arguments, Mapping) else {}
         try:
             if handler is None:
                 result = ToolResult(f'Error: unknown tool "{name}".', is_error=True)
             else:
-                args = arguments if isinstance(arguments, Mapping) else {}
                 result = ToolResult(await handler(self.service, caller, args))
         except InvalidArgument as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
         except Exception as exc:
-            self.log.error("tool_failed", exc, tenant=caller.tenant, tool=name)
-            result = ToolResult(self.failure_text(name, exc), is_error=True)
+            # a dependency's error text may quote what it was sent (content, a query)
+            sent = string_arguments(args)
+            self.log.error("tool_failed", exc, sent=sent, tenant=caller.tenant, tool=name)
+            result = ToolResult(self.failure_text(name, exc, sent), is_error=True)
         self.log.info(
             "tool_call",
             tenant=caller.tenant,

@@ -130,6 +130,23 @@ async def test_a_failed_call_says_bedrock_could_not_embed_the_text_and_why(clien
     assert code in refused and message in refused
 
 
+async def test_a_validation_error_quoting_the_text_keeps_its_reason_but_not_the_text(client, stub) -> None:
+    text = "Deploys drain in-flight streams before the pod exits, always"
+    stub.add_client_error(
+        "invoke_model",
+        service_error_code="ValidationException",
+        service_message=f"Malformed input request: {text[:45]}... is too long",
+        http_status_code=400,
+    )
+
+    refused = await refusal(client, [text])
+
+    assert refused == (
+        "Bedrock could not embed the text — An error occurred (ValidationException) when calling the "
+        "InvokeModel operation: Malformed input request: <input>... is too long"
+    )
+
+
 async def test_missing_credentials_are_reported_as_a_bedrock_failure() -> None:
     from botocore.exceptions import NoCredentialsError
 

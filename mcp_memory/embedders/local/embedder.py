@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.runtime import heap
@@ -171,10 +172,13 @@ class LocalEmbedder:
                 raise TypeError(f"texts must be strings, got {type(text).__name__}")
         if not texts:
             return check_vectors([], self.model, self.dim, 0)
-        if len(texts) <= self._batch_size:  # the common case: one hop to the worker
-            rows = await self._embed_small(texts)
-        else:
-            rows = await self._embed_in_batches(texts)
+        try:
+            if len(texts) <= self._batch_size:  # the common case: one hop to the worker
+                rows = await self._embed_small(texts)
+            else:
+                rows = await self._embed_in_batches(texts)
+        except EmbeddingError as exc:  # the tokenizer or the model may quote the text it refused
+            raise EmbeddingError(strip_echoes(str(exc), texts)) from None
         return check_vectors(rows, self.model, self.dim, len(texts))
 
     async def _embed_in_batches(self, texts: list[str]) -> np.ndarray:
