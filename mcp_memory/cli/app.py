@@ -142,6 +142,30 @@ def _complete(go: Callable[[], Awaitable[T]], sent: Sequence[str] = ()) -> T:
         _fail(f"error: the memory store could not complete this request — {strip_echoes(str(exc), sent)}", EXIT_FAILED)
 
 
+#: The CLI's names for what the tools call arguments, so its errors name the flag that was given.
+_FLAGS = {
+    "limit": "--limit",
+    "mode": "--mode",
+    "type": "--type",
+    "scope": "--scope",
+    "category": "--category",
+    "tags": "--tag",
+    "content": "CONTENT",
+    "query": "QUERY",
+    "id": "ID",
+}
+
+
+def _cli_terms():
+    from mcp_memory.core.arguments import Terms
+
+    return Terms(
+        name=lambda field: _FLAGS.get(field, field),
+        no_conversation="--scope conversation needs a conversation: give --conversation (or set "
+        "MEMORY_CONVERSATION), or leave --scope unset to store it for the project.",
+    )
+
+
 def _checked(parse: Callable[..., T], *args: Any) -> T:
     try:
         return parse(*args)
@@ -225,15 +249,15 @@ def remember(
 ) -> None:
     """Store a memory (unless an existing one already says the same thing)."""
     from mcp_memory.cli.render import print_remember
-    from mcp_memory.server import tools
+    from mcp_memory.core import arguments
 
     if content == "-":
         content = sys.stdin.read()
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
     args = {"content": content, "type": memory_type, "category": category, "tags": tag, "scope": scope}
-    kwargs = _checked(tools.remember_args, args, caller, "--conversation")
-    result = _run(settings, lambda service: service.remember(caller, **kwargs), tools.string_arguments(args))
+    kwargs = _checked(arguments.remember_args, args, caller, _cli_terms())
+    result = _run(settings, lambda service: service.remember(caller, **kwargs), arguments.string_arguments(args))
     print_remember(result, as_json)
 
 
@@ -252,11 +276,11 @@ def recall(
 ) -> None:
     """Find the memories that answer a question, ranked, with a confidence level."""
     from mcp_memory.cli.render import print_recall
-    from mcp_memory.server import tools
+    from mcp_memory.core import arguments
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(tools.recall_args, {"query": query, "limit": limit, "mode": mode})
+    kwargs = _checked(arguments.recall_args, {"query": query, "limit": limit, "mode": mode}, _cli_terms())
     result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
     print_recall(result, as_json)
 
@@ -273,11 +297,11 @@ def list_(
 ) -> None:
     """List memories, newest first."""
     from mcp_memory.cli.render import print_list
-    from mcp_memory.server import tools
+    from mcp_memory.core import arguments
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(tools.list_args, {"type": memory_type, "limit": limit})
+    kwargs = _checked(arguments.list_args, {"type": memory_type, "limit": limit}, _cli_terms())
     result = _run(settings, lambda service: service.list(caller, **kwargs))
     print_list(result, as_json)
 
@@ -291,11 +315,11 @@ def forget(
 ) -> None:
     """Delete one memory permanently. Exits 1 when no such memory exists."""
     from mcp_memory.cli.render import print_forget
-    from mcp_memory.server import tools
+    from mcp_memory.core import arguments
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(tools.forget_args, {"id": memory_id})
+    kwargs = _checked(arguments.forget_args, {"id": memory_id}, _cli_terms())
     result = _run(settings, lambda service: service.forget(caller, **kwargs))
     print_forget(result, as_json)
     if not result.deleted:

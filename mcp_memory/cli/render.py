@@ -128,10 +128,11 @@ def print_forget(result: Any, as_json: bool) -> None:
     if as_json:
         _json({"id": result.id, "deleted": result.deleted})
         return
-    from mcp_memory.server import render
-
-    text = render.render_deleted(result.id) if result.deleted else render.render_not_found(result.id)
-    _console().print(text.removeprefix("[MEMORY] "), markup=False, style=None if result.deleted else "yellow")
+    if result.deleted:
+        _console().print(f"Deleted {result.id}.", markup=False)
+    else:
+        text = f"No memory with id {result.id} exists for this project. Nothing was deleted."
+        _console().print(text, markup=False, style="yellow")
 
 
 def print_stats(tenant: str, result: Any, as_json: bool) -> None:

@@ -3,8 +3,9 @@
 The MCP tools and the CLI commands are thin adapters over these methods. The
 service owns policy — ranking, dedup, visibility re-checks, ids, timestamps,
 the recency index and the access counters — and knows nothing about MCP, HTTP,
-Typer or headers. Results are structured values; render.py turns them into the
-text a model reads, and the CLI can print them as JSON.
+Typer or headers. Results are structured values; each edge renders them in its
+own way (server/render.py for the text a model reads, cli/render.py for the
+operator's view and JSON).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from mcp_memory.core import fusion, keywords, ranking, tenants
+from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso, parse_iso, ulid
@@ -38,15 +40,12 @@ from mcp_memory.core.model import (
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
 from mcp_memory.core.ports import Embedder, ObjectStore, PreloadsTenant, VectorStore, WarmsUp, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
-from mcp_memory.server import render
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
 #: memory_stats scans at most this many index keys, then reports a lower bound.
 STATS_SCAN_CAP = 10_000
 LIST_PAGE = 1000
-LIMIT_MAX = 50
-LIST_DEFAULT_LIMIT = 20
 
 
 def wall_clock_ms() -> float:
@@ -68,15 +67,6 @@ class RecallResult:
     #: False when nothing visible was stored near the query at all.
     found_any: bool
 
-    def text(self) -> str:
-        if not self.found_any:
-            return render.render_recall_empty(self.query, self.mode)
-        if not self.results:
-            return render.render_recall_gated(self.query, self.gated, self.mode)
-        return render.render_recall(
-            self.query, self.mode, self.confidence == "high", [(r.memory, r.standing) for r in self.results]
-        )
-
 
 @dataclass(frozen=True)
 class RememberResult:
@@ -84,26 +74,17 @@ class RememberResult:
     #: False when an existing memory already said this and nothing was written.
     created: bool
 
-    def text(self) -> str:
-        return render.render_stored(self.memory) if self.created else render.render_already_known(self.memory)
-
 
 @dataclass(frozen=True)
 class ListResult:
     memories: list[Memory]
     memory_type: MemoryType | None
 
-    def text(self) -> str:
-        return render.render_list(self.memories, self.memory_type)
-
 
 @dataclass(frozen=True)
 class ForgetResult:
     id: str
     deleted: bool
-
-    def text(self) -> str:
-        return render.render_deleted(self.id) if self.deleted else render.render_not_found(self.id)
 
 
 @dataclass(frozen=True)
@@ -112,10 +93,6 @@ class StatsResult:
     by_type: dict[str, int] = field(default_factory=dict)
     #: True when counting stopped at STATS_SCAN_CAP keys: every figure is a lower bound.
     lower_bound: bool = False
-
-    def text(self) -> str:
-        ordered = [(t, self.by_type[t]) for t in MEMORY_TYPES if self.by_type.get(t)]
-        return render.render_stats(self.total, ordered, self.lower_bound, STATS_SCAN_CAP)
 
 
 # --------------------------------------------------------------------------- the service

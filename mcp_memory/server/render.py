@@ -1,14 +1,22 @@
-"""The text a tool returns (B §7.5, §7.6, §8, §9). Plain text, not JSON: it is
-read by a model. No raw cosine is ever printed; a recall result shows only its
-standing against the top result.
+"""The text a tool returns: the service's results rendered for a model to read.
+Plain text, not JSON. No raw cosine is ever printed; a recall result shows only
+its standing against the top result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_memory.core.model import Memory, Mode
+from mcp_memory.core.model import MEMORY_TYPES, Memory, Mode
 from mcp_memory.core.ranking import percent
+from mcp_memory.core.service import (
+    STATS_SCAN_CAP,
+    ForgetResult,
+    ListResult,
+    RecallResult,
+    RememberResult,
+    StatsResult,
+)
 
 PREFIX = "[MEMORY]"
 
@@ -125,3 +133,46 @@ def render_stats(total: int, by_type: Sequence[tuple[str, int]], lower_bound: bo
             f"Counting stopped at {scanned_cap} keys, so every figure here is a lower bound."
         )
     return f"{PREFIX} {total} {_memories(total)} for this project{breakdown}."
+
+
+# --------------------------------------------------------------------------- one per service result
+
+
+def recall_text(result: RecallResult) -> str:
+    if not result.found_any:
+        return render_recall_empty(result.query, result.mode)
+    if not result.results:
+        return render_recall_gated(result.query, result.gated, result.mode)
+    return render_recall(
+        result.query, result.mode, result.confidence == "high", [(r.memory, r.standing) for r in result.results]
+    )
+
+
+def remember_text(result: RememberResult) -> str:
+    return render_stored(result.memory) if result.created else render_already_known(result.memory)
+
+
+def list_text(result: ListResult) -> str:
+    return render_list(result.memories, result.memory_type)
+
+
+def forget_text(result: ForgetResult) -> str:
+    return render_deleted(result.id) if result.deleted else render_not_found(result.id)
+
+
+def stats_text(result: StatsResult) -> str:
+    ordered = [(t, result.by_type[t]) for t in MEMORY_TYPES if result.by_type.get(t)]
+    return render_stats(result.total, ordered, result.lower_bound, STATS_SCAN_CAP)
+
+
+def text(result: RecallResult | RememberResult | ListResult | ForgetResult | StatsResult) -> str:
+    """The text of any service result, as its tool returns it."""
+    if isinstance(result, RecallResult):
+        return recall_text(result)
+    if isinstance(result, RememberResult):
+        return remember_text(result)
+    if isinstance(result, ListResult):
+        return list_text(result)
+    if isinstance(result, ForgetResult):
+        return forget_text(result)
+    return stats_text(result)

@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_memory.core.arguments import optional_limit, require_string
 from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import Closed, LazyAwsClient
-from mcp_memory.server.tools import LIMIT_SCHEMA, Handler, ToolSpec, optional_limit, require_string
+from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, ToolSpec
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000
@@ -39,25 +40,23 @@ _SOURCE_FIELDS = (
     ("kendraDocumentLocation", "uri"),
 )
 
-SEARCH_DOCS = ToolSpec(
-    "search_docs",
+DESCRIPTION = (
     "Search the shared documentation library by meaning: how-tos, policies, runbooks and reference "
     "material. Use it when recall does not answer the question. Returns the most relevant excerpts "
     "with their source, not whole documents; read the source for the rest. An empty result means "
-    "nothing close to the question is indexed, not that the subject has no answer.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": f"What you are looking for, in natural language (max {QUERY_MAX_CHARS} characters).",
-            },
-            "limit": {**LIMIT_SCHEMA, "description": f"How many excerpts to return (1-50). Default {DEFAULT_LIMIT}."},
-        },
-        "required": ["query"],
-    },
-    failure=FAILURE,
+    "nothing close to the question is indexed, not that the subject has no answer."
 )
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": f"What you are looking for, in natural language (max {QUERY_MAX_CHARS} characters).",
+        },
+        "limit": {**LIMIT_SCHEMA, "description": f"How many excerpts to return (1-50). Default {DEFAULT_LIMIT}."},
+    },
+    "required": ["query"],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +68,13 @@ class DocHit:
 
 def search_docs_args(args: Mapping[str, Any]) -> dict[str, Any]:
     """query (required, at most 1000 characters, counted in code points per A9), then limit."""
-    query = require_string(args, "query")
+    query = require_string(args, "query", TOOL_TERMS)
     if len(query) > QUERY_MAX_CHARS:
         raise InvalidArgument(
             f"`query` is {len(query)} characters; the maximum is {QUERY_MAX_CHARS}. "
             "Ask about one thing, in a sentence or two."
         )
-    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT)}
+    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT, TOOL_TERMS)}
 
 
 def parse_results(payload: Any) -> list[DocHit]:
@@ -181,14 +180,14 @@ class DocsRetriever:
         await self._aws.close()
 
 
-def search_docs_tool(retriever: DocsRetriever) -> tuple[ToolSpec, Handler]:
-    """The catalogue entry and handler ToolLayer appends (the service is not used)."""
+def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
+    """The tool ToolLayer appends, searching through `retriever` (the service is not used)."""
 
     async def handler(service: Any, caller: Caller, args: Mapping[str, Any]) -> str:
         kwargs = search_docs_args(args)
         return render_docs(kwargs["query"], await retriever.retrieve(kwargs["query"], kwargs["limit"]))
 
-    return SEARCH_DOCS, handler
+    return ToolSpec("search_docs", DESCRIPTION, INPUT_SCHEMA, handler, failure=FAILURE)
 
 
 def describe_docs(knowledge_base_id: str | None) -> str:

@@ -147,11 +147,18 @@ def test_a_missing_tenant_is_bad_usage(cli) -> None:
     [
         (("stats", "--tenant", "../other"), "--tenant must start with a letter or digit"),
         (("stats", "--tenant", "acme", "--conversation", "has space"), "--conversation may carry printable ASCII only"),
-        (("recall", "-t", "acme", "q", "--limit", "0"), "`limit` must be an integer between 1 and 50."),
-        (("recall", "-t", "acme", "q", "--mode", "fast"), "`mode` must be precision, balanced or exploratory."),
-        (("remember", "-t", "acme", "c", "--scope", "conversation"), "no --conversation reached the server"),
-        (("remember", "-t", "acme", "   "), "`content` is required"),
-        (("list", "-t", "acme", "--type", "note"), "`type` must be one of"),
+        (("recall", "-t", "acme", "q", "--limit", "0"), "error: --limit must be an integer between 1 and 50."),
+        (("recall", "-t", "acme", "q", "--mode", "fast"), "error: --mode must be precision, balanced or exploratory."),
+        (
+            ("remember", "-t", "acme", "c", "--scope", "conversation"),
+            "error: --scope conversation needs a conversation: give --conversation",
+        ),
+        (("remember", "-t", "acme", "c", "--scope", "team"), "error: --scope must be one of: project, conversation."),
+        (("remember", "-t", "acme", "c", "--category", "x" * 129), "error: --category may be at most 128 bytes."),
+        (("remember", "-t", "acme", "   "), "error: CONTENT is required and must be a non-empty string."),
+        (("list", "-t", "acme", "--type", "note"), "error: --type must be one of"),
+        (("list", "-t", "acme", "--limit", "51"), "error: --limit must be an integer between 1 and 50."),
+        (("forget", "-t", "acme", " "), "error: ID is required and must be a non-empty string."),
     ],
 )
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(cli, tmp_path, args, message) -> None:

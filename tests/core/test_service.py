@@ -13,6 +13,7 @@ import pytest
 
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
+from mcp_memory.server.render import text as shown
 from tests.conftest import DAY, SERVICE_BACKENDS, Env, open_env
 
 ACME = Caller("acme")
@@ -27,11 +28,11 @@ DEPLOY_QUERY = "Rolling deploys drain in-flight streams before the pod"
 
 
 async def remember(env: Env, content: str, caller: Caller = ACME, **kw) -> str:
-    return (await env.service.remember(caller, content, **kw)).text()
+    return shown(await env.service.remember(caller, content, **kw))
 
 
 async def recall(env: Env, query: str, caller: Caller = ACME, **kw) -> str:
-    return (await env.service.recall(caller, query, **kw)).text()
+    return shown(await env.service.recall(caller, query, **kw))
 
 
 def stored_id(text: str) -> str:
@@ -223,10 +224,10 @@ async def test_list_and_stats_show_a_thread_its_own_notes_and_nobody_elses(env: 
     await remember(env, DEPLOY)
     await remember(env, "Payments service retries webhooks three times with jitter", THREAD, scope="conversation")
     await remember(env, "Invoices are archived to cold storage after ninety days", OTHER_THREAD, scope="conversation")
-    assert "2 memories for this project" in (await env.service.stats(THREAD)).text()
-    assert "2 memories for this project" in (await env.service.stats(OTHER_THREAD)).text()
-    assert (await env.service.stats(ACME)).text() == "[MEMORY] 1 memory for this project (project: 1)."
-    listed = (await env.service.list(THREAD)).text()
+    assert "2 memories for this project" in shown(await env.service.stats(THREAD))
+    assert "2 memories for this project" in shown(await env.service.stats(OTHER_THREAD))
+    assert shown(await env.service.stats(ACME)) == "[MEMORY] 1 memory for this project (project: 1)."
+    listed = shown(await env.service.list(THREAD))
     assert "2 memories, newest first" in listed
     assert "Payments" in listed and "Invoices" not in listed
 
@@ -245,10 +246,10 @@ async def test_listing_for_one_thread_pages_past_another_threads_newer_notes(env
 
 async def test_another_conversation_cannot_forget_a_scoped_note(env: Env) -> None:
     note_id = stored_id(await remember(env, DEPLOY, THREAD, scope="conversation"))
-    refused = (await env.service.forget(OTHER_THREAD, note_id)).text()
+    refused = shown(await env.service.forget(OTHER_THREAD, note_id))
     assert "No memory with id" in refused and "Nothing was deleted" in refused
     assert await env.memory_count() == 1
-    assert (await env.service.forget(THREAD, note_id)).text() == f"[MEMORY] Deleted {note_id}."
+    assert shown(await env.service.forget(THREAD, note_id)) == f"[MEMORY] Deleted {note_id}."
     assert await env.memory_count() == 0
 
 
@@ -387,7 +388,7 @@ async def test_list_is_newest_first_and_honours_the_limit(env: Env, clock) -> No
     for i in range(5):
         ids.append(stored_id(await remember(env, f"fact {WORDS[i]} concerning subsystem {WORDS[i + 50]}")))
         clock.advance(1000)
-    text = (await env.service.list(ACME, limit=2)).text()
+    text = shown(await env.service.list(ACME, limit=2))
     assert text.startswith("[MEMORY] 2 memories, newest first.\n\n1. ")
     assert text.index(ids[4]) < text.index(ids[3])
     assert ids[2] not in text
@@ -395,7 +396,7 @@ async def test_list_is_newest_first_and_honours_the_limit(env: Env, clock) -> No
 
 async def test_list_says_one_memory_in_the_singular(env: Env) -> None:
     await remember(env, DEPLOY)
-    assert (await env.service.list(ACME)).text().startswith("[MEMORY] 1 memory, newest first.")
+    assert shown(await env.service.list(ACME)).startswith("[MEMORY] 1 memory, newest first.")
 
 
 async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clock) -> None:
@@ -409,18 +410,18 @@ async def test_list_filters_by_type_and_pages_past_a_thousand_keys(env: Env, clo
     await env.vectors.put(pattern, (await env.embedder.embed(["make test-all"]))[0])
     await env.objects.put(index_key(pattern), "")
     await put_empty(env, [f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(1005)])
-    text = (await env.service.list(ACME, memory_type="pattern")).text()
+    text = shown(await env.service.list(ACME, memory_type="pattern"))
     assert text.startswith("[MEMORY] 1 memory, newest first.")
     assert "make test-all" in text
 
 
 async def test_list_of_an_empty_project_and_of_a_missing_type(env: Env) -> None:
-    assert (await env.service.list(ACME)).text() == "[MEMORY] This project has no memories yet."
+    assert shown(await env.service.list(ACME)) == "[MEMORY] This project has no memories yet."
     await remember(env, DEPLOY)
-    assert (await env.service.list(ACME, memory_type="reference")).text() == (
+    assert shown(await env.service.list(ACME, memory_type="reference")) == (
         '[MEMORY] This project has no memories of type "reference" yet.'
     )
-    assert (await env.service.list(OTHER_TENANT)).text() == "[MEMORY] This project has no memories yet."
+    assert shown(await env.service.list(OTHER_TENANT)) == "[MEMORY] This project has no memories yet."
 
 
 # --------------------------------------------------------------------------- forget
@@ -428,15 +429,15 @@ async def test_list_of_an_empty_project_and_of_a_missing_type(env: Env) -> None:
 
 async def test_forget_deletes_the_memory_and_its_index_key(env: Env) -> None:
     memory_id = stored_id(await remember(env, DEPLOY))
-    assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
+    assert shown(await env.service.forget(ACME, memory_id)) == f"[MEMORY] Deleted {memory_id}."
     assert await env.memory_count() == 0 and await env.object_count() == 0
-    again = (await env.service.forget(ACME, memory_id)).text()
+    again = shown(await env.service.forget(ACME, memory_id))
     assert again == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
 
 
 async def test_another_tenant_cannot_forget(env: Env) -> None:
     memory_id = stored_id(await remember(env, DEPLOY))
-    assert "No memory with id" in (await env.service.forget(OTHER_TENANT, memory_id)).text()
+    assert "No memory with id" in shown(await env.service.forget(OTHER_TENANT, memory_id))
     assert await env.memory_count() == 1
 
 
@@ -447,7 +448,7 @@ async def test_forget_succeeds_when_only_the_index_cleanup_fails(env: Env) -> No
         raise OSError("state bucket unavailable")
 
     env.objects.delete = broken_delete  # type: ignore[method-assign]
-    assert (await env.service.forget(ACME, memory_id)).text() == f"[MEMORY] Deleted {memory_id}."
+    assert shown(await env.service.forget(ACME, memory_id)) == f"[MEMORY] Deleted {memory_id}."
     assert await env.memory_count() == 0 and await env.object_count() == 1
 
 
@@ -458,14 +459,14 @@ async def test_stats_count_by_type_in_the_fixed_order(env: Env) -> None:
     await remember(env, DEPLOY)
     await remember(env, "Payments service retries webhooks three times with jitter")
     await remember(env, "make test-all runs the whole suite", memory_type="pattern")
-    text = (await env.service.stats(ACME)).text()
+    text = shown(await env.service.stats(ACME))
     assert text == "[MEMORY] 3 memories for this project (project: 2, pattern: 1)."
-    assert (await env.service.stats(OTHER_TENANT)).text() == "[MEMORY] This project has no memories yet."
+    assert shown(await env.service.stats(OTHER_TENANT)) == "[MEMORY] This project has no memories yet."
 
 
 async def test_stats_past_ten_thousand_keys_is_a_lower_bound(env: Env) -> None:
     await put_empty(env, [f"index/acme/0{i:09d}#01J{i:023d}#project" for i in range(10_001)])
-    text = (await env.service.stats(ACME)).text()
+    text = shown(await env.service.stats(ACME))
     assert text.startswith("[MEMORY] At least 10000 memories for this project (project: 10000).")
     assert "Counting stopped at 10000 keys" in text and "lower bound" in text
 

@@ -14,6 +14,7 @@ import pytest
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Caller
+from mcp_memory.server.render import text as shown
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.postgres.db import scrub
 from tests.stores.postgres.test_postgres import close_pair, embedding_type, open_pair
@@ -127,16 +128,16 @@ async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: st
         first = await service.remember(acme, "Rolling deploys drain in-flight streams before the pod exits")
         await service.remember(acme, "Run make test-all before every release", memory_type="pattern")
 
-        recalled = (await service.recall(acme, "Rolling deploys drain in-flight streams")).text()
+        recalled = shown(await service.recall(acme, "Rolling deploys drain in-flight streams"))
         assert "1 memory matched" in recalled or "2 memories matched" in recalled
         assert first.memory.id in recalled
-        assert (await service.list(acme)).text().startswith("[MEMORY] 2 memories, newest first.")
-        assert "make test-all" in (await service.list(acme, memory_type="pattern")).text()
-        assert (await service.stats(acme)).text() == "[MEMORY] 2 memories for this project (project: 1, pattern: 1)."
+        assert shown(await service.list(acme)).startswith("[MEMORY] 2 memories, newest first.")
+        assert "make test-all" in shown(await service.list(acme, memory_type="pattern"))
+        assert shown(await service.stats(acme)) == "[MEMORY] 2 memories for this project (project: 1, pattern: 1)."
         assert await service.counters.flush() >= 1
         assert len(await service.objects.list("stats/acme/shard/")) == 1
-        assert (await service.forget(acme, first.memory.id)).text() == f"[MEMORY] Deleted {first.memory.id}."
-        assert (await service.list(Caller("globex"))).text() == "[MEMORY] This project has no memories yet."
+        assert shown(await service.forget(acme, first.memory.id)) == f"[MEMORY] Deleted {first.memory.id}."
+        assert shown(await service.list(Caller("globex"))) == "[MEMORY] This project has no memories yet."
     finally:
         await service.close()
 

@@ -14,6 +14,7 @@ import pytest
 
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.model import Caller
+from mcp_memory.server.render import text as shown
 from tests.conftest import Clock, Env
 from tests.support.moto_endpoint import seed_objects
 
@@ -97,11 +98,11 @@ async def test_memories_counters_and_index_the_reference_wrote_are_read(env: Env
         ],
     )
 
-    assert (await env.service.stats(ACME)).text() == "[MEMORY] 1 memory for this project (project: 1)."
-    assert (await env.service.stats(THREAD)).text() == (
+    assert shown(await env.service.stats(ACME)) == "[MEMORY] 1 memory for this project (project: 1)."
+    assert shown(await env.service.stats(THREAD)) == (
         "[MEMORY] 2 memories for this project (project: 1, conversation: 1)."
     )
-    listed = (await env.service.list(THREAD)).text()
+    listed = shown(await env.service.list(THREAD))
     assert listed.startswith("[MEMORY] 2 memories, newest first.") and "Release trains" in listed and "bullet" in listed
     [result] = (await env.service.recall(ACME, "when do release trains leave")).results
     assert result.memory.id == ID and result.stats.access_count == 5

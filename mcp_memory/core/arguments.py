@@ -1,0 +1,184 @@
+"""Argument checks every edge shares: one rule per argument, each edge's own words.
+
+A parser takes what the caller sent (a mapping of argument name to value) and
+returns the service call's keyword arguments, checking in a fixed order so the
+first error wins. Errors are `InvalidArgument`; their text names the argument
+the way the caller spelt it, through `Terms`: the MCP tools say `limit`, the
+CLI says --limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
+from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+
+LIMIT_MAX = 50
+LIST_DEFAULT_LIMIT = 20
+CATEGORY_MAX_BYTES = 128
+TAGS_MAX = 20
+TAG_MAX_BYTES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """How one edge words argument errors."""
+
+    #: An argument's name as this edge's caller writes it ("limit" -> "`limit`" or "--limit").
+    name: Callable[[str], str]
+    #: What says that scope 'conversation' was asked for outside a conversation.
+    no_conversation: str
+
+
+#: Tab, newline and carriage return are text; every other control character (NUL
+#: first: PostgreSQL cannot store it) and a lone surrogate (no UTF-8 spelling) is not.
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_text(field: str, value: str, terms: Terms) -> str:
+    """`value` unless it holds a character no store can keep; refused naming `field`."""
+    bad = _NOT_TEXT.search(value)
+    if bad is not None:
+        raise InvalidArgument(
+            f"{terms.name(field)} contains a control character (U+{ord(bad.group()):04X} at position "
+            f"{bad.start()}); only text is accepted: tab and newline are, other control characters are not."
+        )
+    return value
+
+
+def string_arguments(args: Mapping[str, Any]) -> list[str]:
+    """Every string among the arguments (tags included): what a failure must not echo."""
+    found: list[str] = []
+    for value in args.values():
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, str))
+    return found
+
+
+def require_string(args: Mapping[str, Any], field: str, terms: Terms) -> str:
+    value = args.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"{terms.name(field)} is required and must be a non-empty string.")
+    return check_text(field, value, terms)
+
+
+def optional_limit(args: Mapping[str, Any], fallback: int | None, terms: Terms) -> int | None:
+    value = args.get("limit")
+    if value is None:
+        return fallback
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value != int(value)
+        or not 1 <= value <= LIMIT_MAX
+    ):
+        raise InvalidArgument(f"{terms.name('limit')} must be an integer between 1 and {LIMIT_MAX}.")
+    return int(value)
+
+
+def optional_type(args: Mapping[str, Any], terms: Terms) -> str | None:
+    value = args.get("type")
+    if value is None:
+        return None
+    if value not in MEMORY_TYPES:
+        raise InvalidArgument(f"{terms.name('type')} must be one of: {', '.join(MEMORY_TYPES)}.")
+    return value
+
+
+def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
+    value = args.get("scope")
+    if value is None:
+        return "project"
+    if value not in SCOPES:
+        raise InvalidArgument(f"{terms.name('scope')} must be one of: {', '.join(SCOPES)}.")
+    return value
+
+
+def optional_mode(args: Mapping[str, Any], terms: Terms) -> str | None:
+    value = args.get("mode")
+    if value is None:
+        return None
+    if value not in MODES:
+        raise InvalidArgument(f"{terms.name('mode')} must be precision, balanced or exploratory.")
+    return value
+
+
+def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:
+    value = args.get("tags")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise InvalidArgument(f"{terms.name('tags')} must be an array of strings.")
+    for tag in value:
+        check_text("tags", tag, terms)
+    tags = [t.strip() for t in value if t.strip()]
+    if len(tags) > TAGS_MAX:
+        raise InvalidArgument(f"{terms.name('tags')} may hold at most {TAGS_MAX} entries.")
+    for tag in tags:
+        if len(tag.encode("utf-8")) > TAG_MAX_BYTES:
+            raise InvalidArgument(
+                f'each tag may be at most {TAG_MAX_BYTES} bytes; "{tag[:30]}…" is longer. '
+                "Tags are short labels; put the detail in the content."
+            )
+    return tags
+
+
+def check_content(content: str, terms: Terms) -> None:
+    size = content_overflow(content)
+    if size is not None:
+        raise InvalidArgument(
+            f"{terms.name('content')} is {size} bytes; the maximum a single memory may hold is "
+            f"{CONTENT_MAX_BYTES}. Store the essential fact, and leave the detail where it lives."
+        )
+
+
+def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
+    value = args.get("category")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{terms.name('category')} must be a string.")
+    check_text("category", value, terms)
+    if len(value.encode("utf-8")) > CATEGORY_MAX_BYTES:
+        raise InvalidArgument(
+            f"{terms.name('category')} may be at most {CATEGORY_MAX_BYTES} bytes. "
+            "Use a short label such as decision or convention."
+        )
+    return value.strip() or None
+
+
+# --------------------------------------------------------------------------- one parser per operation
+
+
+def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
+    mode = optional_mode(args, terms)
+    query = require_string(args, "query", terms)
+    return {"query": query, "limit": optional_limit(args, None, terms), "mode": mode}
+
+
+def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict[str, Any]:
+    content = require_string(args, "content", terms)
+    check_content(content, terms)
+    category = optional_category(args, terms)
+    scope = optional_scope(args, terms)
+    if scope == "conversation" and not caller.conversation:
+        raise InvalidArgument(terms.no_conversation)
+    memory_type = optional_type(args, terms) or "project"
+    tags = optional_tags(args, terms)
+    return {"content": content, "memory_type": memory_type, "category": category, "tags": tags, "scope": scope}
+
+
+def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
+    memory_type = optional_type(args, terms)
+    return {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT, terms)}
+
+
+def forget_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
+    return {"memory_id": require_string(args, "id", terms)}
