@@ -14,7 +14,11 @@ Printed (Markdown):
   warm once with the reference's access term (`ranking.usage_band` patched to 1.0, in this
   process only) and once with ours;
 - what the gates cost: candidates and gold memories dropped by the floor and by the mode's
-  ratio gate, per query.
+  ratio gate, per query;
+- by retrieval (dense / keyword / hybrid, whichever the service offers, see
+  bench/retrieval_eval.py), each mode, cold and warm: R@1/5/10, hit@5 and the precision of each
+  confidence label, next to the raw model and a plain BM25 (FTS5) reference. `--json` prints
+  that section as JSON instead of the whole Markdown report.
 
 Warm, as in production: each query is one agent call at the mode's default limit, and only what
 that call returns is counted. The limit-50 call that is scored runs just before it and counts
@@ -29,6 +33,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import json
 import statistics
 import sys
 import tempfile
@@ -41,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import madial_data as md
+import retrieval_eval as ev
 
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
@@ -222,14 +228,72 @@ async def band_sweep(service, data, back, cold: dict[str, list[list[int]]], coun
     return out
 
 
-async def main(count_limit: int | None, sweep: bool) -> None:
+async def retrieval_section(env: dict[str, str], data: md.MADial, raw: list[list[int]]) -> dict:
+    """Every retrieval the service offers, each mode, cold and warm, on a fresh store of its own
+    (the passes above have flushed their counts into theirs)."""
+    probes = [ev.Probe(tenant(d.user), d.query, d.gold) for d in data.dialogues]
+    items = [
+        (tenant(user), mid, data.memories[mid], "project") for user, pool in sorted(data.pools.items()) for mid in pool
+    ]
+    references = [
+        {"retrieval": name, "mode": "–", "pass": "–", "all": ev.quality(rankings, probes), "groups": {}}
+        for name, rankings in (
+            ("raw cosine (reference)", raw),
+            ("BM25, FTS5 (reference)", ev.bm25_rankings(items, probes)),
+        )
+    ]
+    rows, offered, stored = [], [], None
+    for name in ev.RETRIEVALS:
+        service = await ev.open_retrieval(env, name)
+        if service is None:
+            continue
+        offered.append(name)
+        try:
+            stored = stored or await ev.store(service, items)
+            for mode in ev.MODES:
+                for warm in (False, True):
+                    outcomes = await ev.recall_pass(service, probes, stored, mode, warm)
+                    rankings = [o.ranked for o in outcomes]
+                    rows.append(
+                        {
+                            "retrieval": name,
+                            "mode": mode,
+                            "pass": "warm" if warm else "cold",
+                            "all": ev.quality(rankings, probes),
+                            "groups": {},
+                            "confidence": ev.confidence(outcomes, probes),
+                        }
+                    )
+        finally:
+            await ev.close(service)
+    return {"retrievals": offered, "merged": stored.merged if stored else [], "references": references, "rows": rows}
+
+
+def retrieval_markdown(section: dict) -> list[str]:
+    missing = [r for r in ev.RETRIEVALS if r not in section["retrievals"]]
+    return [
+        f"By retrieval ({', '.join(section['retrievals'])}"
+        + (f"; this service has no {' / '.join(missing)} retrieval" if missing else "")
+        + f"), recall at limit 50; warm after one counted round at each mode's default limit ({ev.mode_limits()}):",
+        "",
+        *ev.quality_table(section["references"] + section["rows"], ()),
+        "",
+        "Confidence: per label, the queries that got it and how often their top result is a gold memory.",
+        "",
+        *ev.confidence_table(section["rows"], absent=False),
+    ]
+
+
+async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
     data = md.load()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings.from_env({"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp})
+        env = {"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp}
+        settings = Settings.from_env(env)
         assert settings.embedding_provider == "local" and settings.backend == "sqlite"
         service = await open_service(settings)
         service.clock = lambda: NOW_MS
+        service.embedder = ev.CachedEmbedder(service.embedder)  # the same vectors, embedded once
         try:
             back, merged = await store(service, data)
             sims = await raw_similarities(service, data)
@@ -260,6 +324,10 @@ async def main(count_limit: int | None, sweep: bool) -> None:
             swept = await band_sweep(service, data, back, cold, count_limit) if sweep else []
         finally:
             await service.close()
+        section = await retrieval_section({**env, "MEMORY_DB_PATH": str(Path(tmp) / "retrievals.db")}, data, raw)
+    if as_json:
+        print(json.dumps(section, indent=1))
+        return
     counted = "the mode's default limit" if count_limit is None else f"limit {count_limit}"
     print(
         f"MADial-Bench en: {len(data.dialogues)} dialogues, {len(data.memories)} memories "
@@ -278,6 +346,8 @@ async def main(count_limit: int | None, sweep: bool) -> None:
     if swept:
         print("\nWarm passes with other usage-band widths:\n")
         print("\n".join(swept))
+    print()
+    print("\n".join(retrieval_markdown(section)))
 
 
 if __name__ == "__main__":
@@ -292,5 +362,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--band-sweep", action="store_true", help=f"also run the warm passes with USAGE_BAND in {SWEEP}"
     )
+    parser.add_argument("--json", action="store_true", help="print only the by-retrieval section, as JSON")
     args = parser.parse_args()
-    asyncio.run(main(args.count_limit, args.band_sweep))
+    asyncio.run(main(args.count_limit, args.band_sweep, args.json))
