@@ -8,7 +8,7 @@ embedded default, floor 0.2 and HIGH 0.6), each user's memories stored through t
 Printed (Markdown):
 
 - the raw embedder: exact cosine over the user's memories, no gates, no ranking;
-- `recall` in balanced and exploratory mode at limit 50 (enough for R@20), "cold" (nothing is
+- `recall` (dense retrieval) in balanced and exploratory mode at limit 50 (enough for R@20), "cold" (nothing is
   counted, so every query sees zero access counts: a new deployment) and "warm" (the 160
   queries in file order, counts accumulating);
   warm once with the reference's access term (`ranking.usage_band` patched to 1.0, in this
@@ -289,7 +289,9 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         env = {"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp}
-        settings = Settings.from_env(env)
+        # The tables below compare recall with the raw model and its gates: dense retrieval (the
+        # by-retrieval section at the end measures keyword and hybrid).
+        settings = Settings.from_env({**env, "RECALL_RETRIEVAL": "dense"})
         assert settings.embedding_provider == "local" and settings.backend == "sqlite"
         service = await open_service(settings)
         service.clock = lambda: NOW_MS
@@ -321,6 +323,7 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
                         )
                     table.append((f"recall {mode}, {label}", md.scores(rankings, data.dialogues), note))
             floor, high = service.floor, service.high
+            retrieval = getattr(service, "retrieval", "dense")  # the shipped default
             swept = await band_sweep(service, data, back, cold, count_limit) if sweep else []
         finally:
             await service.close()
@@ -332,7 +335,7 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
     print(
         f"MADial-Bench en: {len(data.dialogues)} dialogues, {len(data.memories)} memories "
         f"({', '.join(f'user {u}: {len(p)}' for u, p in sorted(data.pools.items()))}); local model, "
-        f"floor {floor:g}, HIGH {high:g}; warm passes count {counted}"
+        f"floor {floor:g}, HIGH {high:g}; recall's retrieval {retrieval}; warm passes count {counted}"
     )
     print(f"remember: {len(back)} memories stored, {len(merged)} merged by dedup {merged or ''}")
     print(f"{datetime.date.today()}, {md.machine()}, {time.perf_counter() - started:.0f} s\n")
