@@ -51,10 +51,11 @@ import retrieval_eval as ev
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core import ranking
+from mcp_memory.core.arguments import LIMIT_MAX
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import LIMIT_MAX, MemoryService
+from mcp_memory.core.service import MemoryService
 
 NOW_MS = 1_780_000_000_000.0  # 2026-05-28: one instant for every remember and recall
 MODES = ("balanced", "exploratory")

@@ -34,10 +34,11 @@ import numpy as np
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core import ranking
+from mcp_memory.core.arguments import LIMIT_MAX
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import LIMIT_MAX, MemoryService
+from mcp_memory.core.service import MemoryService
 
 RETRIEVALS = ("dense", "keyword", "hybrid")
 MODES = ("precision", "balanced", "exploratory")

@@ -64,3 +64,36 @@ def test_no_question_copies_its_fact_word_for_word():
     for q in rows("questions.jsonl"):
         for fact_id in q["gold"]:
             assert q["text"].rstrip("?") not in facts[fact_id], q["id"]
+
+
+def harness():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("retrieval_eval", BENCH / "retrieval_eval.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault("retrieval_eval", module)  # dataclasses look their module up
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_the_harness_scores_the_bm25_reference_by_the_share_of_gold_in_the_top_k():
+    ev = harness()
+    items = [
+        ("t", "a", "Use make mock-up when the webhook sender says ECONNREFUSED.", "reference"),
+        ("t", "b", "The staging database listens on port 6432.", "project"),
+        ("t", "c", "배포는 평일 오전에만 한다.", "project"),
+        ("other", "d", "ECONNREFUSED in another tenant.", "project"),
+    ]
+    probes = [
+        ev.Probe("t", "what fixes ECONNREFUSED?", frozenset({"a"})),
+        ev.Probe("t", "which port, 6432 or 5433?", frozenset({"b", "c"})),
+        ev.Probe("t", "배포는 언제 해?", frozenset({"c"})),
+    ]
+    rankings = ev.bm25_rankings(items, probes)
+    assert rankings == [["a"], ["b"], ["c"]]  # only the asker's tenant, only matching texts
+    scores = ev.quality(rankings, probes)
+    assert scores["n"] == 3
+    assert round(scores["R@1"], 1) == round(100 * (1 + 0.5 + 1) / 3, 1)
+    assert scores["hit@5"] == 100.0
