@@ -29,12 +29,14 @@ import psycopg
 from psycopg import sql
 
 from mcp_memory.core.errors import StartupError
+from mcp_memory.stores.postgres import keywords
 
 __all__ = ["SCHEMA_LOCK_KEY", "SCHEMA_VERSION", "create_schema"]
 
 #: The reference server's key: replicas of either implementation serialise their boots on it.
 SCHEMA_LOCK_KEY = 7304592118001
-SCHEMA_VERSION = 1
+#: 2 added the keyword index (stores/postgres/keywords.py); a schema of version 1 gains it at start.
+SCHEMA_VERSION = 2
 
 _SCOPE = "CASE WHEN metadata->>'scope' = 'conversation' THEN 'conversation' ELSE 'project' END"
 _GENERATED = {
@@ -49,6 +51,8 @@ _MEMORIES = """CREATE TABLE memories (
     metadata jsonb NOT NULL,
     scope {scope},
     conversation {conversation},
+    {keywords},
+    {keyword_vector},
     PRIMARY KEY (tenant_id, id)
 )"""
 
@@ -109,7 +113,9 @@ async def _columns(conn: psycopg.AsyncConnection[Any]) -> dict[str, tuple[str, i
 async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: str) -> None:
     columns = await _columns(conn)
     if not columns:
-        await conn.execute(sql.SQL(_MEMORIES.format(dim="{dim}", **_GENERATED)).format(dim=sql.Literal(dim)))
+        text = _MEMORIES.format(dim="{dim}", keywords=keywords.COLUMN, keyword_vector=keywords.VECTOR, **_GENERATED)
+        await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim)))
+        await conn.execute(keywords.INDEX)
         return
     if columns.get("metadata", ("",))[0] != "jsonb" or columns.get("embedding", ("",))[0] != "vector":
         raise StartupError(
@@ -130,6 +136,7 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
     for name, definition in _GENERATED.items():
         if name not in columns:
             await conn.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
+    await keywords.upgrade(conn, columns)
 
 
 async def _stored_widths(conn: psycopg.AsyncConnection[Any]) -> list[int]:
@@ -177,3 +184,5 @@ async def _check_model(conn: psycopg.AsyncConnection[Any], model: str, dim: int,
             "(EMBEDDING_PROVIDER, EMBEDDING_MODEL, EMBEDDING_DIM), or point DATABASE_URL at a new "
             "database to start a fresh memory"
         )
+    if version < SCHEMA_VERSION:
+        await conn.execute("UPDATE mcp_memory_meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))

@@ -27,10 +27,12 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
+from mcp_memory.core import keywords as keyword_index
 from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
-from mcp_memory.core.keywords import KeywordAnswer, pool_answer
+from mcp_memory.core.keywords import KeywordAnswer, TermStats
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.postgres import keywords
 from mcp_memory.stores.postgres.db import (
     DEFAULT_LOCK_CONNECTIONS,
     DEFAULT_POOL_SIZE,
@@ -42,8 +44,6 @@ from mcp_memory.stores.postgres.db import (
 from mcp_memory.stores.postgres.schema import create_schema
 
 __all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
-#: Vector candidates the keywords are scored within, where there is no keyword index.
-KEYWORD_POOL = 100
 
 _VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
 _QUERY = (
@@ -51,8 +51,9 @@ _QUERY = (
     f"WHERE tenant_id = %s AND {_VISIBLE} ORDER BY distance LIMIT %s"
 )
 _PUT = (
-    "INSERT INTO memories (tenant_id, id, embedding, metadata) VALUES (%s, %s, %b, %s) "
-    "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata"
+    "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
+    "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
+    "keywords = EXCLUDED.keywords"
 )
 
 
@@ -143,7 +144,8 @@ class PgVectorStore:
             raise StoreError(
                 "the memory contains the NUL character (U+0000), which PostgreSQL cannot store in text; remove it"
             )
-        await self._db.fetch("put memory", _PUT, (memory.tenant, memory.id, vector, Jsonb(metadata)))
+        index = keyword_index.index_text(memory.content)
+        await self._db.fetch("put memory", _PUT, (memory.tenant, memory.id, vector, Jsonb(metadata), index))
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         vector = self._vector(embedding)
@@ -160,10 +162,40 @@ class PgVectorStore:
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:
-        """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
-        memories by cosine (README: what that can and cannot find)."""
-        pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
-        return pool_answer(pool, terms, top_k)
+        """Memories holding the query's rarer terms, through the GIN index (stores/postgres/keywords.py),
+        each with its cosine; document counts are the tenant's own."""
+        vector = self._vector(embedding)
+        if not terms:
+            return KeywordAnswer([], TermStats(0, {}))
+        terms = list(terms)
+        counts = await self._db.fetch(
+            "keyword query", keywords.STATS, (tenant, terms, [keywords.lexeme(t) for t in terms])
+        )
+        docs = await self._db.fetch("keyword query", keywords.DOCS, (tenant,))
+        stats = TermStats(int(docs[0][0]) if docs else 0, {term: int(n) for term, n in counts if n})
+        searched = stats.searchable(terms)
+        if not searched or top_k <= 0:
+            return KeywordAnswer([], stats)
+        rows = await self._db.fetch(
+            "keyword query",
+            keywords.SEARCH,
+            (
+                vector,
+                tenant,
+                conversation,
+                conversation,
+                keywords.any_of(searched),
+                searched,
+                [stats.idf(t) for t in searched],
+                top_k,
+            ),
+        )
+        hits = []
+        for row_id, metadata, distance in rows:
+            memory = _memory(row_id, metadata, tenant)
+            if memory is not None and memory.visible_to(conversation):
+                hits.append(Hit(memory, _similarity(distance)))
+        return KeywordAnswer(hits, stats)
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:

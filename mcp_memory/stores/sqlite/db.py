@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
+from mcp_memory.stores.sqlite import keywords
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+#: 2 added the keyword index (stores/sqlite/keywords.py); a file of schema 1 gains it at start.
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 10.0
 #: How long a transaction keeps retrying SQLITE_BUSY before giving up with a StoreError.
 BUSY_DEADLINE_S = 120.0
@@ -269,27 +271,33 @@ def _create_schema(conn: sqlite3.Connection, *, model: str, dim: int) -> None:
     for statement in _SCHEMA:
         conn.execute(statement)
     recorded = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    if not recorded.get("embedding_model"):
-        conn.executemany(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [("schema_version", str(SCHEMA_VERSION)), ("embedding_model", model), ("embedding_dim", str(dim))],
-        )
-        return
     version = int(recorded.get("schema_version") or 0)
     if version > SCHEMA_VERSION:
         raise StartupError(
             f"the database at {conn_path(conn)} was written by a newer mcp-memory (schema {version}, "
             f"this one reads {SCHEMA_VERSION}); upgrade mcp-memory or point MEMORY_DB_PATH at another file"
         )
-    old_model, old_dim = recorded["embedding_model"], recorded.get("embedding_dim", "?")
-    if old_model != model or old_dim != str(dim):
-        raise StartupError(
-            f'this database holds embeddings from "{old_model}" ({old_dim} dimensions) but the configured '
-            f'embedder is "{model}" ({dim} dimensions); embeddings from different models cannot be '
-            f"compared. Configure the original model again (EMBEDDING_PROVIDER, EMBEDDING_MODEL, "
-            f"EMBEDDING_DIM), or point MEMORY_DB_PATH at a new file to start a fresh memory "
-            f"(database: {conn_path(conn)})"
+    if not recorded.get("embedding_model"):
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("schema_version", str(SCHEMA_VERSION)), ("embedding_model", model), ("embedding_dim", str(dim))],
         )
+    else:
+        old_model, old_dim = recorded["embedding_model"], recorded.get("embedding_dim", "?")
+        if old_model != model or old_dim != str(dim):
+            raise StartupError(
+                f'this database holds embeddings from "{old_model}" ({old_dim} dimensions) but the configured '
+                f'embedder is "{model}" ({dim} dimensions); embeddings from different models cannot be '
+                f"compared. Configure the original model again (EMBEDDING_PROVIDER, EMBEDDING_MODEL, "
+                f"EMBEDDING_DIM), or point MEMORY_DB_PATH at a new file to start a fresh memory "
+                f"(database: {conn_path(conn)})"
+            )
+    if keywords.missing(conn):  # a new file, or one written before the keyword index: once, under the lock
+        for statement in keywords.SCHEMA:
+            conn.execute(statement)
+        keywords.backfill(conn)
+    if recorded.get("embedding_model") and version < SCHEMA_VERSION:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 def conn_path(conn: sqlite3.Connection) -> str:

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
-from mcp_memory.core.keywords import KeywordAnswer, pool_answer
+from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
+from mcp_memory.stores.sqlite import keywords
 from mcp_memory.stores.sqlite.db import CHUNK, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
 from mcp_memory.stores.sqlite.rows import RowCache
@@ -37,8 +38,6 @@ __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
 
 #: Most queries searched in one pass (at 100,000 memories their scores take 400 KB each).
 SEARCH_BATCH = 32
-#: Vector candidates the keywords are scored within, where there is no keyword index.
-KEYWORD_POOL = 100
 
 _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
 
@@ -179,6 +178,7 @@ class SqliteVectorStore:
                     rev,
                 ),
             )
+            keywords.write(conn, memory.tenant, memory.id, memory.content)
 
         await self._db.write(write, "put memory")
 
@@ -241,10 +241,26 @@ class SqliteVectorStore:
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:
-        """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
-        memories by cosine (README: what that can and cannot find)."""
-        pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
-        return pool_answer(pool, terms, top_k)
+        """Memories holding the query's rarer terms, from the FTS5 index (stores/sqlite/keywords.py),
+        each with its cosine from the vector cache; document counts are the file's."""
+        vector = self._vector(embedding)
+
+        def read(conn: sqlite3.Connection) -> KeywordAnswer:
+            stats = keywords.stats(conn, terms)
+            ids = keywords.search(conn, tenant, stats.searchable(terms), top_k, conversation)
+            if not ids:
+                return KeywordAnswer([], stats)
+            snapshot = self._cache.current(conn, tenant)
+            memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), ids)
+            cosines = snapshot.similarities(vector, ids)
+            hits = [
+                Hit(memories[i], cosines.get(i, 0.0))
+                for i in ids
+                if i in memories and memories[i].visible_to(conversation)
+            ]
+            return KeywordAnswer(hits, stats)
+
+        return await self._db.read(read, "keyword query")
 
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
@@ -264,6 +280,7 @@ class SqliteVectorStore:
                     (tenant, *chunk),
                 )
                 deleted += max(cursor.rowcount, 0)
+                keywords.remove(conn, tenant, chunk)
             if deleted:
                 _bump_generation(conn, tenant, purge=True)
 

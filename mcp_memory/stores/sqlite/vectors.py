@@ -151,6 +151,14 @@ class TenantVectors:
             chosen = np.arange(self.n)
         return [(self.id(i), float(scores[i])) for i in chosen.tolist()]
 
+    def similarities(self, query: np.ndarray, memory_ids: Sequence[str]) -> dict[str, float]:
+        """The dot product of `query` with each of these ids' rows (ids not held are left out)."""
+        out: dict[str, float] = {}
+        for memory_id, row in zip(memory_ids, self.find(memory_ids)):
+            if row is not None:
+                out[memory_id] = float(np.dot(self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS], query))
+        return out
+
     def find(self, memory_ids: Sequence[str]) -> list[int | None]:
         """The row of each id, None for ids this snapshot does not hold."""
         if not memory_ids or self.n == 0:

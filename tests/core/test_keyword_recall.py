@@ -1,0 +1,184 @@
+"""Recall by keyword on every backend: identifiers, Korean nouns, FTS syntax as data, tenant and
+visibility filters on keyword candidates, and forget.
+
+The embedder here gives every distinct text an unrelated direction (cosine about 0 between any
+two texts), so the dense signal cannot find anything: whatever recall returns came through the
+keyword index (S3: the keyword scoring within its pool of vector candidates, which at these sizes
+holds every memory). Each test checks that control too: dense retrieval alone finds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from mcp_memory.core.model import Caller
+from mcp_memory.embedders.base import check_vectors
+from tests.conftest import SERVICE_BACKENDS, Env, open_env
+
+ACME = Caller("acme")
+GLOBEX = Caller("globex")
+THREAD = Caller("acme", "chat:thread-a")
+OTHER_THREAD = Caller("acme", "chat:thread-b")
+
+FACTS = {
+    "refused": "The ledger worker logs ECONNREFUSED whenever the billing database restarts",
+    "code": "Checkout fails with error E1234 when the coupon has expired",
+    "python": "The build image pins Python 3.12 for every service",
+    "release": "Version v0.8.2 shipped the retry fix for webhooks",
+    "branch": "The checkout_v2 flow replaces the legacy cart page",
+    "flag": "Only push with --force to personal branches, never to main",
+    "pg": "Allow the app subnet in pg_hba.conf before the migration",
+    "host": "The internal API listens on api.internal:8443 behind the mesh",
+    "korean": "배포 서버가 재시작되면 캐시를 비운다",
+}
+FILLER = [f"Weekly note {i} about lunch orders, desk moves and parking permits" for i in range(12)]
+
+#: (query, the fact it must find first): each identifier whole and by a part.
+IDENTIFIER_QUERIES = [
+    ("ECONNREFUSED", "refused"),
+    ("econnrefused again?", "refused"),
+    ("E1234", "code"),
+    ("what does 1234 mean", "code"),
+    ("3.12", "python"),
+    ("v0.8.2", "release"),
+    ("checkout_v2", "branch"),
+    ("--force", "flag"),
+    ("pg_hba.conf", "pg"),
+    ("hba", "pg"),
+    ("api.internal:8443", "host"),
+    ("port 8443", "host"),
+]
+KOREAN_QUERIES = ["서버", "서버가", "서버는", "서버를", "서버를 재시작"]
+
+
+class UnrelatedEmbedder:
+    """Every distinct text its own pseudo-random unit vector: no two texts are similar."""
+
+    provider, model, dim = "fake", "unrelated", 512
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            vectors.append((v / np.linalg.norm(v)).astype(np.float32))
+        return check_vectors(vectors, self.model, self.dim, len(texts))
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.fixture(params=SERVICE_BACKENDS)
+async def env(request: pytest.FixtureRequest, clock):
+    env = await open_env(request.param, clock, request, floor=0.3, embedder=UnrelatedEmbedder())
+    try:
+        yield env
+    finally:
+        await env.service.close()
+
+
+async def store(env: Env, facts: dict[str, str] = FACTS, caller: Caller = ACME, **kw) -> dict[str, str]:
+    ids = {}
+    for name, text in facts.items():
+        ids[name] = (await env.service.remember(caller, text, **kw)).memory.id
+    for text in FILLER:
+        await env.service.remember(caller, text)
+    return ids
+
+
+async def top_ids(env: Env, query: str, caller: Caller = ACME, retrieval: str = "hybrid") -> list[str]:
+    env.service.retrieval = retrieval  # type: ignore[assignment]
+    try:
+        return [r.memory.id for r in (await env.service.recall(caller, query)).results]
+    finally:
+        env.service.retrieval = "hybrid"
+
+
+async def test_identifiers_are_found_by_keyword_whole_and_by_their_parts(env: Env) -> None:
+    ids = await store(env)
+    for query, name in IDENTIFIER_QUERIES:
+        assert await top_ids(env, query, retrieval="dense") == [], query  # the embedding cannot find it
+        found = await top_ids(env, query)
+        assert found[:1] == [ids[name]], (query, found)
+        assert (await top_ids(env, query, retrieval="keyword"))[:1] == [ids[name]], query
+
+
+async def test_a_korean_noun_is_found_whatever_particle_is_attached(env: Env) -> None:
+    ids = await store(env)
+    for query in KOREAN_QUERIES:
+        assert await top_ids(env, query, retrieval="dense") == [], query
+        assert (await top_ids(env, query))[:1] == [ids["korean"]], query
+
+
+async def test_recall_text_shows_the_keyword_match(env: Env) -> None:
+    await store(env)
+    text = (await env.service.recall(ACME, "ECONNREFUSED")).text()
+    assert text.startswith('[MEMORY] 1 memory matched "ECONNREFUSED" (mode: balanced).')
+    assert FACTS["refused"] in text
+    assert "Weekly note" not in text
+
+
+async def test_keyword_hits_of_another_tenant_never_appear_nor_count_as_gated(env: Env) -> None:
+    await store(env, {"theirs": "Globex rotates the HSM key KX-9931 every quarter"}, caller=GLOBEX)
+    await env.service.remember(ACME, "Acme keeps its office plants on the third floor")
+    result = await env.service.recall(ACME, "KX-9931 HSM key")
+    assert result.results == [] and result.gated == 1  # Acme's own memory, below the floor: the only candidate
+    theirs = await env.service.recall(GLOBEX, "KX-9931 HSM key")
+    assert [r.memory.content for r in theirs.results][:1] == ["Globex rotates the HSM key KX-9931 every quarter"]
+
+
+async def test_keyword_hits_in_another_conversation_never_appear_nor_count_as_gated(env: Env) -> None:
+    note = "Thread A decided the canary flag is CANARY_77"
+    stored = await env.service.remember(THREAD, note, scope="conversation")
+    await env.service.remember(ACME, "Acme keeps its office plants on the third floor")
+    for caller in (OTHER_THREAD, ACME):
+        result = await env.service.recall(caller, "CANARY_77")
+        assert result.results == [] and result.gated == 1, caller  # only the visible memory, below the floor
+    assert (await top_ids(env, "CANARY_77", caller=THREAD))[:1] == [stored.memory.id]
+
+
+async def test_forget_removes_a_memory_from_the_keyword_index(env: Env) -> None:
+    ids = await store(env)
+    assert (await top_ids(env, "ECONNREFUSED", retrieval="keyword"))[:1] == [ids["refused"]]
+    assert (await env.service.forget(ACME, ids["refused"])).deleted
+    for retrieval in ("keyword", "hybrid"):
+        assert ids["refused"] not in await top_ids(env, "ECONNREFUSED", retrieval=retrieval)
+    env.service.retrieval = "keyword"
+    assert not (await env.service.recall(ACME, "ECONNREFUSED")).found_any
+
+
+SYNTAX = {
+    "quote": 'The banner reads "deploy freeze" until Friday',
+    "star": "Glob src/*.py picks every module; use ** for nested folders",
+    "colon": "Set keywords: OFF in the legacy importer",
+    "near": "NEAR(alpha beta) is a proximity query in the search DSL",
+    "minus": "Run the linter with -W error -x to stop at the first warning",
+    "parens": "The formula (a + b) * (c - d) rounds half up",
+    "boolean": "Cats AND dogs OR birds NOT fish was the title of the talk",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ('"deploy freeze"', "quote"),
+        ("src/*.py", "star"),
+        ("keywords: OFF", "colon"),
+        ("NEAR(alpha beta)", "near"),
+        ("-W error -x", "minus"),
+        ("(a + b) * (c - d)", "parens"),
+        ("Cats AND dogs OR birds NOT fish", "boolean"),
+        ('" OR * AND NEAR( -', None),
+        ('"unbalanced', None),
+    ],
+)
+async def test_search_syntax_in_content_and_query_is_data(env: Env, query: str, name: str | None) -> None:
+    ids = await store(env, SYNTAX)
+    for retrieval in ("hybrid", "keyword"):
+        found = await top_ids(env, query, retrieval=retrieval)  # never an error
+        if name is not None:
+            assert found[:1] == [ids[name]], (query, retrieval, found)
