@@ -17,6 +17,7 @@ import pytest
 
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.base import check_vectors
+from mcp_memory.server.render import text as shown
 from tests.conftest import SERVICE_BACKENDS, Env, open_env
 
 ACME = Caller("acme")
@@ -116,7 +117,7 @@ async def test_a_korean_noun_is_found_whatever_particle_is_attached(env: Env) ->
 
 async def test_recall_text_shows_the_keyword_match(env: Env) -> None:
     await store(env)
-    text = (await env.service.recall(ACME, "ECONNREFUSED")).text()
+    text = shown(await env.service.recall(ACME, "ECONNREFUSED"))
     assert text.startswith('[MEMORY] 1 memory matched "ECONNREFUSED" (mode: balanced).')
     assert FACTS["refused"] in text
     assert "Weekly note" not in text
