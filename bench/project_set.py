@@ -1,6 +1,6 @@
 """Recall quality on the project-memory dev set (bench/data/project_memory): dense, keyword, hybrid.
 
-    .venv/bin/python bench/project_set.py [--backend sqlite|postgres] [--json]
+    .venv/bin/python bench/project_set.py [--backend sqlite|postgres] [--one-tenant] [--json]
 
 Every fact is stored through the real `remember` in its team's tenant, on a fresh SQLite file in a
 temporary directory (or a throwaway pgserver PostgreSQL with `--backend postgres`, or the database
@@ -9,6 +9,9 @@ Then, for each retrieval the service offers (see `retrieval_eval.open_retrieval`
 cold / warm: R@1/5/10 and hit@5, R@5 by question kind (paraphrase, identifier, number) and for the
 Korean questions, and the precision of each confidence label, with how the absent questions are
 labelled. References outside the service: exact cosine with the raw model, and plain BM25 (FTS5).
+`--one-tenant` stores all five teams in one tenant (one person's memory across projects): 302
+memories, more than recall's candidate pool, so a keyword hit must be reachable beyond the vector
+neighbours, and the teams' look-alike facts compete.
 What "cold" and "warm" mean is in bench/retrieval_eval.py. Markdown for bench/RESULTS.md, or JSON.
 """
 
@@ -33,17 +36,25 @@ import retrieval_eval as ev
 GROUPS = ("paraphrase", "identifier", "number", "Korean")
 
 
-def probes(questions) -> list[ev.Probe]:
+ONE_TENANT = "all-teams"
+
+
+def probes(questions, one_tenant: bool) -> list[ev.Probe]:
     return [
-        ev.Probe(q.tenant, q.text, frozenset(q.gold), (q.kind,) + (("Korean",) if q.lang == "ko" else ()))
+        ev.Probe(
+            ONE_TENANT if one_tenant else q.tenant,
+            q.text,
+            frozenset(q.gold),
+            (q.kind,) + (("Korean",) if q.lang == "ko" else ()),
+        )
         for q in questions
     ]
 
 
-async def measure(env: dict[str, str]) -> dict:
+async def measure(env: dict[str, str], one_tenant: bool = False) -> dict:
     facts, questions = project_set_data.load()
-    items = [(f.tenant, f.id, f.text, f.memory_type) for f in facts]
-    ps = probes(questions)
+    items = [(ONE_TENANT if one_tenant else f.tenant, f.id, f.text, f.memory_type) for f in facts]
+    ps = probes(questions, one_tenant)
     started = time.perf_counter()
     services = {}
     for name in ev.RETRIEVALS:
@@ -94,6 +105,7 @@ async def measure(env: dict[str, str]) -> dict:
             "absent": len(questions) - len(answerable),
             "korean_questions": sum(q.lang == "ko" for q in answerable),
         },
+        "tenants": len({tenant for tenant, *_ in items}),
         "retrievals": list(services),
         "floor": floor,
         "high": high,
@@ -110,7 +122,7 @@ def markdown(result: dict, backend: str) -> str:
     s = result["set"]
     missing = [r for r in ev.RETRIEVALS if r not in result["retrievals"]]
     lines = [
-        f"Project-memory dev set: {s['facts']} facts in 5 tenants, {s['questions']} questions "
+        f"Project-memory dev set: {s['facts']} facts in {result['tenants']} tenant(s), {s['questions']} questions "
         f"({s['korean_questions']} Korean), {s['absent']} absent; {backend}, local model, floor {result['floor']:g}, "
         f"HIGH {result['high']:g}; recall at limit 50, warm after one counted round at each mode's default limit "
         f"({ev.mode_limits()}).",
@@ -131,6 +143,7 @@ def markdown(result: dict, backend: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--one-tenant", action="store_true", help="store every team in one tenant")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     args = parser.parse_args()
     server = None
@@ -140,7 +153,7 @@ def main() -> None:
             url, server = postgres_url()
             env = {"HOME": tmp, "MEMORY_BACKEND": "postgres", "DATABASE_URL": url}
         try:
-            result = asyncio.run(measure(env))
+            result = asyncio.run(measure(env, args.one_tenant))
         finally:
             if server is not None:
                 server.cleanup()
