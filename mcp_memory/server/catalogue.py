@@ -31,13 +31,37 @@ LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": LIMI
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """What a handler hands back: the text a model reads and the same facts as fields."""
+
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     text: str
     is_error: bool = False
+    #: The structuredContent of a successful call (None for an error).
+    data: dict[str, Any] | None = None
 
 
-#: A tool's work: (service, caller, arguments) -> the text the model reads.
-Handler = Callable[[Any, Caller, Mapping[str, Any]], Awaitable[str]]
+#: A tool's work: (service, caller, arguments) -> its answer.
+Handler = Callable[[Any, Caller, Mapping[str, Any]], Awaitable[Answer]]
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """MCP's tool annotations. Unset hints are left out of tools/list, where the
+    spec's defaults apply (not read-only, destructive, not idempotent, open world)."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+
+READ_ONLY = Hints(read_only=True, open_world=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +69,11 @@ class ToolSpec:
     """One tool: what tools/list shows, and what tools/call runs."""
 
     name: str
+    title: str
     description: str
     input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
     handler: Handler
+    hints: Hints = READ_ONLY
     #: The start of the isError text when something other than an argument fails.
     failure: str = STORE_FAILURE

@@ -47,7 +47,19 @@ def build_mcp_server(
     ready = on_ready or (lambda: None)
 
     listed = [
-        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+        types.Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=spec.hints.read_only,
+                destructive_hint=spec.hints.destructive,
+                idempotent_hint=spec.hints.idempotent,
+                open_world_hint=spec.hints.open_world,
+            ),
+        )
         for spec in tools.catalogue
     ]
     # Lets the SDK check a 2026-07-28 call's Mcp-Param headers without listing every tool per call.
@@ -67,10 +79,14 @@ def build_mcp_server(
         except ContextError as exc:  # the tool does not run, and no tool_call line is written
             return _result(f"Error: {exc}", True)
         result = await tools.call(params.name, params.arguments, caller)
-        return _result(result.text, result.is_error)
+        return _result(result.text, result.is_error, result.data)
 
-    def _result(text: str, is_error: bool) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+    def _result(text: str, is_error: bool, data: dict[str, Any] | None = None) -> types.CallToolResult:
+        """The text, and beside it the same facts as fields on success (an error has only its text)."""
+        content = [types.TextContent(type="text", text=text)]
+        if data is None:
+            return types.CallToolResult(content=content, is_error=is_error)
+        return types.CallToolResult(content=content, structured_content=data, is_error=is_error)
 
     server = Server(
         SERVER_NAME,

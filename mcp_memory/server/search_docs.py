@@ -22,7 +22,7 @@ from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import Closed, LazyAwsClient
-from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, ToolSpec
+from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, Answer, Hints, ToolSpec
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000
@@ -53,10 +53,33 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": f"What you are looking for, in natural language (max {QUERY_MAX_CHARS} characters).",
         },
-        "limit": {**LIMIT_SCHEMA, "description": f"How many excerpts to return (1-50). Default {DEFAULT_LIMIT}."},
+        "limit": {**LIMIT_SCHEMA, "description": f"Default {DEFAULT_LIMIT}."},
     },
     "required": ["query"],
 }
+
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "excerpt": {"type": "string"},
+                    "source": {"type": "string"},
+                    "standing": {"type": "number"},
+                },
+                "required": ["excerpt"],
+            },
+        },
+    },
+    "required": ["query", "results"],
+}
+#: Reads a library this server does not own, and changes nothing.
+HINTS = Hints(read_only=True, open_world=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +141,18 @@ def _score(value: Any) -> float | None:
     return float(value)
 
 
+def _standings(hits: Sequence[DocHit]) -> list[float | None]:
+    """Each hit's score against the top one (0-1), where scores are known."""
+    top = max((h.score for h in hits if h.score is not None), default=0.0)
+    return [None if h.score is None or top <= 0 else max(0.0, min(1.0, h.score / top)) for h in hits]
+
+
+def _excerpt(hit: DocHit) -> str:
+    if len(hit.excerpt) > EXCERPT_MAX_CHARS:
+        return hit.excerpt[:EXCERPT_MAX_CHARS] + TRUNCATED
+    return hit.excerpt
+
+
 def render_docs(query: str, hits: Sequence[DocHit]) -> str:
     """The text search_docs returns: excerpts with their standing against the top one and
     their source. Raw scores are never printed."""
@@ -126,23 +161,31 @@ def render_docs(query: str, hits: Sequence[DocHit]) -> str:
             f'{PREFIX} Nothing in the documentation library matched "{query}". Nothing close to it is '
             "indexed, which is not the same as the subject having no answer; rephrasing the query may help."
         )
-    scores = [h.score for h in hits if h.score is not None]
-    top = max(scores, default=0.0)
     n = len(hits)
     entries = []
-    for i, hit in enumerate(hits, start=1):
+    for i, (hit, standing) in enumerate(zip(hits, _standings(hits)), start=1):
         facets = []
-        if hit.score is not None and top > 0:
-            facets.append(f"{percent(max(0.0, min(1.0, hit.score / top)))}% of the top result")
+        if standing is not None:
+            facets.append(f"{percent(standing)}% of the top result")
         if hit.source:
             facets.append(f"source: {hit.source}")
         head = f"{i}. ({', '.join(facets)})" if facets else f"{i}."
-        excerpt = hit.excerpt
-        if len(excerpt) > EXCERPT_MAX_CHARS:
-            excerpt = excerpt[:EXCERPT_MAX_CHARS] + TRUNCATED
-        entries.append(f"{head}\n   {excerpt}")
+        entries.append(f"{head}\n   {_excerpt(hit)}")
     header = f'{PREFIX} {n} {"excerpt" if n == 1 else "excerpts"} matched "{query}" in the documentation library.'
     return header + "\n\n" + "\n\n".join(entries)
+
+
+def docs_data(query: str, hits: Sequence[DocHit]) -> dict[str, Any]:
+    """The structuredContent of a search: the same excerpts, sources and standings as fields."""
+    results = []
+    for hit, standing in zip(hits, _standings(hits)):
+        entry: dict[str, Any] = {"excerpt": _excerpt(hit)}
+        if hit.source:
+            entry["source"] = hit.source
+        if standing is not None:
+            entry["standing"] = round(standing, 4)
+        results.append(entry)
+    return {"query": query, "results": results}
 
 
 class DocsRetriever:
@@ -183,11 +226,21 @@ class DocsRetriever:
 def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
     """The tool ToolLayer appends, searching through `retriever` (the service is not used)."""
 
-    async def handler(service: Any, caller: Caller, args: Mapping[str, Any]) -> str:
+    async def handler(service: Any, caller: Caller, args: Mapping[str, Any]) -> Answer:
         kwargs = search_docs_args(args)
-        return render_docs(kwargs["query"], await retriever.retrieve(kwargs["query"], kwargs["limit"]))
+        hits = await retriever.retrieve(kwargs["query"], kwargs["limit"])
+        return Answer(render_docs(kwargs["query"], hits), docs_data(kwargs["query"], hits))
 
-    return ToolSpec("search_docs", DESCRIPTION, INPUT_SCHEMA, handler, failure=FAILURE)
+    return ToolSpec(
+        "search_docs",
+        "Search documentation",
+        DESCRIPTION,
+        INPUT_SCHEMA,
+        OUTPUT_SCHEMA,
+        handler,
+        HINTS,
+        failure=FAILURE,
+    )
 
 
 def describe_docs(knowledge_base_id: str | None) -> str:

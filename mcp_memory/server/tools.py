@@ -21,8 +21,17 @@ from mcp_memory.core.limits import CONTENT_MAX_BYTES
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.service import MemoryService
-from mcp_memory.server import render
-from mcp_memory.server.catalogue import LIMIT_SCHEMA, STORE_FAILURE, TOOL_TERMS, ToolResult, ToolSpec
+from mcp_memory.server import render, structured
+from mcp_memory.server.catalogue import (
+    LIMIT_SCHEMA,
+    READ_ONLY,
+    STORE_FAILURE,
+    TOOL_TERMS,
+    Answer,
+    Hints,
+    ToolResult,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mcp_memory.config import Settings
@@ -33,24 +42,29 @@ __all__ = ["TOOLS", "ToolLayer", "ToolResult", "ToolSpec", "build_tool_layer"]
 # --------------------------------------------------------------------------- handlers
 
 
-async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> str:
-    return render.recall_text(await service.recall(caller, **checks.recall_args(args, TOOL_TERMS)))
+async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    result = await service.recall(caller, **checks.recall_args(args, TOOL_TERMS))
+    return Answer(render.recall_text(result), structured.recall_data(result))
 
 
-async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> str:
-    return render.remember_text(await service.remember(caller, **checks.remember_args(args, caller, TOOL_TERMS)))
+async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    result = await service.remember(caller, **checks.remember_args(args, caller, TOOL_TERMS))
+    return Answer(render.remember_text(result), structured.remember_data(result))
 
 
-async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> str:
-    return render.list_text(await service.list(caller, **checks.list_args(args, TOOL_TERMS)))
+async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    result = await service.list(caller, **checks.list_args(args, TOOL_TERMS))
+    return Answer(render.list_text(result), structured.list_data(result))
 
 
-async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> str:
-    return render.forget_text(await service.forget(caller, **checks.forget_args(args, TOOL_TERMS)))
+async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    result = await service.forget(caller, **checks.forget_args(args, TOOL_TERMS))
+    return Answer(render.forget_text(result), structured.forget_data(result))
 
 
-async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> str:
-    return render.stats_text(await service.stats(caller))
+async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    result = await service.stats(caller)
+    return Answer(render.stats_text(result), structured.stats_data(result))
 
 
 # --------------------------------------------------------------------------- the catalogue, in order
@@ -59,11 +73,11 @@ async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "recall",
+        "Recall memories",
         "Search what this project has remembered, by meaning. Call it at the start of a task, "
         "before asking the user to explain something again: decisions and their reasons, conventions, "
         "commands that worked, references. Returns the memories themselves (not a summary), ranked, "
-        "with a confidence level. You see the project's memories plus notes kept for this conversation, "
-        "never another conversation's. An empty result means nothing relevant was stored, not that the "
+        "with a confidence level. An empty result means nothing relevant was stored, not that the "
         "subject has no answer.",
         {
             "type": "object",
@@ -71,8 +85,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "query": {"type": "string", "description": "What you want to know, in natural language."},
                 "limit": {
                     **LIMIT_SCHEMA,
-                    "description": "How many memories to return (1-50). Defaults to the mode's own limit: "
-                    "3 precision, 5 balanced, 10 exploratory.",
+                    "description": "Default: the mode's own, 3 precision, 5 balanced, 10 exploratory.",
                 },
                 "mode": {
                     "type": "string",
@@ -83,15 +96,16 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
             "required": ["query"],
         },
+        structured.RECALL_OUTPUT,
         _recall,
     ),
     ToolSpec(
         "remember",
+        "Remember a fact",
         "Store something worth knowing in a later run: a decision and the reason for it, a convention, "
         "a command that turned out to be right, a reference. A near-identical memory is not written "
         "twice: you are told which existing memory already says it, and the tags and category you "
-        "passed are discarded. By default the memory belongs to the project and every conversation "
-        "sees it; scope 'conversation' keeps it for this conversation only.",
+        "passed are discarded.",
         {
             "type": "object",
             "properties": {
@@ -103,9 +117,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "scope": {
                     "type": "string",
                     "enum": list(SCOPES),
-                    "description": "project (default): shared by every conversation of the project. "
-                    "conversation: only this conversation sees it; needs a conversation on the request "
-                    "(the platform sends one for chats, threads and A2A calls).",
+                    "description": "project (default): every conversation of the project sees it. "
+                    "conversation: only this conversation sees it.",
                 },
                 "type": {
                     "type": "string",
@@ -127,23 +140,29 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
             "required": ["content"],
         },
+        structured.REMEMBER_OUTPUT,
         _remember,
+        # an identical repeat writes nothing ("Already known")
+        Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
     ),
     ToolSpec(
         "list_memories",
+        "List memories",
         "List this project's memories, newest first, without searching; use recall to search by "
         "meaning. Includes this conversation's own notes and never another conversation's.",
         {
             "type": "object",
             "properties": {
                 "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
-                "limit": {**LIMIT_SCHEMA, "description": f"How many to list (1-50). Default {LIST_DEFAULT_LIMIT}."},
+                "limit": {**LIMIT_SCHEMA, "description": f"Default {LIST_DEFAULT_LIMIT}."},
             },
         },
+        structured.LIST_OUTPUT,
         _list,
     ),
     ToolSpec(
         "forget",
+        "Forget a memory",
         "Permanently delete one memory by id, for a fact that has become wrong. When it is merely "
         "outdated, prefer remembering the correction: the newer memory outranks the older one.",
         {
@@ -153,14 +172,19 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
             "required": ["id"],
         },
+        structured.FORGET_OUTPUT,
         _forget,
+        Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
     ),
     ToolSpec(
         "memory_stats",
+        "Count memories",
         "Count the memories this conversation can see, by type. Exact up to 10,000 memories; past "
         "that it reports a lower bound and says so.",
         {"type": "object", "properties": {}},
+        structured.STATS_OUTPUT,
         _stats,
+        READ_ONLY,
     ),
 )
 
@@ -213,7 +237,8 @@ class ToolLayer:
             if spec is None:
                 result = ToolResult(f'Error: unknown tool "{name}".', is_error=True)
             else:
-                result = ToolResult(await spec.handler(self.service, caller, args))
+                answer = await spec.handler(self.service, caller, args)
+                result = ToolResult(answer.text, data=answer.data)
         except InvalidArgument as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
         except Exception as exc:

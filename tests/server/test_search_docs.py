@@ -273,7 +273,8 @@ def test_the_search_docs_schema_has_query_and_limit_and_no_tenant(out, err) -> N
     assert list(spec.input_schema["properties"]) == ["query", "limit"]
     assert spec.input_schema["required"] == ["query"]
     assert "(max 1000 characters)" in spec.input_schema["properties"]["query"]["description"]
-    assert "(1-50). Default 5." in spec.input_schema["properties"]["limit"]["description"]
+    limit = spec.input_schema["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["description"]) == (1, 50, "Default 5.")
     assert "tenant" not in json.dumps(spec.input_schema).lower()
 
 

@@ -1,0 +1,125 @@
+"""The fields beside the text: each tool's `outputSchema` and the `structuredContent`
+that conforms to it, so a client reads ids, similarity and confidence instead of
+parsing prose.
+
+Only successful results carry structured content; an error result is its text and
+`isError`. The schemas are kept short (they travel in every tools/list) and leave
+`additionalProperties` open, so a field added later does not break a client that
+validates against an older listing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_memory.core.model import MEMORY_TYPES, Memory
+from mcp_memory.core.service import ForgetResult, ListResult, RecallResult, RememberResult, StatsResult
+
+_STRING = {"type": "string"}
+_STRINGS = {"type": "array", "items": _STRING}
+
+MEMORY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": _STRING,
+        "type": _STRING,
+        "content": _STRING,
+        "createdAt": _STRING,
+        "scope": _STRING,
+        "category": _STRING,
+        "tags": _STRINGS,
+    },
+    "required": ["id", "type", "content", "createdAt", "scope", "tags"],
+}
+
+#: A recall result: the memory, its cosine similarity to the query, and its standing
+#: against the top result (0-1, what the text prints as "% of the top result").
+_RANKED_SCHEMA: dict[str, Any] = {
+    **MEMORY_SCHEMA,
+    "properties": {**MEMORY_SCHEMA["properties"], "similarity": {"type": "number"}, "standing": {"type": "number"}},
+    "required": [*MEMORY_SCHEMA["required"], "similarity", "standing"],
+}
+
+RECALL_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": _STRING,
+        "mode": _STRING,
+        "confidence": {"enum": ["high", "medium", "low"]},
+        "results": {"type": "array", "items": _RANKED_SCHEMA},
+        "gated": {"type": "integer"},
+    },
+    "required": ["query", "mode", "confidence", "results", "gated"],
+}
+
+REMEMBER_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"created": {"type": "boolean"}, "memory": MEMORY_SCHEMA},
+    "required": ["created", "memory"],
+}
+
+LIST_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"memories": {"type": "array", "items": MEMORY_SCHEMA}},
+    "required": ["memories"],
+}
+
+FORGET_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"id": _STRING, "deleted": {"type": "boolean"}},
+    "required": ["id", "deleted"],
+}
+
+STATS_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "total": {"type": "integer"},
+        "byType": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "lowerBound": {"type": "boolean"},
+    },
+    "required": ["total", "byType", "lowerBound"],
+}
+
+
+def memory_data(memory: Memory) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": memory.id,
+        "type": memory.memory_type,
+        "content": memory.content,
+        "createdAt": memory.created_at,
+        "scope": memory.scope,
+        "tags": list(memory.tags),
+    }
+    if memory.category:
+        data["category"] = memory.category
+    return data
+
+
+def recall_data(result: RecallResult) -> dict[str, Any]:
+    return {
+        "query": result.query,
+        "mode": result.mode,
+        "confidence": result.confidence,
+        "results": [
+            {**memory_data(r.memory), "similarity": round(r.similarity, 4), "standing": round(r.standing, 4)}
+            for r in result.results
+        ],
+        "gated": result.gated,
+    }
+
+
+def remember_data(result: RememberResult) -> dict[str, Any]:
+    return {"created": result.created, "memory": memory_data(result.memory)}
+
+
+def list_data(result: ListResult) -> dict[str, Any]:
+    return {"memories": [memory_data(m) for m in result.memories]}
+
+
+def forget_data(result: ForgetResult) -> dict[str, Any]:
+    return {"id": result.id, "deleted": result.deleted}
+
+
+def stats_data(result: StatsResult) -> dict[str, Any]:
+    by_type = {t: result.by_type[t] for t in MEMORY_TYPES if result.by_type.get(t)}
+    return {"total": result.total, "byType": by_type, "lowerBound": result.lower_bound}
