@@ -116,7 +116,10 @@ def redact_url(url: str) -> str:
     query = _PASSWORD_PARAM.sub(r"\1***", parts.query)
     if netloc == parts.netloc and query == parts.query:
         return url
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    redacted = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    if not netloc and url.startswith(f"{parts.scheme}://"):  # urlunsplit drops an empty authority
+        redacted = f"{parts.scheme}://{redacted[len(parts.scheme) + 1 :]}"
+    return redacted
 
 
 class _Reader:

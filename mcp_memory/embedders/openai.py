@@ -127,11 +127,8 @@ class OpenAIEmbedder:
             if not isinstance(text, str):
                 raise TypeError(f"texts must be strings, got {type(text).__name__}")
         rows: list[Any] = []
-        try:
-            for start in range(0, len(texts), self.batch_size):
-                rows += await self._embed_batch(texts[start : start + self.batch_size])
-        except EmbeddingError as exc:  # every path, in case one quotes what it was sent
-            raise EmbeddingError(self._scrub(str(exc), texts)) from None
+        for start in range(0, len(texts), self.batch_size):
+            rows += await self._embed_batch(texts[start : start + self.batch_size])
         return check_vectors(rows, self.model, self.dim, len(texts))
 
     async def _embed_batch(self, texts: list[str]) -> list[Any]:

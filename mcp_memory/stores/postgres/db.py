@@ -43,6 +43,7 @@ from psycopg.pq import Format
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from mcp_memory.config import redact_url
+from mcp_memory.core.echo import SECRET_MARKER, SECRET_PIECE, strip_echoes
 from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
 
 __all__ = ["PostgresDatabase", "VectorParam", "scrub"]
@@ -61,6 +62,7 @@ CONNECT_TIMEOUT_S = 10
 #: by when its backoff has grown to a minute between attempts).
 RECONNECT_GIVE_UP_S = 2.0
 
+_PASSWORD_QUERY = re.compile(r"[?&]password=([^&]*)", re.IGNORECASE)
 _PASSWORD_KV = re.compile(r"""password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)""", re.IGNORECASE)
 
 # The pool reports replaced connections through `logging`; with no handler configured Python
@@ -83,6 +85,8 @@ def _secrets(url: str) -> set[str]:
                 found.add(value)
     except ValueError:
         pass
+    for match in _PASSWORD_QUERY.finditer(url):  # as written, even when a raw '&' or '#' cut it short
+        found.update({match.group(1), unquote(match.group(1))})
     if "://" in url and "@" in url:
         # A password holding '/', '?', '#' or '@' moves urlsplit's split: cut at the last '@'.
         userinfo = url.partition("://")[2].rpartition("@")[0]
@@ -91,26 +95,27 @@ def _secrets(url: str) -> set[str]:
             found.update({secret, unquote(secret)})
     for match in _PASSWORD_KV.finditer(url):
         value = match.group(1)
-        found.update({value, value.strip("'")})
+        unquoted = value[1:-1] if len(value) > 1 and value[0] == value[-1] == "'" else value
+        found.update({value, unquoted, re.sub(r"\\(.)", r"\1", unquoted)})
     try:
         value = psycopg.conninfo.conninfo_to_dict(url).get("password")
         if value:
             found.add(str(value))
-    except psycopg.Error:
+    except (psycopg.Error, ValueError):  # ValueError: a %-escape that is not UTF-8
         pass
     return {s for s in found if s}
 
 
 def scrub(message: str, url: str) -> str:
-    """`message` with the URL redacted and every spelling of its password replaced by `***`."""
+    """`message` with the URL redacted and every spelling of its password, and every
+    piece of one 4 characters or longer, replaced by `***`: libpq quotes the part of a
+    URL it could not parse, e.g. `invalid integer value "hunter2secret" for connection
+    option "port"` for a password holding a `/` (core/echo.py). A very short password
+    is replaced only where it stands alone, or every word would lose letters."""
     if url and url in message:
         message = message.replace(url, redact_url(url))
-    for secret in sorted(_secrets(url), key=len, reverse=True):
-        if len(secret) >= 4:
-            message = message.replace(secret, "***")
-        else:  # a very short one only where it stands alone, or every word would lose letters
-            message = re.sub(rf"(?<![\w]){re.escape(secret)}(?![\w])", "***", message)
-    return " ".join(message.split())  # libpq's multi-line messages on one line
+    message = " ".join(message.split())  # libpq's multi-line messages on one line
+    return strip_echoes(message, _secrets(url), min_piece=SECRET_PIECE, marker=SECRET_MARKER)
 
 
 def describe(exc: BaseException, url: str) -> str:
@@ -179,7 +184,7 @@ class PostgresDatabase:
         kwargs: dict[str, Any] = {"autocommit": True}
         try:
             given = psycopg.conninfo.conninfo_to_dict(self.url)
-        except psycopg.Error:
+        except (psycopg.Error, ValueError):  # reported, scrubbed, when connecting
             given = {}
         if "connect_timeout" not in given:
             kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
@@ -191,7 +196,7 @@ class PostgresDatabase:
         """A single connection outside the pools (start-up work); StartupError if it fails."""
         try:
             return await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
-        except psycopg.Error as exc:
+        except (psycopg.Error, ValueError) as exc:  # ValueError: e.g. a %-escape that is not UTF-8
             raise StartupError(f"cannot connect to PostgreSQL at {self.where}: {describe(exc, self.url)}") from None
 
     async def open_pools(self, vector_oid: int, namespace: str) -> None:
