@@ -63,10 +63,11 @@ _mcp_memory() {
                 --category) compopt +o default 2>/dev/null; return ;;
                 --tag) compopt +o default 2>/dev/null; return ;;
                 --scope) COMPREPLY=($(compgen -W "project conversation" -- "$cur")); return ;;
+                --replaces) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--type --category --tag --scope -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--type --category --tag --scope --replaces -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         serve-http)
             case "$prev" in

@@ -150,6 +150,7 @@ _FLAGS = {
     "scope": "--scope",
     "category": "--category",
     "tags": "--tag",
+    "replaces": "--replaces",
     "content": "CONTENT",
     "query": "QUERY",
     "id": "ID",
@@ -243,6 +244,15 @@ def remember(
     scope: Annotated[
         str | None, typer.Option(help="project (default) or conversation (needs --conversation).", show_default=False)
     ] = None,
+    replaces: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replaces",
+            metavar="ID",
+            help="The id of a memory this one corrects; it is removed once this is stored. Repeat for several (max 5).",
+            show_default=False,
+        ),
+    ] = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -255,7 +265,14 @@ def remember(
         content = sys.stdin.read()
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    args = {"content": content, "type": memory_type, "category": category, "tags": tag, "scope": scope}
+    args = {
+        "content": content,
+        "type": memory_type,
+        "category": category,
+        "tags": tag,
+        "scope": scope,
+        "replaces": replaces or None,
+    }
     kwargs = _checked(arguments.remember_args, args, caller, _cli_terms())
     result = _run(settings, lambda service: service.remember(caller, **kwargs), arguments.string_arguments(args))
     print_remember(result, as_json)

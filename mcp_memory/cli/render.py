@@ -99,7 +99,14 @@ def print_recall(result: Any, as_json: bool) -> None:
 
 def print_remember(result: Any, as_json: bool) -> None:
     if as_json:
-        _json({"created": result.created, "memory": memory_json(result.memory)})
+        record: dict[str, Any] = {"created": result.created, "memory": memory_json(result.memory)}
+        if result.replaced:
+            record["replaced"] = list(result.replaced)
+        if result.not_removed:
+            record["notRemoved"] = list(result.not_removed)
+        if result.near is not None:
+            record["near"] = memory_json(result.near)
+        _json(record)
         return
     console = _console()
     if result.created:
@@ -107,6 +114,21 @@ def print_remember(result: Any, as_json: bool) -> None:
     else:
         console.print("Already known: an existing memory says this, so nothing new was written.", style="yellow")
     _print_memory(console, 1, result.memory)
+    if result.replaced:
+        console.print(f"Replaced (removed): {', '.join(result.replaced)}.")
+    if result.not_removed:
+        console.print(
+            f"Not replaced: {', '.join(result.not_removed)} could not be removed and is still stored; "
+            "run forget with its id.",
+            style="yellow",
+        )
+    if result.near is not None:
+        console.print(
+            f"Close to an existing memory, kept as well: {result.near.id}. If this corrects it, run remember "
+            f"again with --replaces {result.near.id}, or forget it.",
+            style="yellow",
+        )
+        _print_memory(console, 1, result.near)
 
 
 def print_list(result: Any, as_json: bool) -> None:

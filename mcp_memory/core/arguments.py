@@ -23,6 +23,10 @@ LIST_DEFAULT_LIMIT = 20
 CATEGORY_MAX_BYTES = 128
 TAGS_MAX = 20
 TAG_MAX_BYTES = 64
+#: remember's `replaces` takes at most this many ids.
+REPLACES_MAX = 5
+#: A memory id as recall and list_memories show it: a ULID.
+MEMORY_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,32 @@ def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:
     return tags
 
 
+def optional_replaces(args: Mapping[str, Any], terms: Terms) -> list[str]:
+    """`replaces`: one id or a list of up to REPLACES_MAX distinct ids."""
+    value = args.get("replaces")
+    if value is None:
+        return []
+    ids = [value] if isinstance(value, str) else value
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise InvalidArgument(f"{terms.name('replaces')} must be a memory id or an array of memory ids.")
+    if len(ids) > REPLACES_MAX:
+        raise InvalidArgument(
+            f"{terms.name('replaces')} may name at most {REPLACES_MAX} memories; it names {len(ids)}."
+        )
+    for memory_id in ids:
+        check_text("replaces", memory_id, terms)
+        if not MEMORY_ID.fullmatch(memory_id):
+            shown = memory_id if len(memory_id) <= 40 else memory_id[:40] + "…"
+            raise InvalidArgument(
+                f'{terms.name("replaces")}: "{shown}" is not a memory id (26 characters, as recall and '
+                "list_memories show it)."
+            )
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise InvalidArgument(f"{terms.name('replaces')} names {duplicate} twice.")
+    return list(ids)
+
+
 def check_content(content: str, terms: Terms) -> None:
     size = content_overflow(content)
     if size is not None:
@@ -172,7 +202,17 @@ def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict
         raise InvalidArgument(terms.no_conversation)
     memory_type = optional_type(args, terms) or "project"
     tags = optional_tags(args, terms)
-    return {"content": content, "memory_type": memory_type, "category": category, "tags": tags, "scope": scope}
+    replaces = optional_replaces(args, terms)
+    kwargs: dict[str, Any] = {
+        "content": content,
+        "memory_type": memory_type,
+        "category": category,
+        "tags": tags,
+        "scope": scope,
+    }
+    if replaces:
+        kwargs["replaces"] = replaces
+    return kwargs
 
 
 def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:

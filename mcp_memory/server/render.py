@@ -101,6 +101,31 @@ def render_already_known(memory: Memory) -> str:
     )
 
 
+def render_replaced(ids: Sequence[str]) -> str:
+    return f"Replaced: {', '.join(ids)} (removed; the memory above takes its place)."
+
+
+def render_not_removed(ids: Sequence[str]) -> str:
+    return (
+        f"NOT REPLACED: {', '.join(ids)} could not be removed and is still stored. "
+        "Call forget with its id to finish the correction."
+    )
+
+
+#: How much of a near memory's text the hint quotes.
+NEAR_QUOTE_CHARS = 120
+
+
+def render_near(memory: Memory) -> str:
+    text = " ".join(memory.content.split())
+    if len(text) > NEAR_QUOTE_CHARS:
+        text = text[: NEAR_QUOTE_CHARS - 1] + "…"
+    return (
+        f'CLOSE TO AN EXISTING MEMORY: [id:{memory.id}] "{text}". Both are kept. If the new fact corrects it, '
+        f'call remember again with replaces ["{memory.id}"], or forget {memory.id}.'
+    )
+
+
 def render_list(memories: Sequence[Memory], memory_type: str | None) -> str:
     if not memories:
         return render_no_memories(memory_type)
@@ -149,7 +174,14 @@ def recall_text(result: RecallResult) -> str:
 
 
 def remember_text(result: RememberResult) -> str:
-    return render_stored(result.memory) if result.created else render_already_known(result.memory)
+    text = render_stored(result.memory) if result.created else render_already_known(result.memory)
+    if result.replaced:
+        text += "\n\n" + render_replaced(result.replaced)
+    if result.not_removed:
+        text += "\n\n" + render_not_removed(result.not_removed)
+    if result.near is not None:
+        text += "\n\n" + render_near(result.near)
+    return text
 
 
 def list_text(result: ListResult) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.core import arguments as checks
-from mcp_memory.core.arguments import CATEGORY_MAX_BYTES, LIST_DEFAULT_LIMIT, TAG_MAX_BYTES, TAGS_MAX
+from mcp_memory.core.arguments import CATEGORY_MAX_BYTES, LIST_DEFAULT_LIMIT, REPLACES_MAX, TAG_MAX_BYTES, TAGS_MAX
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES
@@ -136,6 +136,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "array",
                     "items": {"type": "string"},
                     "description": f"Optional labels (max {TAGS_MAX}, each up to {TAG_MAX_BYTES} bytes).",
+                },
+                "replaces": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": REPLACES_MAX,
+                    "description": f"Ids of memories this one corrects (max {REPLACES_MAX}): they are removed "
+                    "once it is stored.",
                 },
             },
             "required": ["content"],

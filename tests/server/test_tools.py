@@ -99,9 +99,9 @@ def test_the_recall_description_asks_to_be_called_at_the_start_of_a_task() -> No
     assert "at the start of a task" in TOOLS[0].description
 
 
-def test_remember_properties_are_in_the_reference_order() -> None:
+def test_remember_properties_are_in_the_reference_order_then_replaces() -> None:
     remember = next(t for t in TOOLS if t.name == "remember")
-    assert list(remember.input_schema["properties"]) == ["content", "scope", "type", "category", "tags"]
+    assert list(remember.input_schema["properties"]) == ["content", "scope", "type", "category", "tags", "replaces"]
     assert remember.input_schema["required"] == ["content"]
 
 

@@ -1,0 +1,39 @@
+"""The CLI's --replaces: a correction removes what it names; a bad or invisible id exits 2
+or 1 with the id named, and writes nothing."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
+
+OLD = "The payments webhook retries failed deliveries three times with jitter"
+NEW = "The payments webhook retries failed deliveries five times with backoff"
+
+
+def test_remember_replaces_the_memories_named_by_repeated_replaces(cli) -> None:  # noqa: F811
+    first = json.loads(cli("remember", "-t", "acme", OLD, "--json").stdout)["memory"]["id"]
+    second = json.loads(cli("remember", "-t", "acme", "Invoices are archived after ninety days", "--json").stdout)[
+        "memory"
+    ]["id"]
+    result = cli("remember", "-t", "acme", NEW, "--replaces", first, "--replaces", second, "--json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["created"] and record["replaced"] == [first, second]
+    listed = json.loads(cli("list", "-t", "acme", "--json").stdout)["memories"]
+    assert [m["id"] for m in listed] == [record["memory"]["id"]]
+
+
+def test_a_changed_fact_is_stored_with_a_hint_naming_the_old_one(cli) -> None:  # noqa: F811
+    first = json.loads(cli("remember", "-t", "acme", OLD, "--json").stdout)["memory"]["id"]
+    result = cli("remember", "-t", "acme", OLD.replace("three", "four"))
+    assert result.returncode == 0
+    assert "Close to an existing memory" in result.stdout and f"--replaces {first}" in result.stdout
+
+
+def test_a_malformed_or_unknown_replaces_id_is_refused_and_nothing_is_written(cli) -> None:  # noqa: F811
+    bad = cli("remember", "-t", "acme", NEW, "--replaces", "nope")
+    assert bad.returncode == 2 and '--replaces: "nope" is not a memory id' in bad.stderr
+    unknown = cli("remember", "-t", "acme", NEW, "--replaces", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+    assert unknown.returncode != 0 and "01ARZ3NDEKTSV4RRFFQ69G5FAV" in unknown.stderr
+    assert json.loads(cli("list", "-t", "acme", "--json").stdout)["memories"] == []

@@ -1,0 +1,111 @@
+"""The dedup pair table through remember, on every backend, with the real local model:
+a correction is stored beside the fact it corrects (and named in the answer), the same
+fact typed again is not. Also: calibrate's "same fact with a typo" pairs that merged
+before still merge."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from mcp_memory.core.model import Caller
+from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate
+from mcp_memory.server import render
+from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.core.dedup_pairs import APART, MERGE
+from tests.core.test_dedup import builtin_cases
+from tests.support.real_model import RememberedModel
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Iterator[RememberedModel]:
+    model = RememberedModel()
+    yield model
+    asyncio.run(model.shutdown())
+
+
+@pytest.fixture(params=SERVICE_BACKENDS)
+async def env(request: pytest.FixtureRequest, clock, real_model: RememberedModel) -> Iterator[Env]:
+    env = await open_env(request.param, clock, request, embedder=real_model)
+    yield env
+    await env.service.close()
+
+
+def stored_id(text: str) -> str:
+    match = re.search(r"Stored as ([0-9A-Z]{26})\.", text)
+    assert match, text
+    return match.group(1)
+
+
+async def remember_pair(env: Env, tenant: str, first: str, then: str) -> tuple[str, str, int]:
+    caller = Caller(tenant)
+    first_text = render.remember_text(await env.service.remember(caller, first))
+    then_text = render.remember_text(await env.service.remember(caller, then))
+    count = (await env.service.stats(caller)).total
+    return stored_id(first_text), then_text, count
+
+
+async def test_every_pair_that_says_something_different_is_stored_twice(env: Env, real_model) -> None:
+    kept = 0
+    for i, (first, then, _reason) in enumerate(APART):
+        first_id, answer, count = await remember_pair(env, f"apart-{i}", first, then)
+        assert "Stored as" in answer and count == 2, (env.backend, first, then, answer)
+        kept += 1
+    assert kept == len(APART) >= 60
+
+
+async def test_the_table_is_about_the_new_tests_not_the_cosine(real_model) -> None:
+    """Most apart pairs are ones the old rule (cosine and word overlap alone) would merge;
+    every merge pair is above the cosine threshold, so it merges by the rule, not by luck."""
+    old_rule_merges = [(a, b) for a, b, _ in APART if is_duplicate(await real_model.cosine(a, b), b, a)]
+    assert len(old_rule_merges) >= 40
+    for first, then in MERGE:
+        assert await real_model.cosine(first, then) >= DEDUP_SIMILARITY, (first, then)
+
+
+async def test_a_correction_the_old_rule_would_merge_names_the_memory_it_may_correct(env: Env, real_model) -> None:
+    hinted = 0
+    for i, (first, then, _reason) in enumerate(APART):
+        if not is_duplicate(await real_model.cosine(first, then), then, first):
+            continue
+        first_id, answer, _ = await remember_pair(env, f"near-{i}", first, then)
+        assert f"CLOSE TO AN EXISTING MEMORY: [id:{first_id}]" in answer, (env.backend, answer)
+        assert f'replaces ["{first_id}"]' in answer and f"forget {first_id}" in answer
+        hinted += 1
+    assert hinted >= 40
+
+
+async def test_every_pair_that_says_the_same_thing_is_stored_once(env: Env) -> None:
+    merged = 0
+    for i, (first, then) in enumerate(MERGE):
+        first_id, answer, count = await remember_pair(env, f"merge-{i}", first, then)
+        assert "Already known" in answer and f"[id:{first_id}]" in answer, (env.backend, first, then, answer)
+        assert count == 1
+        merged += 1
+    assert merged == len(MERGE) >= 30
+
+
+async def test_calibrates_typo_pairs_that_merged_under_the_old_rule_still_merge(env: Env, real_model) -> None:
+    pairs = [
+        (case["fact"], typo)
+        for case in builtin_cases()
+        if "fact" in case
+        for typo in ([case["typo"]] if isinstance(case.get("typo"), str) else case.get("typo", []))
+    ]
+    merged_before = [(f, t) for f, t in pairs if is_duplicate(await real_model.cosine(f, t), t, f)]
+    assert len(merged_before) >= 12
+    for i, (fact, typo) in enumerate(merged_before):
+        first_id, answer, count = await remember_pair(env, f"typo-{i}", fact, typo)
+        assert "Already known" in answer and count == 1, (env.backend, typo)
+
+
+async def test_an_unrelated_fact_gets_no_hint(env: Env) -> None:
+    caller = Caller("unrelated")
+    await env.service.remember(caller, "Deploys are allowed on Fridays")
+    answer = render.remember_text(
+        await env.service.remember(caller, "Invoices are archived to cold storage after ninety days")
+    )
+    assert "Stored as" in answer and "CLOSE TO" not in answer
