@@ -203,6 +203,15 @@ def pool_answer(pool: Sequence[Hit], terms: Sequence[str], top_k: int) -> Keywor
     return KeywordAnswer(holding[: max(0, top_k)], stats)
 
 
+def coverage(terms: Sequence[str], text: str, stats: TermStats) -> float:
+    """The share of the query's information `text` holds: the idf of the query terms it holds over
+    the idf of all of them. A term no memory holds counts at full rarity, so a question naming
+    something nothing stored mentions ("MySQL 8.4" where only 8.0 is stored) is not well covered."""
+    held = set(tokens(text))
+    total = sum(stats.idf(t) for t in terms)
+    return sum(stats.idf(t) for t in terms if t in held) / total if total > 0 else 0.0
+
+
 def bm25_scores(terms: Sequence[str], texts: Mapping[str, str], stats: TermStats) -> dict[str, float]:
     """Each text's BM25 score for `terms` divided by what a text holding every term once would
     score: 0 when nothing matches, about 1 when everything does, more for repeated rare terms.

@@ -195,10 +195,27 @@ class MemoryService:
             stats = await self.counters.load(caller.tenant, [c.memory.id for c in keeping])
             at = self.clock()
             results = self._rank(keeping, stats, top, mode, at)[:limit]
-            for r in results:
-                self.counters.record(caller.tenant, r.memory.id, at)
-        confidence = ranking.confidence(results[0].similarity if results else None, self.high)
+        confidence = self._confidence(results, relevant, terms, answer)
+        if confidence == "high":
+            # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
+            self.counters.record(caller.tenant, results[0].memory.id, self.clock())
         return RecallResult(query, mode, limit, results, confidence, gated, found_any=True)
+
+    def _confidence(
+        self,
+        results: Sequence[Ranked],
+        relevant: Sequence[fusion.Candidate],
+        terms: Sequence[str],
+        answer: keywords.KeywordAnswer | None,
+    ) -> Confidence:
+        if not results:
+            return "low"
+        if self.retrieval == "dense" or answer is None:
+            return ranking.confidence(results[0].similarity, self.high)
+        top = results[0]
+        runner_up = max((c.relevance for c in relevant if c.memory.id != top.memory.id), default=0.0)
+        covered = keywords.coverage(terms, top.memory.content, answer.stats)
+        return fusion.confidence(top.relevance, runner_up, covered, self.high)
 
     @staticmethod
     def _rank(

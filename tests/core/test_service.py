@@ -356,10 +356,39 @@ async def test_recency_and_use_rank_an_equally_similar_memory_higher(make_env, c
 
 async def test_confidence_is_medium_when_the_top_match_is_below_the_high_mark(make_env) -> None:
     env = await make_env(floor=0.3)
+    env.service.retrieval = "dense"  # by the embedding alone, HIGH is the cosine mark
     env.service.high = 0.99
     await remember(env, DEPLOY)
     text = await recall(env, DEPLOY_QUERY)
     assert "MEDIUM CONFIDENCE:" in text
+
+
+MYSQL = "The production MySQL runs version 8.0 on db-main"
+
+
+async def test_confidence_is_high_when_the_top_result_holds_the_question_and_stands_out(env: Env) -> None:
+    await remember(env, MYSQL)
+    await remember(env, DEPLOY)
+    text = await recall(env, "which version does the production MySQL on db-main run")
+    assert "HIGH CONFIDENCE" in text and text.index(MYSQL) < len(text)
+
+
+async def test_confidence_is_medium_when_the_question_names_what_no_memory_holds(env: Env) -> None:
+    await remember(env, MYSQL)
+    await remember(env, DEPLOY)
+    text = await recall(env, "when do we upgrade the production MySQL on db-main to 8.4")
+    assert MYSQL in text  # the nearest memory is shown, but not as the answer
+    assert "MEDIUM CONFIDENCE:" in text
+
+
+async def test_only_a_confident_top_result_counts_as_used(env: Env) -> None:
+    mysql_id = stored_id(await remember(env, MYSQL))
+    deploy_id = stored_id(await remember(env, DEPLOY))
+    await recall(env, "when do we upgrade the production MySQL on db-main to 8.4", mode="exploratory")
+    assert await env.counters.load("acme") == {}  # returned with MEDIUM confidence: not counted
+    await recall(env, DEPLOY_QUERY, mode="exploratory")
+    stats = await env.counters.load("acme")
+    assert stats[deploy_id].access_count == 1 and mysql_id not in stats
 
 
 async def test_a_busy_thread_cannot_crowd_project_memories_out_of_a_recall(env: Env) -> None:
