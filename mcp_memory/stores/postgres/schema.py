@@ -47,7 +47,7 @@ _GENERATED = {
 _MEMORIES = """CREATE TABLE memories (
     tenant_id text NOT NULL,
     id text NOT NULL,
-    embedding vector({dim}) NOT NULL,
+    embedding {vector}({dim}) NOT NULL,
     metadata jsonb NOT NULL,
     scope {scope},
     conversation {conversation},
@@ -74,31 +74,50 @@ _EXTENSION_ADVICE = (
 )
 
 
-async def create_schema(conn: psycopg.AsyncConnection[Any], *, model: str, dim: int, where: str) -> None:
+async def create_schema(conn: psycopg.AsyncConnection[Any], *, model: str, dim: int, where: str) -> str:
     """Create or check the schema for embeddings of `model` with `dim` dimensions.
+
+    Returns the schema pgvector is installed in. pgvector is one extension per
+    database, in whichever schema the first deployment's search_path put it,
+    so its type and functions are always named with that schema: a deployment
+    whose search_path does not reach it (another schema of the same database)
+    still starts.
 
     `conn` is in autocommit mode; the work happens in one transaction of its own.
     Raises StartupError (naming `where`, the redacted URL) on any refusal or failure.
     """
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-        await _ensure_extension(conn, where)
-        await _ensure_memories(conn, dim, where)
+        vector_schema = await _ensure_extension(conn, where)
+        await _ensure_memories(conn, dim, where, vector_schema)
         for statement in _OBJECTS:
             await conn.execute(statement)
         await _check_model(conn, model, dim, where)
+    return vector_schema
 
 
-async def _ensure_extension(conn: psycopg.AsyncConnection[Any], where: str) -> None:
-    cursor = await conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-    if await cursor.fetchone() is not None:
-        return
+async def extension_schema(conn: psycopg.AsyncConnection[Any]) -> str | None:
+    """The schema pgvector is installed in (pg_extension), None when it is not installed."""
+    cursor = await conn.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+    )
+    row = await cursor.fetchone()
+    return None if row is None else str(row[0])
+
+
+async def _ensure_extension(conn: psycopg.AsyncConnection[Any], where: str) -> str:
+    found = await extension_schema(conn)
+    if found is not None:
+        return found
     try:
         async with conn.transaction():  # a savepoint: the refusal is reported, not the aborted transaction
             await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as exc:
         reason = getattr(exc.diag, "message_primary", None) or type(exc).__name__
         raise StartupError(f"{_EXTENSION_ADVICE} (PostgreSQL at {where} said: {reason})") from None
+    found = await extension_schema(conn)
+    assert found is not None
+    return found
 
 
 async def _columns(conn: psycopg.AsyncConnection[Any]) -> dict[str, tuple[str, int]]:
@@ -110,11 +129,14 @@ async def _columns(conn: psycopg.AsyncConnection[Any]) -> dict[str, tuple[str, i
     return {name: (type_name, typmod) for name, type_name, typmod in await cursor.fetchall()}
 
 
-async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: str) -> None:
+async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: str, vector_schema: str) -> None:
     columns = await _columns(conn)
+    vector = sql.Identifier(vector_schema, "vector")
     if not columns:
-        text = _MEMORIES.format(dim="{dim}", keywords=keywords.COLUMN, keyword_vector=keywords.VECTOR, **_GENERATED)
-        await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim)))
+        text = _MEMORIES.format(
+            dim="{dim}", vector="{vector}", keywords=keywords.COLUMN, keyword_vector=keywords.VECTOR, **_GENERATED
+        )
+        await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim), vector=vector))
         await conn.execute(keywords.INDEX)
         return
     if columns.get("metadata", ("",))[0] != "jsonb" or columns.get("embedding", ("",))[0] != "vector":
@@ -126,12 +148,14 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
         )
     width = columns["embedding"][1]
     if width != dim:
-        widths = [width] if width > 0 else await _stored_widths(conn)
+        widths = [width] if width > 0 else await _stored_widths(conn, vector_schema)
         if any(w != dim for w in widths):
             raise StartupError(_width_refusal(widths, dim, where))
         # The reference server's width-less column, and every stored vector fits: fix the width.
         await conn.execute(
-            sql.SQL("ALTER TABLE memories ALTER COLUMN embedding TYPE vector({dim})").format(dim=sql.Literal(dim))
+            sql.SQL("ALTER TABLE memories ALTER COLUMN embedding TYPE {vector}({dim})").format(
+                vector=vector, dim=sql.Literal(dim)
+            )
         )
     for name, definition in _GENERATED.items():
         if name not in columns:
@@ -139,8 +163,9 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
     await keywords.upgrade(conn, columns)
 
 
-async def _stored_widths(conn: psycopg.AsyncConnection[Any]) -> list[int]:
-    cursor = await conn.execute("SELECT DISTINCT vector_dims(embedding) FROM memories ORDER BY 1")
+async def _stored_widths(conn: psycopg.AsyncConnection[Any], vector_schema: str) -> list[int]:
+    dims = sql.Identifier(vector_schema, "vector_dims")
+    cursor = await conn.execute(sql.SQL("SELECT DISTINCT {}(embedding) FROM memories ORDER BY 1").format(dims))
     return [int(row[0]) for row in await cursor.fetchall()]
 
 

@@ -76,8 +76,12 @@ async def open_postgres(
     try:
         conn = await db.connect_once()
         try:
-            await create_schema(conn, model=model, dim=dim, where=db.where)
-            cursor = await conn.execute("SELECT 'vector'::regtype::oid, current_schema()")
+            vector_schema = await create_schema(conn, model=model, dim=dim, where=db.where)
+            cursor = await conn.execute(
+                "SELECT t.oid, current_schema() FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                "WHERE t.typname = 'vector' AND n.nspname = %s",
+                (vector_schema,),
+            )
             row = await cursor.fetchone()
         finally:
             await conn.close()
@@ -91,7 +95,14 @@ async def open_postgres(
     except BaseException:
         await db.close()
         raise
-    return PgVectorStore(db, dim), PgObjectStore(db)
+    return PgVectorStore(db, dim, vector_schema), PgObjectStore(db)
+
+
+def _with_operator_of(statement: str, vector_schema: str) -> str:
+    """`statement` with pgvector's `<=>` named by the schema the extension is in."""
+    quoted = '"' + vector_schema.replace('"', '""').replace("%", "%%") + '"'
+    assert statement.count("<=>") == 1
+    return statement.replace("<=>", f"OPERATOR({quoted}.<=>)")
 
 
 def _similarity(distance: Any) -> float:
@@ -121,10 +132,13 @@ def _memory(row_id: str, metadata: Any, tenant: str) -> Memory | None:
 class PgVectorStore:
     """Memories as reference records (jsonb) beside a fixed-width pgvector column."""
 
-    def __init__(self, db: PostgresDatabase, dim: int) -> None:
+    def __init__(self, db: PostgresDatabase, dim: int, vector_schema: str = "public") -> None:
         self._db = db
         self._dim = dim
         self._closed = False
+        # pgvector's distance operator named by its schema (see schema.create_schema)
+        self._query = _with_operator_of(_QUERY, vector_schema)
+        self._keyword_search = _with_operator_of(keywords.SEARCH, vector_schema)
 
     def _vector(self, embedding: np.ndarray) -> VectorParam:
         vector = np.asarray(embedding, dtype=np.float32)
@@ -151,7 +165,7 @@ class PgVectorStore:
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
-        rows = await self._db.fetch("query", _QUERY, (vector, tenant, conversation, conversation, top_k))
+        rows = await self._db.fetch("query", self._query, (vector, tenant, conversation, conversation, top_k))
         hits = []
         for row_id, metadata, distance in rows:
             memory = _memory(row_id, metadata, tenant)
@@ -178,7 +192,7 @@ class PgVectorStore:
             return KeywordAnswer([], stats)
         rows = await self._db.fetch(
             "keyword query",
-            keywords.SEARCH,
+            self._keyword_search,
             (
                 vector,
                 tenant,
