@@ -11,7 +11,7 @@ vector store that can load one tenant's vectors ahead (`PreloadsTenant`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -26,11 +26,16 @@ __all__ = [
     "Embedder",
     "ObjectStore",
     "PreloadsTenant",
+    "SCAN_BATCH",
     "StoredObject",
     "VectorStore",
     "WarmsUp",
     "describe",
 ]
+
+
+#: Memories per page of `VectorStore.scan` unless the caller asks for another size.
+SCAN_BATCH = 500
 
 
 @runtime_checkable
@@ -39,6 +44,14 @@ class VectorStore(Protocol):
 
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
         """Store one memory (ids are unique; a repeated id replaces)."""
+
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        """Store several memories as `put` stores each one, in as few writes as the backend
+        allows (import's write path). Every budget is checked before anything is written."""
+
+    def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        """Every memory of `tenant` with its embedding, at most `batch` a page, in no promised
+        order (export's read path). Memories written while it runs may or may not appear."""
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         """The `top_k` nearest memories of `tenant` *visible* to `conversation`.

@@ -15,7 +15,7 @@ from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import MEMORY_TYPES, Memory
-from mcp_memory.core.ports import ObjectStore, StoredObject, VectorStore
+from mcp_memory.core.ports import SCAN_BATCH, ObjectStore, StoredObject, VectorStore
 
 __all__ = [
     "CONTENT_MAX_BYTES",
@@ -24,6 +24,7 @@ __all__ = [
     "NON_FILTERABLE_KEYS",
     "ObjectStore",
     "PreconditionFailed",
+    "SCAN_BATCH",
     "StoredObject",
     "VectorStore",
     "assert_within_metadata_budget",

@@ -19,7 +19,7 @@ import numpy as np
 from mcp_memory.core import keywords
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.model import Hit, Memory
-from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 
 
 class InMemoryVectorStore:
@@ -41,6 +41,24 @@ class InMemoryVectorStore:
                 raise StoreError(f"metadata key {key!r} is an empty array")
         vector = np.asarray(embedding, dtype=np.float32).copy()
         self._records[(memory.tenant, memory.id)] = (md, vector)
+
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        for memory, _ in items:
+            assert_within_metadata_budget(memory)
+        for memory, embedding in items:
+            await self.put(memory, embedding)
+
+    async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        keys = [key for key in self._records if key[0] == tenant]
+        for start in range(0, len(keys), max(1, batch)):
+            page = []
+            for key in keys[start : start + max(1, batch)]:
+                record = self._records.get(key)
+                memory = from_metadata(key[1], record[0], tenant) if record is not None else None
+                if record is not None and memory is not None:
+                    page.append((memory, record[1].copy()))
+            if page:
+                yield page
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         query = np.asarray(embedding, dtype=np.float32)

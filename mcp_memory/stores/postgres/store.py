@@ -31,7 +31,7 @@ from mcp_memory.core import keywords as keyword_index
 from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
 from mcp_memory.core.keywords import KeywordAnswer, TermStats
 from mcp_memory.core.model import Hit, Memory
-from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres import keywords
 from mcp_memory.stores.postgres.db import (
     DEFAULT_LOCK_CONNECTIONS,
@@ -50,6 +50,7 @@ _QUERY = (
     "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
     f"WHERE tenant_id = %s AND {_VISIBLE} ORDER BY distance LIMIT %s"
 )
+_SCAN = "SELECT id, metadata, embedding::real[] FROM memories WHERE tenant_id = %s AND id > %s ORDER BY id LIMIT %s"
 _PUT = (
     "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
     "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
@@ -150,7 +151,7 @@ class PgVectorStore:
             raise StoreError("the embedding contains non-finite values")
         return VectorParam(vector)
 
-    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+    def _row(self, memory: Memory, embedding: np.ndarray) -> tuple[Any, ...]:
         assert_within_metadata_budget(memory)
         vector = self._vector(embedding)
         metadata = to_metadata(memory)
@@ -159,7 +160,40 @@ class PgVectorStore:
                 "the memory contains the NUL character (U+0000), which PostgreSQL cannot store in text; remove it"
             )
         index = keyword_index.index_text(memory.content)
-        await self._db.fetch("put memory", _PUT, (memory.tenant, memory.id, vector, Jsonb(metadata), index))
+        return (memory.tenant, memory.id, vector, Jsonb(metadata), index)
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        await self._db.fetch("put memory", _PUT, self._row(memory, embedding))
+
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        """One transaction, the statements pipelined (executemany)."""
+        rows = [self._row(memory, embedding) for memory, embedding in items]
+        if not rows:
+            return
+        async with self._db.connection("put memories") as conn:
+            async with conn.transaction():
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(_PUT, rows)
+
+    async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        """Pages in id order (keyset paging); embeddings come back in binary as float4 arrays."""
+        size = max(1, batch)
+        after = ""
+        while True:
+            async with self._db.connection("scan memories") as conn:
+                async with conn.cursor(binary=True) as cursor:
+                    await cursor.execute(_SCAN, (tenant, after, size))
+                    rows = await cursor.fetchall()
+            page = []
+            for row_id, metadata, embedding in rows:
+                memory = _memory(row_id, metadata, tenant)
+                if memory is not None and embedding is not None and len(embedding) == self._dim:
+                    page.append((memory, np.asarray(embedding, dtype=np.float32)))
+            if page:
+                yield page
+            if len(rows) < size:
+                return
+            after = rows[-1][0]
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         vector = self._vector(embedding)

@@ -32,7 +32,7 @@ import numpy as np
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory
-from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.base import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.s3.errors import aws_call
 from mcp_memory.stores.s3.objects import S3ObjectStore
 
@@ -57,6 +57,9 @@ GET_BATCH = 100
 DELETE_BATCH = 500
 #: Vector candidates the keywords are scored within, where there is no keyword index.
 KEYWORD_POOL = 100
+#: Vectors per PutVectors call, and per ListVectors page.
+PUT_BATCH = 500
+LIST_BATCH = 1000
 
 
 def vector_key(tenant: str, memory_id: str) -> str:
@@ -142,18 +145,59 @@ class S3VectorStore:
             raise StoreError("the embedding contains non-finite values")
         return vector.tolist()
 
-    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
-        """PutVectors one memory; the budget is checked before anything is sent."""
+    def _entry(self, memory: Memory, embedding: np.ndarray) -> dict[str, Any]:
         assert_within_metadata_budget(memory)
         data = self._vector(embedding)
         # S3 Vectors refuses an empty array and would fail the whole write.
         metadata = {k: v for k, v in to_metadata(memory).items() if not (isinstance(v, list) and not v)}
-        await aws_call(
-            "PutVectors",
-            self._client.put_vectors,
-            **self._where(),
-            vectors=[{"key": vector_key(memory.tenant, memory.id), "data": {"float32": data}, "metadata": metadata}],
-        )
+        return {"key": vector_key(memory.tenant, memory.id), "data": {"float32": data}, "metadata": metadata}
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        """PutVectors one memory; the budget is checked before anything is sent."""
+        await self.put_many([(memory, embedding)])
+
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        """PutVectors, up to 500 vectors a call; every budget is checked before the first call."""
+        entries = [self._entry(memory, embedding) for memory, embedding in items]
+        for start in range(0, len(entries), PUT_BATCH):
+            await aws_call(
+                "PutVectors", self._client.put_vectors, **self._where(), vectors=entries[start : start + PUT_BATCH]
+            )
+
+    async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        """ListVectors over the whole index, keeping this tenant's keys (`<tenant>#…`).
+
+        S3 Vectors lists every tenant's vectors together; a page may hold none of
+        this tenant's, and the order is the service's own.
+        """
+        prefix, size = f"{tenant}#", max(1, batch)
+        token: str | None = None
+        while True:
+            options: dict[str, Any] = {"maxResults": min(size, LIST_BATCH)}
+            if token:
+                options["nextToken"] = token
+            response = await aws_call(
+                "ListVectors",
+                self._client.list_vectors,
+                **self._where(),
+                returnData=True,
+                returnMetadata=True,
+                **options,
+            )
+            page = []
+            for item in response.get("vectors", []) or []:
+                key = item.get("key")
+                if not isinstance(key, str) or not key.startswith(prefix):
+                    continue
+                memory = from_metadata(_memory_id(key), item.get("metadata"), tenant)
+                data = (item.get("data") or {}).get("float32")
+                if memory is not None and isinstance(data, list) and len(data) == self._dim:
+                    page.append((memory, np.asarray(data, dtype=np.float32)))
+            for start in range(0, len(page), size):  # a service may answer more than maxResults
+                yield page[start : start + size]
+            token = response.get("nextToken")
+            if not token:
+                return
 
     async def _query(self, where: TenantFilter, vector: list[float], top_k: int) -> list[Hit]:
         """The one QueryVectors call site; it takes nothing but a tenant-first filter."""

@@ -23,7 +23,7 @@ from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.model import Hit, Memory
 from mcp_memory.runtime.batching import Batcher
-from mcp_memory.stores.base import StoredObject, assert_within_metadata_budget, from_metadata
+from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite import keywords
 from mcp_memory.stores.sqlite.db import CHUNK, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
@@ -150,37 +150,74 @@ class SqliteVectorStore:
         return vector
 
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
-        assert_within_metadata_budget(memory)
-        blob = self._vector(embedding).astype("<f4").tobytes()
-        tags = json.dumps(list(memory.tags), ensure_ascii=False)
+        await self.put_many([(memory, embedding)])
 
-        def write(conn: sqlite3.Connection) -> None:
-            rev = _bump_generation(conn, memory.tenant, purge=False)
-            conn.execute(
-                f"INSERT INTO memories ({_COLUMNS}, embedding, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (tenant, id) DO UPDATE SET content = excluded.content, "
-                "memory_type = excluded.memory_type, category = excluded.category, tags = excluded.tags, "
-                "created_at = excluded.created_at, scope = excluded.scope, "
-                "conversation = excluded.conversation, trust_base = excluded.trust_base, "
-                "embedding = excluded.embedding, rev = excluded.rev",
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        """One transaction for them all (memories and their keyword index), one generation
+        bump per tenant."""
+        if not items:
+            return
+        rows = []
+        for memory, embedding in items:
+            assert_within_metadata_budget(memory)
+            rows.append(
                 (
                     memory.tenant,
                     memory.id,
                     memory.content,
                     memory.memory_type,
                     memory.category or None,
-                    tags,
+                    json.dumps(list(memory.tags), ensure_ascii=False),
                     memory.created_at,
                     "conversation" if memory.scope == "conversation" else "project",
                     memory.conversation or None,
                     float(memory.trust_base),
-                    blob,
-                    rev,
-                ),
+                    self._vector(embedding).astype("<f4").tobytes(),
+                )
             )
-            keywords.write(conn, memory.tenant, memory.id, memory.content)
 
-        await self._db.write(write, "put memory")
+        def write(conn: sqlite3.Connection) -> None:
+            revs = {tenant: _bump_generation(conn, tenant, purge=False) for tenant in dict.fromkeys(r[0] for r in rows)}
+            conn.executemany(
+                f"INSERT INTO memories ({_COLUMNS}, embedding, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tenant, id) DO UPDATE SET content = excluded.content, "
+                "memory_type = excluded.memory_type, category = excluded.category, tags = excluded.tags, "
+                "created_at = excluded.created_at, scope = excluded.scope, "
+                "conversation = excluded.conversation, trust_base = excluded.trust_base, "
+                "embedding = excluded.embedding, rev = excluded.rev",
+                [(*row, revs[row[0]]) for row in rows],
+            )
+            for memory, _ in items:
+                keywords.write(conn, memory.tenant, memory.id, memory.content)
+
+        await self._db.write(write, "put memory" if len(rows) == 1 else "put memories")
+
+    async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        """Pages in id order, each read in its own short transaction (keyset paging)."""
+        import numpy as np
+
+        size = max(1, batch)
+        after = ""
+        while True:
+
+            def read(conn: sqlite3.Connection, after: str = after) -> list[tuple[Any, ...]]:
+                return conn.execute(
+                    f"SELECT {_COLUMNS}, embedding FROM memories WHERE tenant = ? AND id > ? ORDER BY id LIMIT ?",
+                    (tenant, after, size),
+                ).fetchall()
+
+            rows = await self._db.read(read, "scan memories")
+            page = []
+            for row in rows:
+                memory = _memory(row[:-1], tenant)
+                blob = row[-1]
+                if memory is not None and isinstance(blob, bytes) and len(blob) == 4 * self._dim:
+                    page.append((memory, np.frombuffer(blob, dtype="<f4").astype(np.float32)))
+            if page:
+                yield page
+            if len(rows) < size:
+                return
+            after = rows[-1][1]
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         """Nearest visible memories: visibility is a mask applied before the top-k (A4).
