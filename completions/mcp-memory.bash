@@ -17,7 +17,12 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help calibrate compact forget list recall remember serve-http serve-stdio stats" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact export forget import list recall remember serve-http serve-stdio stats" -- "$cur"))
+            ;;
+        backup)
+            case "$prev" in
+            esac
+            COMPREPLY=($(compgen -W "--json -h --help" -- "$cur"))
             ;;
         calibrate)
             case "$prev" in
@@ -32,12 +37,25 @@ _mcp_memory() {
             esac
             COMPREPLY=($(compgen -W "--dry-run -t --tenant --all-tenants --json -h --help" -- "$cur"))
             ;;
+        export)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -o|--output) return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant --all-tenants -o --output --with-embeddings --json -h --help" -- "$cur"))
+            ;;
         forget)
             case "$prev" in
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "-t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        import)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant --json -h --help" -- "$cur"))
             ;;
         list)
             case "$prev" in

@@ -469,6 +469,10 @@ def calibrate(
     print_calibration(report, as_json)
 
 
+# export, import and backup live in their own module, on this same app.
+from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

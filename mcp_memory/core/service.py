@@ -454,6 +454,46 @@ class MemoryService:
             progress=progress,
         )
 
+    # ----------------------------------------------------------------------- export and import
+
+    async def export_tenants(self, *, all_tenants: bool, tenants: Sequence[str] = ()) -> list[str]:
+        """The tenants an export covers: `tenants`, or every tenant with memories."""
+        from mcp_memory.core.transfer.exporting import all_tenants as every_tenant
+
+        return await every_tenant(self.objects) if all_tenants else list(dict.fromkeys(tenants))
+
+    async def export(self, tenants: Sequence[str], *, write, with_embeddings: bool = False, progress=None):
+        """Write `tenants`' memories as an export (core/transfer/records.py) through `write`."""
+        from mcp_memory import __version__
+        from mcp_memory.core.transfer.exporting import export_memories
+
+        return await export_memories(
+            tenants,
+            vectors=self.vectors,
+            counters=self.counters,
+            embedder=self.embedder,
+            write=write,
+            with_embeddings=with_embeddings,
+            exported_at=iso(self.clock()),
+            exported_by=f"mcp-memory {__version__}",
+            progress=progress,
+        )
+
+    async def import_(self, source, *, tenants: Sequence[str] | None = None, on_refused=None, progress=None):
+        """Import an export's lines (bytes) into this store, ids kept (core/transfer/importing.py)."""
+        from mcp_memory.core.transfer.importing import import_memories
+
+        return await import_memories(
+            source,
+            vectors=self.vectors,
+            objects=self.objects,
+            counters=self.counters,
+            embedder=self.embedder,
+            tenants=tenants,
+            on_refused=on_refused,
+            progress=progress,
+        )
+
     # ----------------------------------------------------------------------- lifecycle
 
     def start(self, flush_ms: int) -> None:

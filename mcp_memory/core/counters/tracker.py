@@ -347,6 +347,37 @@ class AccessCounters:
             "nothing was lost — run the compaction again"
         )
 
+    # ------------------------------------------------------------------ importing
+
+    async def seed(self, tenant: str, counts: Mapping[str, Entry]) -> None:
+        """Set these memories' counts in merged.json, by compare-and-swap (import's path).
+
+        For memories that do not exist yet: an import seeds their counts *before*
+        writing them, so no pod can have counted them in a shard, and setting
+        (never adding) makes a rerun after a crash write the same numbers again
+        rather than double them. The watermark is left as it is.
+        """
+        if not counts:
+            return
+        for _ in range(COMPACT_ATTEMPTS):
+            merged, etag = await self._read_merged(tenant)
+            for memory_id, entry in counts.items():
+                merged.counts[memory_id] = Entry(entry.access, entry.last_at)
+            body = dump_merged(merged)
+            try:
+                if etag is None:
+                    await self._objects.put(merged_key(tenant), body, if_none_match=True)
+                else:
+                    await self._objects.put(merged_key(tenant), body, if_match=etag)
+            except PreconditionFailed:
+                continue
+            self._cache.pop(tenant, None)
+            return
+        raise PreconditionFailed(
+            f"another writer replaced stats/{tenant}/merged.json {COMPACT_ATTEMPTS} times in a row while the "
+            "import seeded its counts; nothing was lost — run the import again"
+        )
+
     # ------------------------------------------------------------------ flushing
 
     async def flush(self) -> int:

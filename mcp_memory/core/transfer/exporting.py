@@ -1,0 +1,78 @@
+"""Export: every memory of some tenants, as JSON Lines, page by page.
+
+Memory use does not grow with the number of memories: the store is read a
+page at a time (`VectorStore.scan`) and each line is handed to `write` as soon
+as it is made. What is held per tenant is its access counters, which the
+counter design keeps in one object anyway (core/counters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
+from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
+from mcp_memory.core.transfer.records import dump_header, dump_record
+
+__all__ = ["EXPORT_TENANT_LIMIT", "ExportResult", "all_tenants", "export_memories"]
+
+#: `--all-tenants` visits at most this many tenants.
+EXPORT_TENANT_LIMIT = 1_000_000
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    memories: int
+    with_embeddings: bool
+    #: Memories written, per tenant, in the order they were exported.
+    tenants: dict[str, int] = field(default_factory=dict)
+
+
+async def all_tenants(objects: ObjectStore) -> list[str]:
+    """Every tenant with memories (found from the recency index), in name order."""
+    names, _ = await scan_tenants(objects, INDEX_ROOT, EXPORT_TENANT_LIMIT)
+    return sorted(names)
+
+
+async def export_memories(
+    tenants: Sequence[str],
+    *,
+    vectors: VectorStore,
+    counters: AccessCounters,
+    embedder: Embedder,
+    write: Callable[[str], None],
+    with_embeddings: bool,
+    exported_at: str,
+    exported_by: str,
+    progress: Callable[[int], None] | None = None,
+) -> ExportResult:
+    """Write the header, then one line per memory of each tenant in `tenants` (each line ends in a newline)."""
+    write(
+        dump_header(
+            exported_by=exported_by,
+            exported_at=exported_at,
+            provider=embedder.provider,
+            model=embedder.model,
+            dim=embedder.dim,
+            with_embeddings=with_embeddings,
+        )
+        + "\n"
+    )
+    per_tenant: dict[str, int] = {}
+    for tenant in dict.fromkeys(tenants):
+        counts = await counters.load(tenant)
+        written = 0
+        async for page in vectors.scan(tenant):
+            write(
+                "".join(
+                    dump_record(memory, counts.get(memory.id), embedding if with_embeddings else None) + "\n"
+                    for memory, embedding in page
+                )
+            )
+            written += len(page)
+            if progress is not None:
+                progress(len(page))
+        per_tenant[tenant] = written
+    return ExportResult(sum(per_tenant.values()), with_embeddings, per_tenant)
