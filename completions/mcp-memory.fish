@@ -30,7 +30,7 @@ complete -c mcp-memory -n '__fish_seen_subcommand_from compact' -l all-tenants -
 complete -c mcp-memory -n '__fish_seen_subcommand_from compact' -l json -d 'Print JSON for scripts instead of a readable view.'
 complete -c mcp-memory -n '__fish_seen_subcommand_from compact' -s h -l help -d 'Show this message and exit.'
 complete -c mcp-memory -n '__fish_seen_subcommand_from export' -s t -l tenant -x -d 'A tenant to include; repeat for several.'
-complete -c mcp-memory -n '__fish_seen_subcommand_from export' -l all-tenants -d 'Every tenant (at most 1000), instead of one.'
+complete -c mcp-memory -n '__fish_seen_subcommand_from export' -l all-tenants -d 'Every tenant with memories, instead of some.'
 complete -c mcp-memory -n '__fish_seen_subcommand_from export' -s o -l output -r -F -d 'Write to this file (default: stdout).'
 complete -c mcp-memory -n '__fish_seen_subcommand_from export' -l with-embeddings -d 'Include each memory\'s vector, for a move that keeps the model.'
 complete -c mcp-memory -n '__fish_seen_subcommand_from export' -l json -d 'Print a JSON summary (on stderr when the export goes to stdout).'

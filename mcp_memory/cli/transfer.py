@@ -22,7 +22,6 @@ import typer
 from mcp_memory.cli.app import (
     EXIT_FAILED,
     EXIT_USAGE,
-    AllTenantsOption,
     JsonOption,
     _fail,
     _run,
@@ -30,6 +29,7 @@ from mcp_memory.cli.app import (
     app,
 )
 
+AllTenantsOption = Annotated[bool, typer.Option("--all-tenants", help="Every tenant with memories, instead of some.")]
 TenantsOption = Annotated[
     list[str] | None,
     typer.Option("--tenant", "-t", help="A tenant to include; repeat for several.", show_default=False),

@@ -182,7 +182,10 @@ async def test_a_truncated_last_line_is_reported_and_the_rest_imported(clock: Cl
         ({"content": "x" * 32_001}, "`content` is 32001 bytes; the maximum a single memory may hold is 32000."),
         ({"type": "diary"}, "`type` must be one of: project, pattern, reference, conversation."),
         ({"tags": ["t"] * 21}, "`tags` may hold at most 20 entries."),
-        ({"scope": "conversation", "conversation": None}, "scope 'conversation' needs a conversation"),
+        (
+            {"scope": "conversation", "conversation": None},
+            "scope 'conversation' needs a `conversation`, and this record has none",
+        ),
         ({"tenant": "no spaces allowed"}, "`tenant` must start with a letter or digit"),
         ({"conversation": "has space"}, "`conversation` may carry printable ASCII only"),
         ({"id": "not-a-ulid"}, "`id` must be a ULID"),

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core.arguments import remember_args
+from mcp_memory.core.arguments import Terms, remember_args
 from mcp_memory.core.counters.codec import Entry
 from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
@@ -46,6 +46,11 @@ __all__ = [
 
 FORMAT = "mcp-memory-export"
 FORMAT_VERSION = 1
+#: How an import words what `remember`'s checks refuse: a record's fields, in backticks.
+RECORD_TERMS = Terms(
+    name=lambda field: f"`{field}`",
+    no_conversation="scope 'conversation' needs a `conversation`, and this record has none",
+)
 _ULID_CHARS = frozenset(ALPHABET)
 
 
@@ -232,7 +237,7 @@ def parse_record(value: dict[str, Any], tenant: str, *, vector_dim: int | None) 
         args = remember_args(
             {k: value.get(k) for k in ("content", "type", "category", "tags", "scope")},
             Caller(tenant, conversation),
-            "`conversation` in the record",
+            RECORD_TERMS,
         )
     except (InvalidArgument, ContextError) as exc:
         raise RecordRefused(str(exc)) from None
