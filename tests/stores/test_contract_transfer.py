@@ -76,3 +76,15 @@ async def test_put_many_with_one_memory_over_budget_writes_none_of_them(vectors:
     with pytest.raises(BudgetExceeded):
         await vectors.put_many([(memory(1), vector(1)), (too_big, vector(2))])
     assert await vectors.get("acme", [memory(1).id, memory(2).id]) == []
+
+
+async def test_memories_written_by_put_many_are_found_by_their_keywords(vectors: VectorStore) -> None:
+    from mcp_memory.core.keywords import query_terms
+
+    batch = [(memory(i), vector(i)) for i in range(6)]
+    batch.append((Memory(id=f"01J{99:023d}", tenant="acme", content="the zeppelin hangar opens at dawn"), vector(99)))
+    await vectors.put_many(batch)
+
+    answer = await vectors.keyword_query("acme", vector(1), query_terms("zeppelin hangar"), 5, None)
+
+    assert [h.memory.id for h in answer.hits] == [f"01J{99:023d}"]
