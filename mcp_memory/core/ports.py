@@ -26,6 +26,7 @@ __all__ = [
     "Embedder",
     "ObjectStore",
     "PreloadsTenant",
+    "PutsMany",
     "SCAN_BATCH",
     "StoredObject",
     "VectorStore",
@@ -121,6 +122,14 @@ class ObjectStore(Protocol):
 
     async def close(self) -> None:
         """Release connections and files."""
+
+
+@runtime_checkable
+class PutsMany(Protocol):
+    """Optional for an ObjectStore: many unconditional writes at once (import's index keys)."""
+
+    async def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        """Write each (key, body) as `put` without conditions would, in as few round trips as possible."""
 
 
 @runtime_checkable

@@ -155,6 +155,10 @@ class InMemoryObjectStore:
         self.writes.append(key)
         return etag
 
+    async def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        for key, body in items:
+            await self.put(key, body)
+
     async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
         after = (start_after or "").encode("utf-8")
         keys = sorted(

@@ -88,3 +88,18 @@ async def test_memories_written_by_put_many_are_found_by_their_keywords(vectors:
     answer = await vectors.keyword_query("acme", vector(1), query_terms("zeppelin hangar"), 5, None)
 
     assert [h.memory.id for h in answer.hits] == [f"01J{99:023d}"]
+
+
+async def test_index_keys_written_in_bulk_are_listed_and_readable(objects) -> None:
+    from mcp_memory.core.transfer.importing import _put_index_keys
+
+    await objects.put("index/acme/k0001", "old")
+    keys = [f"index/acme/k{i:04d}" for i in range(40)]
+
+    await _put_index_keys(objects, keys)
+
+    assert await objects.list("index/acme/", 100) == keys
+    assert (await objects.get("index/acme/k0001")).body == ""  # replaced, unconditionally
+    before = await objects.get("index/acme/k0002")
+    await objects.put("index/acme/k0002", "changed", if_match=before.etag)
+    assert (await objects.get("index/acme/k0002")).body == "changed"

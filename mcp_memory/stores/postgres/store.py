@@ -323,6 +323,20 @@ class PgObjectStore:
             raise PreconditionFailed(f"conditional write did not apply for {key}")
         return str(rows[0][0])
 
+    async def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        """Unconditional writes in one transaction, pipelined, each with a version of its own."""
+        if not items:
+            return
+        async with self._db.connection("put objects") as conn:
+            async with conn.transaction():
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(
+                        "INSERT INTO objects (key, body, version) VALUES (%s, %s, nextval('objects_version')) "
+                        "ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, version = EXCLUDED.version, "
+                        "updated_at = now()",
+                        list(items),
+                    )
+
     async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
         """`starts_with`, not LIKE (`_` and `%` occur in keys); the "C" collation is byte order."""
         if limit <= 0:

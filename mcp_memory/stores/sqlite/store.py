@@ -374,6 +374,23 @@ class SqliteObjectStore:
 
         return await self._db.write(write, "put object")
 
+    async def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        """Unconditional writes in one transaction, each with an ETag of its own."""
+        if not items:
+            return
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE etag_sequence SET value = value + ? WHERE id = 1", (len(items),))
+            (last,) = conn.execute("SELECT value FROM etag_sequence WHERE id = 1").fetchone()
+            first = int(last) - len(items) + 1
+            conn.executemany(
+                "INSERT INTO objects (key, body, etag) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET body = excluded.body, etag = excluded.etag",
+                [(key, body, first + i) for i, (key, body) in enumerate(items)],
+            )
+
+        await self._db.write(write, "put objects")
+
     async def list(self, prefix: str, limit: int = 1000, start_after: str | None = None) -> list[str]:
         """Literal prefix as a key range (no LIKE: `_` and `%` occur in keys), BINARY = byte order."""
         if limit <= 0:
