@@ -3,6 +3,7 @@ empty database, is a working store again (memories, counters, and new writes).""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
@@ -26,6 +27,12 @@ def client(name: str) -> str:
     return str(Path(pgserver.__file__).parent / "pginstall" / "bin" / name)
 
 
+async def run(command: list[str], stdin: bytes | None = None) -> bytes:
+    """A client program's stdout, off the event loop; a failure fails the test."""
+    done = await asyncio.to_thread(subprocess.run, command, input=stdin, capture_output=True, check=True, timeout=120)
+    return done.stdout
+
+
 async def service(url: str, clock: Clock) -> MemoryService:
     embedder = FakeEmbedder()
     vectors, objects = await open_postgres(url, model=embedder.model, dim=embedder.dim)
@@ -38,20 +45,17 @@ async def test_a_pg_dump_of_the_tables_restores_into_a_working_store(pg_admin_ur
         source = await service(source_url, clock)
         try:
             stored = await source.remember(ACME, "The billing service listens on port 8443")
+            clock.advance(1000)
             await source.remember(ACME, "Releases are cut from main every Tuesday", memory_type="pattern")
-            await source.recall(ACME, "which port does billing listen on")
+            again = await source.remember(ACME, "The billing service listens on port 8443")  # a use, counted
+            assert not again.created
         finally:
             await source.close()
 
-        dump = subprocess.run(
-            [client("pg_dump"), *(f"--table={t}" for t in TABLES), source_url],
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
+        dump = await run([client("pg_dump"), *(f"--table={t}" for t in TABLES), source_url])
         psql = [client("psql"), "--quiet", "-v", "ON_ERROR_STOP=1", target_url]
-        subprocess.run([*psql, "-c", "CREATE EXTENSION IF NOT EXISTS vector"], check=True, capture_output=True)
-        subprocess.run(psql, input=dump.stdout, check=True, capture_output=True, timeout=120)
+        await run([*psql, "-c", "CREATE EXTENSION IF NOT EXISTS vector"])
+        await run(psql, dump)
 
         target = await service(target_url, clock)
         try:
