@@ -154,9 +154,17 @@ def query_terms(text: str) -> list[str]:
 #: BM25's usual constants.
 K1 = 1.2
 B = 0.75
-#: Terms in more than this share of a tenant's memories carry no keyword evidence, and are not
-#: searched for (they would only make the index walk most of its postings).
-COMMON_SHARE = 0.25
+#: The keyword index is searched for the terms held by at most this share of a tenant's memories
+#: (and at least SEARCH_MIN_DOCS of them): the ones that can single a memory out. Commoner terms
+#: still score every candidate; they are only not worth an index walk (ranking a term held by a
+#: tenth of 100,000 memories costs more than the whole vector scan).
+COMMON_SHARE = 0.05
+SEARCH_MIN_DOCS = 20
+
+
+def search_limit(docs: int) -> int:
+    """The most memories a term may be held by and still be searched for in the index."""
+    return max(SEARCH_MIN_DOCS, int(COMMON_SHARE * docs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +181,7 @@ class TermStats:
 
     def searchable(self, terms: Iterable[str]) -> list[str]:
         """The terms some memory holds and not too many do: the ones worth a posting walk."""
-        limit = max(1.0, COMMON_SHARE * self.docs)
+        limit = search_limit(self.docs)
         return [t for t in terms if 0 < self.frequency.get(t, 0) <= limit]
 
 

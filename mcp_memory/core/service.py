@@ -175,10 +175,16 @@ class MemoryService:
         terms = keywords.query_terms(query) if self.retrieval != "dense" else []
         dense: list[Hit] = []
         answer = None
+        searches = []
         if self.retrieval != "keyword":
-            dense = await self.vectors.query(caller.tenant, embedding, wanted, caller.conversation)
+            searches.append(self.vectors.query(caller.tenant, embedding, wanted, caller.conversation))
         if terms:
-            answer = await self.vectors.keyword_query(caller.tenant, embedding, terms, wanted, caller.conversation)
+            searches.append(self.vectors.keyword_query(caller.tenant, embedding, terms, wanted, caller.conversation))
+        found = await asyncio.gather(*searches)  # the two indexes are searched at the same time
+        if self.retrieval != "keyword":
+            dense = found[0]
+        if terms:
+            answer = found[-1]
         candidates = [
             c for c in fusion.fuse(self.retrieval, terms, dense, answer) if c.memory.visible_to(caller.conversation)
         ]

@@ -8,7 +8,10 @@ which cuts `pg_hba.conf`, `v0.8.2` or `api.internal:8443` its own way (as files,
 hosts), and this backend would then disagree with SQLite about what matches. The lexemes of a
 query are quoted here (`lexeme`), so nothing in a query is tsquery syntax.
 
-Document counts are the tenant's own, counted through the GIN index.
+Document counts are the tenant's own, counted through the GIN index up to the search limit
+(core/keywords.py `TermStats.searchable`): a commoner term counts as held by one more memory than
+that limit, so it weighs as the commonest searched term would, and no query walks the postings
+of a word half the tenant holds.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ PROGRESS_EVERY = 10_000
 
 _VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
 
-STATS = (
-    "SELECT q.term, (SELECT count(*) FROM memories m WHERE m.tenant_id = %s AND m.keyword_vector @@ q.query) "
-    "FROM unnest(%s::text[], %s::tsquery[]) AS q(term, query)"
-)
+#: The tenant's memory count, and each term's, counted up to a cap: past the search limit a term is
+#: not searched, so its exact count would only cost an index walk over a large part of the tenant.
 DOCS = "SELECT count(*) FROM memories WHERE tenant_id = %s"
+STATS = (
+    "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
+    "AND m.keyword_vector @@ q.query LIMIT %s) AS held) FROM unnest(%s::text[], %s::tsquery[]) AS q(term, query)"
+)
 #: The rows holding any searched term, by the summed idf of the terms they hold.
 SEARCH = (
     "SELECT id, metadata, embedding <=> %b AS distance FROM memories "

@@ -216,11 +216,13 @@ class PgVectorStore:
         if not terms:
             return KeywordAnswer([], TermStats(0, {}))
         terms = list(terms)
-        counts = await self._db.fetch(
-            "keyword query", keywords.STATS, (tenant, terms, [keywords.lexeme(t) for t in terms])
-        )
         docs = await self._db.fetch("keyword query", keywords.DOCS, (tenant,))
-        stats = TermStats(int(docs[0][0]) if docs else 0, {term: int(n) for term, n in counts if n})
+        total = int(docs[0][0]) if docs else 0
+        cap = keyword_index.search_limit(total) + 1
+        counts = await self._db.fetch(
+            "keyword query", keywords.STATS, (tenant, cap, terms, [keywords.lexeme(t) for t in terms])
+        )
+        stats = TermStats(total, {term: int(n) for term, n in counts if n})
         searched = stats.searchable(terms)
         if not searched or top_k <= 0:
             return KeywordAnswer([], stats)
