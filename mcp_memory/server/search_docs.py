@@ -23,6 +23,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import Closed, LazyAwsClient
 from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, Answer, Hints, ToolSpec
+from mcp_memory.server.quoting import inline, quoted
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000
@@ -158,7 +159,7 @@ def render_docs(query: str, hits: Sequence[DocHit]) -> str:
     their source. Raw scores are never printed."""
     if not hits:
         return (
-            f'{PREFIX} Nothing in the documentation library matched "{query}". Nothing close to it is '
+            f'{PREFIX} Nothing in the documentation library matched "{inline(query)}". Nothing close to it is '
             "indexed, which is not the same as the subject having no answer; rephrasing the query may help."
         )
     n = len(hits)
@@ -168,10 +169,12 @@ def render_docs(query: str, hits: Sequence[DocHit]) -> str:
         if standing is not None:
             facets.append(f"{percent(standing)}% of the top result")
         if hit.source:
-            facets.append(f"source: {hit.source}")
+            facets.append(f"source: {inline(hit.source)}")
         head = f"{i}. ({', '.join(facets)})" if facets else f"{i}."
-        entries.append(f"{head}\n   {_excerpt(hit)}")
-    header = f'{PREFIX} {n} {"excerpt" if n == 1 else "excerpts"} matched "{query}" in the documentation library.'
+        entries.append(f"{head}\n{quoted(_excerpt(hit))}")
+    header = (
+        f'{PREFIX} {n} {"excerpt" if n == 1 else "excerpts"} matched "{inline(query)}" in the documentation library.'
+    )
     return header + "\n\n" + "\n\n".join(entries)
 
 

@@ -79,7 +79,7 @@ async def test_nul_in_a_forget_id_is_a_bad_argument_on_every_backend_and_logs_no
         await env.service.close()
     assert refused.is_error
     assert refused.text.startswith("Error: `id` contains a control character (U+0000 at position 10)")
-    assert "tabs\tand\nnewlines are text" in listed.text  # nothing was deleted
+    assert "   tabs\tand\n   newlines are text" in listed.text  # nothing was deleted (each line quoted)
     assert [line for line in records(err) if line["level"] == "error"] == []
 
 
