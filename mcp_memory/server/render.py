@@ -129,7 +129,7 @@ def render_near(memory: Memory) -> str:
     if len(text) > NEAR_QUOTE_CHARS:
         text = text[: NEAR_QUOTE_CHARS - 1] + "…"
     return (
-        f'CLOSE TO AN EXISTING MEMORY: [id:{memory.id}] "{text}". Both are kept. If the new fact corrects it, '
+        f'CLOSE TO AN EXISTING MEMORY: [id:{memory.id}] "{inline(text)}". Both are kept. If the new fact corrects it, '
         f'call remember again with replaces ["{memory.id}"], or forget {memory.id}.'
     )
 

@@ -52,10 +52,18 @@ RECALL_OUTPUT: dict[str, Any] = {
     "required": ["query", "mode", "confidence", "results", "gated"],
 }
 
+#: `replaced`: the ids `replaces` removed; `notRemoved`: those still stored; `near`: a
+#: close memory the new one may correct (nothing was done to it).
 REMEMBER_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"created": {"type": "boolean"}, "memory": MEMORY_SCHEMA},
-    "required": ["created", "memory"],
+    "properties": {
+        "created": {"type": "boolean"},
+        "memory": MEMORY_SCHEMA,
+        "replaced": _STRINGS,
+        "notRemoved": _STRINGS,
+        "near": {"type": "object", "properties": {"id": _STRING, "content": _STRING}, "required": ["id", "content"]},
+    },
+    "required": ["created", "memory", "replaced"],
 }
 
 LIST_OUTPUT: dict[str, Any] = {
@@ -109,7 +117,16 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
 
 
 def remember_data(result: RememberResult) -> dict[str, Any]:
-    return {"created": result.created, "memory": memory_data(result.memory)}
+    data: dict[str, Any] = {
+        "created": result.created,
+        "memory": memory_data(result.memory),
+        "replaced": list(result.replaced),
+    }
+    if result.not_removed:
+        data["notRemoved"] = list(result.not_removed)
+    if result.near is not None:
+        data["near"] = memory_data(result.near)
+    return data
 
 
 def list_data(result: ListResult) -> dict[str, Any]:

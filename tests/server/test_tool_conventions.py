@@ -170,3 +170,22 @@ async def test_an_error_result_is_its_text_and_is_error_without_structured_conte
     assert result.is_error
     assert result.structured_content is None
     assert text(result).startswith("Error: ")
+
+
+async def test_a_correction_reports_the_close_memory_and_what_it_replaced_as_fields(env: Env) -> None:
+    async with Client(in_process(env)) as client:
+        schema = {t.name: t.output_schema for t in (await client.list_tools()).tools}["remember"]
+        first = check(schema, await client.call_tool("remember", {"content": "Use Python 3.11 for the build"}))
+        old_id = first["memory"]["id"]
+        assert first["replaced"] == [] and "near" not in first
+
+        close = check(schema, await client.call_tool("remember", {"content": "Use Python 3.12 for the build"}))
+        assert close["created"] is True and close["near"]["id"] == old_id
+        assert close["near"]["content"] == "Use Python 3.11 for the build"
+
+        fixed = await client.call_tool(
+            "remember", {"content": "Use Python 3.13 for the build", "replaces": [old_id, close["memory"]["id"]]}
+        )
+        data = check(schema, fixed)
+        assert data["replaced"] == [old_id, close["memory"]["id"]] and "notRemoved" not in data
+        assert f"Replaced: {old_id}, {close['memory']['id']}" in text(fixed)
