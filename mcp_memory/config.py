@@ -53,6 +53,18 @@ _PASSWORD_PARAM = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
+class HttpLimits:
+    """How long each phase of an HTTP request may take, and how many connections may be open
+    (server/http_limits.py). Times in milliseconds; `max_connections` None: 1000, or fewer when
+    the process may not open that many files."""
+
+    header_timeout_ms: int = 10_000
+    body_timeout_ms: int = 30_000
+    keep_alive_ms: int = 5_000
+    max_connections: int | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting, validated. Secrets are kept out of repr()."""
 
@@ -80,6 +92,7 @@ class Settings:
     mcp_api_key: str | None = field(default=None, repr=False)
     stats_flush_ms: int = 30_000
     stats_compact_threshold: int = 20
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
     hostname: str = "localhost"
     tenant: str | None = None
     conversation: str | None = None
@@ -197,9 +210,20 @@ class _Reader:
             mcp_api_key=api_key,
             stats_flush_ms=flush_ms,
             stats_compact_threshold=threshold,
+            http_limits=self.http_limits(),
             hostname=self.raw("HOSTNAME") or socket.gethostname(),
             tenant=tenant,
             conversation=conversation,
+        )
+
+    def http_limits(self) -> HttpLimits:
+        defaults = HttpLimits()
+        connections = self.raw("HTTP_MAX_CONNECTIONS")
+        return HttpLimits(
+            header_timeout_ms=self.integer("HTTP_HEADER_TIMEOUT_MS", defaults.header_timeout_ms),
+            body_timeout_ms=self.integer("HTTP_BODY_TIMEOUT_MS", defaults.body_timeout_ms),
+            keep_alive_ms=self.integer("HTTP_KEEP_ALIVE_MS", defaults.keep_alive_ms),
+            max_connections=None if connections is None else self.integer("HTTP_MAX_CONNECTIONS", 1),
         )
 
     def storage(self) -> tuple[str, str]:

@@ -432,6 +432,48 @@ def test_stats_settings_are_read() -> None:
     assert (settings.stats_flush_ms, settings.stats_compact_threshold) == (5000, 1)
 
 
+# --------------------------------------------------------------------------- HTTP limits
+
+
+def test_http_limits_default_to_ten_thirty_and_five_seconds_and_a_cap_from_the_file_limit() -> None:
+    limits = load().http_limits
+    assert (limits.header_timeout_ms, limits.body_timeout_ms, limits.keep_alive_ms) == (10_000, 30_000, 5_000)
+    assert limits.max_connections is None  # server/http_limits.py: 1000, or fewer under a low file limit
+
+
+def test_http_limits_are_read() -> None:
+    limits = load(
+        HTTP_HEADER_TIMEOUT_MS="500", HTTP_BODY_TIMEOUT_MS="700", HTTP_KEEP_ALIVE_MS="900", HTTP_MAX_CONNECTIONS="12"
+    ).http_limits
+    assert (limits.header_timeout_ms, limits.body_timeout_ms, limits.keep_alive_ms) == (500, 700, 900)
+    assert limits.max_connections == 12
+
+
+@pytest.mark.parametrize(
+    "name", ["HTTP_HEADER_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_MS", "HTTP_MAX_CONNECTIONS"]
+)
+@pytest.mark.parametrize("raw", ["0", "-5", "ten", "2.5"])
+def test_http_limits_must_be_positive_integers(name: str, raw: str) -> None:
+    assert refusal(**{name: raw}) == f'{name} must be a positive integer, got "{raw}"'
+
+
+def test_the_default_connection_cap_leaves_room_under_a_low_file_limit() -> None:
+    import resource
+
+    from mcp_memory.config import HttpLimits
+    from mcp_memory.server.http_limits import connection_cap
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+        assert connection_cap(HttpLimits()) == 256 - 64
+        assert connection_cap(HttpLimits(max_connections=5000)) == 5000  # set: taken as it is
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if soft >= 1064:
+        assert connection_cap(HttpLimits()) == 1000
+
+
 # --------------------------------------------------------------------------- caller defaults (A8)
 
 

@@ -190,11 +190,15 @@ class HttpApp:
         await self._mcp(scope, receive, send)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """`receive` for a body within the limit, or None once 413 has been sent.
+        """`receive` replaying the whole body, within the limit; None once 413 has
+        been sent, or when the client went away before its body was complete.
 
-        A declared Content-Length is trusted (the HTTP parser never delivers
-        more than it declares), so such a body streams on unread. A chunked
-        body is read up to the limit, and refused the moment it passes it.
+        A declared Content-Length over the limit is refused before reading any
+        of it (the HTTP parser never delivers more than it declares). A chunked
+        body is refused the moment it passes the limit. The body is read here,
+        in full, before the SDK sees the request: a client that drops its body
+        halfway is an info line (`request_body_incomplete`), not an error the
+        SDK would log (the HTTP server's body timeout cuts a slow one).
         """
         declared = _header(scope, b"content-length")
         if declared is not None:
@@ -202,17 +206,16 @@ class HttpApp:
                 size = int(declared)
             except ValueError:
                 size = None
-            if size is not None:
-                if size > self.max_body:
-                    await self._too_large(send)
-                    return None
-                return receive
+            if size is not None and size > self.max_body:
+                await self._too_large(send)
+                return None
         chunks: list[bytes] = []
         total = 0
         while True:
             message = await receive()
-            if message["type"] != "http.request":
-                return _replay([message], receive)
+            if message["type"] != "http.request":  # http.disconnect
+                self.log.info("request_body_incomplete", method=scope.get("method"))
+                return None
             body = message.get("body", b"")
             total += len(body)
             if total > self.max_body:

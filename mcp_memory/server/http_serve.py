@@ -23,6 +23,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
+from mcp_memory.config import HttpLimits
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog
 
@@ -88,10 +89,27 @@ def url_for(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
-def make_uvicorn(app: Any, sockets: list[socket.socket], on_started: Callable[[], None]) -> Stoppable:
+def make_uvicorn(
+    app: Any,
+    sockets: list[socket.socket],
+    on_started: Callable[[], None],
+    *,
+    limits: HttpLimits | None = None,
+    log: JsonLog | None = None,
+) -> Stoppable:
     """A uvicorn server for `app` on `sockets`, quiet (our JSON lines are the log),
-    without its own signal handling, calling `on_started` once it accepts."""
+    without its own signal handling, calling `on_started` once it accepts.
+
+    Every connection is held to `limits` (server/http_limits.py), and running out
+    of file descriptors is one JSON line per interval on `log`, not a traceback
+    per accept.
+    """
     import uvicorn
+
+    from mcp_memory.server.http_limits import AcceptFailures, limited_protocol
+
+    limits = limits or HttpLimits()
+    log = log or JsonLog()
 
     class _Server(uvicorn.Server):
         async def serve(self, sockets: list[socket.socket] | None = None) -> None:  # type: ignore[override]
@@ -102,6 +120,8 @@ def make_uvicorn(app: Any, sockets: list[socket.socket], on_started: Callable[[]
             yield  # the process's signals belong to GracefulServer
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(AcceptFailures(log, loop.get_exception_handler()))
             try:
                 await super().startup(sockets=sockets)
             except SystemExit:  # uvicorn's way of reporting a failed start
@@ -112,7 +132,8 @@ def make_uvicorn(app: Any, sockets: list[socket.socket], on_started: Callable[[]
     sockets_to_serve = sockets
     config = uvicorn.Config(
         app,
-        http="h11",
+        http=limited_protocol(limits, log),
+        timeout_keep_alive=limits.keep_alive_ms / 1000,  # type: ignore[arg-type]  # a float works
         ws="none",
         lifespan="on",
         log_config=None,

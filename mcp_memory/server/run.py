@@ -256,7 +256,8 @@ async def run_http(settings: Any) -> None:
         for line in err:
             print(line, file=sys.stderr, flush=True)
 
-    graceful = GracefulServer(make_uvicorn(app, sockets, announce), close_all, log)
+    server = make_uvicorn(app, sockets, announce, limits=settings.http_limits, log=log)
+    graceful = GracefulServer(server, close_all, log)
     warming: asyncio.Task[None] | None = None
     with library_logs_as_json(log):
         try:

@@ -44,6 +44,7 @@ _SETTINGS = (
     "PORT",
     "RECALL_",
     "STATS_",
+    "HTTP_",
     "PYTHON",
 )
 
@@ -108,10 +109,21 @@ def _pump(stream, lines: queue.Queue) -> None:
 
 @asynccontextmanager
 async def http_process(
-    env: Mapping[str, str], err_path: Path, *, python_flags: Sequence[str] = (), boot_lines: int = BOOT_LINES
+    env: Mapping[str, str],
+    err_path: Path,
+    *,
+    python_flags: Sequence[str] = (),
+    boot_lines: int = BOOT_LINES,
+    open_files: int | None = None,
 ) -> AsyncIterator[HttpProcess]:
     """`python [flags] -m mcp_memory serve-http --port 0` with exactly `env`; killed if still
-    running when the block ends."""
+    running when the block ends. `open_files` lowers its limit of open files (RLIMIT_NOFILE)."""
+
+    def limit_files() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     with open(err_path, "w", encoding="utf-8") as err:
         process = subprocess.Popen(
             [sys.executable, *python_flags, "-m", "mcp_memory", "serve-http", "--port", "0"],
@@ -121,6 +133,7 @@ async def http_process(
             text=True,
             env=dict(env),
             cwd=str(ROOT),
+            preexec_fn=limit_files if open_files is not None else None,
         )
     lines: queue.Queue = queue.Queue()
     reader = threading.Thread(target=_pump, args=(process.stdout, lines), name="serve-http-stdout", daemon=True)

@@ -15,6 +15,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_memory.config import HttpLimits
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.service import MemoryService
 from mcp_memory.server.http_app import HttpApp
@@ -47,7 +48,11 @@ class Running:
 
 @asynccontextmanager
 async def serving(
-    service: MemoryService, *, api_key: str | None = None, limit_s: float = SHUTDOWN_LIMIT_S
+    service: MemoryService,
+    *,
+    api_key: str | None = None,
+    limit_s: float = SHUTDOWN_LIMIT_S,
+    limits: HttpLimits | None = None,
 ) -> AsyncIterator[Running]:
     """Serve `service` until the block ends, then stop as a signal would."""
     out, err = io.StringIO(), io.StringIO()
@@ -55,7 +60,8 @@ async def serving(
     app = HttpApp(ToolLayer(service, log), log, api_key=api_key)
     sockets = bind_sockets("127.0.0.1", 0)
     started = asyncio.Event()
-    graceful = GracefulServer(make_uvicorn(app, sockets, started.set), service.close, log, limit_s=limit_s)
+    server = make_uvicorn(app, sockets, started.set, limits=limits, log=log)
+    graceful = GracefulServer(server, service.close, log, limit_s=limit_s)
     task = asyncio.create_task(graceful.run())
     ready = asyncio.create_task(started.wait())
     await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
