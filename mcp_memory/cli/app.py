@@ -134,7 +134,9 @@ def _complete(go: Callable[[], Awaitable[T]], sent: Sequence[str] = ()) -> T:
 
     try:
         return asyncio.run(go())
-    except (InvalidArgument, ContextError) as exc:
+    except InvalidArgument as exc:
+        _fail(f"error: {exc.worded(_cli_terms().name)}", EXIT_USAGE)
+    except ContextError as exc:
         _fail(f"error: {exc}", EXIT_USAGE)
     except StartupError as exc:
         _fail(f"error: {strip_echoes(str(exc), sent)}", EXIT_FAILED)
@@ -171,7 +173,7 @@ def _checked(parse: Callable[..., T], *args: Any) -> T:
     try:
         return parse(*args)
     except InvalidArgument as exc:
-        _fail(f"error: {exc}", EXIT_USAGE)
+        _fail(f"error: {exc.worded(_cli_terms().name)}", EXIT_USAGE)
 
 
 # --------------------------------------------------------------------------- servers

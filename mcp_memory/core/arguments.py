@@ -93,7 +93,7 @@ def optional_type(args: Mapping[str, Any], terms: Terms) -> str | None:
         return None
     if value not in MEMORY_TYPES:
         raise InvalidArgument(f"{terms.name('type')} must be one of: {', '.join(MEMORY_TYPES)}.")
-    return value
+    return str(value)
 
 
 def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
@@ -102,7 +102,7 @@ def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
         return "project"
     if value not in SCOPES:
         raise InvalidArgument(f"{terms.name('scope')} must be one of: {', '.join(SCOPES)}.")
-    return value
+    return str(value)
 
 
 def optional_mode(args: Mapping[str, Any], terms: Terms) -> str | None:
@@ -111,7 +111,7 @@ def optional_mode(args: Mapping[str, Any], terms: Terms) -> str | None:
         return None
     if value not in MODES:
         raise InvalidArgument(f"{terms.name('mode')} must be precision, balanced or exploratory.")
-    return value
+    return str(value)
 
 
 def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:

@@ -15,6 +15,8 @@ that names the field, header or variable at fault and never a secret.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class MemoryServerError(Exception):
     """Base of every error this package raises on purpose."""
@@ -25,7 +27,23 @@ class ConfigError(MemoryServerError):
 
 
 class InvalidArgument(MemoryServerError):
-    """An argument was refused before anything ran; the message names the field."""
+    """An argument was refused before anything ran; the message names the field.
+
+    Raised where the edge's spelling is unknown (inside the service), the message says
+    `{field}` and gives `field`: each edge words it (`worded`) in its own terms, the
+    CLI as its flag; `str()` spells it as the tools do, in backquotes.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def worded(self, name: Callable[[str], str]) -> str:
+        message = str(self.args[0]) if self.args else ""
+        return message.replace("{field}", name(self.field)) if self.field else message
+
+    def __str__(self) -> str:
+        return self.worded(lambda field: f"`{field}`")
 
 
 class ContextError(MemoryServerError):

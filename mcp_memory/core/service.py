@@ -110,9 +110,11 @@ class StatsResult:
 def _check_replaces(replaces: Sequence[str] | str) -> tuple[str, ...]:
     ids = (replaces,) if isinstance(replaces, str) else tuple(replaces)
     if len(ids) > REPLACES_MAX:
-        raise InvalidArgument(f"`replaces` may name at most {REPLACES_MAX} memories; it names {len(ids)}.")
+        raise InvalidArgument(
+            f"{{field}} may name at most {REPLACES_MAX} memories; it names {len(ids)}.", field="replaces"
+        )
     if len(set(ids)) != len(ids):
-        raise InvalidArgument("`replaces` names the same id twice.")
+        raise InvalidArgument("{field} names the same id twice.", field="replaces")
     return ids
 
 
@@ -321,8 +323,9 @@ class MemoryService:
         for memory_id in ids:
             if memory_id not in found:
                 raise InvalidArgument(
-                    f"`replaces`: no memory with id {memory_id} exists for this project (or it belongs to "
-                    "another conversation). Nothing was written."
+                    f"{{field}}: no memory with id {memory_id} exists for this project (or it belongs to "
+                    "another conversation). Nothing was written.",
+                    field="replaces",
                 )
         return [found[i] for i in ids]
 

@@ -83,7 +83,7 @@ def build_mcp_server(
 
     def _result(text: str, is_error: bool, data: dict[str, Any] | None = None) -> types.CallToolResult:
         """The text, and beside it the same facts as fields on success (an error has only its text)."""
-        content = [types.TextContent(type="text", text=text)]
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
         if data is None:
             return types.CallToolResult(content=content, is_error=is_error)
         return types.CallToolResult(content=content, structured_content=data, is_error=is_error)

@@ -159,6 +159,14 @@ def test_a_missing_tenant_is_bad_usage(cli) -> None:
         (("list", "-t", "acme", "--type", "note"), "error: --type must be one of"),
         (("list", "-t", "acme", "--limit", "51"), "error: --limit must be an integer between 1 and 50."),
         (("forget", "-t", "acme", " "), "error: ID is required and must be a non-empty string."),
+        (
+            ("remember", "-t", "acme", "c", "--replaces", "not-an-id"),
+            'error: --replaces: "not-an-id" is not a memory id',
+        ),
+        (
+            ("remember", "-t", "acme", "c", "--replaces", "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+            "error: --replaces: no memory with id 01ARZ3NDEKTSV4RRFFQ69G5FAV exists for this project",
+        ),
     ],
 )
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(cli, tmp_path, args, message) -> None:
