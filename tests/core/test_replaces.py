@@ -200,3 +200,13 @@ async def test_the_tool_takes_one_id_as_a_string_and_says_what_it_replaced(env: 
     assert not result.is_error and f"Replaced: {old_id} (removed" in result.text
     refused = await call(env, {"content": OTHER, "replaces": [old_id]})
     assert refused.is_error and old_id in refused.text and "Nothing was written" in refused.text
+
+
+async def test_the_structured_result_carries_what_was_replaced_and_the_close_memory(env: Env) -> None:
+    from mcp_memory.server.structured import remember_data
+
+    old_id = stored_id(await remember(env, OLD))
+    near = remember_data(await env.service.remember(ACME, OLD.replace("three", "four")))
+    assert near["created"] and near["near"]["id"] == old_id and near["replaced"] == []
+    corrected = remember_data(await env.service.remember(ACME, NEW, replaces=[old_id, near["memory"]["id"]]))
+    assert corrected["replaced"] == [old_id, near["memory"]["id"]] and "near" not in corrected
