@@ -61,19 +61,22 @@ _mcp_memory() {
             case "$prev" in
                 --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
                 --limit) compopt +o default 2>/dev/null; return ;;
+                --tag) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--type --limit -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--type --limit --tag -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         recall)
             case "$prev" in
                 --limit) compopt +o default 2>/dev/null; return ;;
                 --mode) COMPREPLY=($(compgen -W "precision balanced exploratory" -- "$cur")); return ;;
+                --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
+                --tag) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--limit --mode -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--limit --mode --type --tag -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         remember)
             case "$prev" in

@@ -289,6 +289,13 @@ def recall(
     mode: Annotated[
         str | None, typer.Option(help="precision, balanced (default) or exploratory.", show_default=False)
     ] = None,
+    memory_type: Annotated[
+        str | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
+    ] = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -299,7 +306,8 @@ def recall(
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(arguments.recall_args, {"query": query, "limit": limit, "mode": mode}, _cli_terms())
+    args = {"query": query, "limit": limit, "mode": mode, "type": memory_type, "tags": tag}
+    kwargs = _checked(arguments.recall_args, args, _cli_terms())
     result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
     print_recall(result, as_json)
 
@@ -310,6 +318,10 @@ def list_(
         str | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
     ] = None,
     limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
+    ] = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -320,7 +332,7 @@ def list_(
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(arguments.list_args, {"type": memory_type, "limit": limit}, _cli_terms())
+    kwargs = _checked(arguments.list_args, {"type": memory_type, "limit": limit, "tags": tag}, _cli_terms())
     result = _run(settings, lambda service: service.list(caller, **kwargs))
     print_list(result, as_json)
 

@@ -138,7 +138,9 @@ def print_list(result: Any, as_json: bool) -> None:
     console = _console()
     if not result.memories:
         what = f' of type "{result.memory_type}"' if result.memory_type else ""
-        console.print(f"No memories{what} yet.", style="yellow")
+        if result.tags:
+            what += f" tagged {', '.join(result.tags)}"
+        console.print(f"No memories{what} yet.", style="yellow", markup=False)
         return
     n = len(result.memories)
     console.print(f"{n} {'memory' if n == 1 else 'memories'}, newest first")

@@ -190,7 +190,14 @@ def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
 def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
     mode = optional_mode(args, terms)
     query = require_string(args, "query", terms)
-    return {"query": query, "limit": optional_limit(args, None, terms), "mode": mode}
+    kwargs: dict[str, Any] = {"query": query, "limit": optional_limit(args, None, terms), "mode": mode}
+    memory_type = optional_type(args, terms)
+    tags = optional_tags(args, terms)
+    if memory_type:
+        kwargs["memory_type"] = memory_type
+    if tags:
+        kwargs["tags"] = tags
+    return kwargs
 
 
 def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict[str, Any]:
@@ -217,7 +224,11 @@ def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict
 
 def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
     memory_type = optional_type(args, terms)
-    return {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT, terms)}
+    kwargs: dict[str, Any] = {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT, terms)}
+    tags = optional_tags(args, terms)
+    if tags:
+        kwargs["tags"] = tags
+    return kwargs
 
 
 def forget_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:

@@ -61,6 +61,23 @@ class Memory:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """What recall and list_memories keep when asked: one memory type, and any of some tags."""
+
+    memory_type: MemoryType | None = None
+    #: A memory matches when it carries at least one of these (exact strings); empty: any.
+    tags: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.memory_type or self.tags)
+
+    def matches(self, memory: Memory) -> bool:
+        if self.memory_type and memory.memory_type != self.memory_type:
+            return False
+        return not self.tags or any(tag in memory.tags for tag in self.tags)
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A memory a vector query returned, with its cosine similarity to the query."""
 

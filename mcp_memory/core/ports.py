@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mcp_memory.core.keywords import KeywordAnswer
-from mcp_memory.core.model import Hit, Memory
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
     import numpy as np
 
 __all__ = [
     "Embedder",
+    "FilteredHits",
+    "FiltersQuery",
+    "ScoresMemories",
     "ObjectStore",
     "PreloadsTenant",
     "PutsMany",
@@ -81,6 +84,32 @@ class VectorStore(Protocol):
 
     async def close(self) -> None:
         """Release connections, files and threads."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilteredHits:
+    hits: list[Hit]
+    #: False when the store filtered a bounded pool of nearest candidates (S3 Vectors cannot
+    #: filter on tags) and that pool was full: matching memories may lie beyond it.
+    complete: bool = True
+
+
+@runtime_checkable
+class FiltersQuery(Protocol):
+    """Optional for a VectorStore: `query` restricted by a MemoryFilter, applied before the limit."""
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        """The `top_k` nearest visible memories of `tenant` that `where` matches. No order is promised."""
+
+
+@runtime_checkable
+class ScoresMemories(Protocol):
+    """Optional for a VectorStore: the cosine of `embedding` to each memory of a list of ids."""
+
+    async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit]:
+        """These ids' memories of `tenant` with their cosine; missing ids are dropped."""
 
 
 @runtime_checkable

@@ -32,6 +32,7 @@ from mcp_memory.core.model import (
     Confidence,
     Hit,
     Memory,
+    MemoryFilter,
     MemoryType,
     Mode,
     Ranked,
@@ -39,11 +40,24 @@ from mcp_memory.core.model import (
     Scope,
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
-from mcp_memory.core.ports import Embedder, ObjectStore, PreloadsTenant, VectorStore, WarmsUp, describe
+from mcp_memory.core.ports import (
+    Embedder,
+    FilteredHits,
+    FiltersQuery,
+    ObjectStore,
+    PreloadsTenant,
+    ScoresMemories,
+    VectorStore,
+    WarmsUp,
+    describe,
+)
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
+#: With a filter, recall and list read at most this many index keys when the store
+#: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
+FILTER_SCAN_CAP = 10_000
 #: remember names a visible memory this near to the new one (cosine), as a possible
 #: correction. Measured with the local model on the built-in calibration set: distinct
 #: facts reach at most 0.53, rewordings of one fact 0.64-0.93 (14 of 17 at or above 0.75).
@@ -91,6 +105,8 @@ class RememberResult:
 class ListResult:
     memories: list[Memory]
     memory_type: MemoryType | None
+    #: The tags asked for (any of them), if any.
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,7 +178,14 @@ class MemoryService:
     # ----------------------------------------------------------------------- recall
 
     async def recall(
-        self, caller: Caller, query: str, limit: int | None = None, mode: Mode | None = None
+        self,
+        caller: Caller,
+        query: str,
+        limit: int | None = None,
+        mode: Mode | None = None,
+        *,
+        memory_type: MemoryType | None = None,
+        tags: Sequence[str] = (),
     ) -> RecallResult:
         """The memories that answer `query`, ranked, with a confidence level (docs/recall.md).
 
@@ -177,9 +200,13 @@ class MemoryService:
         terms = keywords.query_terms(query) if self.retrieval != "dense" else []
         dense: list[Hit] = []
         answer = None
+        where = MemoryFilter(memory_type, tuple(tags))
         searches = []
         if self.retrieval != "keyword":
-            searches.append(self.vectors.query(caller.tenant, embedding, wanted, caller.conversation))
+            if where:
+                searches.append(self._filtered_nearest(caller, embedding, wanted, where))
+            else:
+                searches.append(self.vectors.query(caller.tenant, embedding, wanted, caller.conversation))
         if terms:
             searches.append(self.vectors.keyword_query(caller.tenant, embedding, terms, wanted, caller.conversation))
         found = await asyncio.gather(*searches)  # the two indexes are searched at the same time
@@ -187,6 +214,8 @@ class MemoryService:
             dense = found[0]
         if terms:
             answer = found[-1]
+            if where:  # keyword candidates are filtered after their own limit; the dense ones before it
+                answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
         candidates = [
             c for c in fusion.fuse(self.retrieval, terms, dense, answer) if c.memory.visible_to(caller.conversation)
         ]
@@ -208,6 +237,27 @@ class MemoryService:
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
         return RecallResult(query, mode, limit, results, confidence, gated, found_any=True)
+
+    async def _filtered_nearest(self, caller: Caller, embedding, wanted: int, where: MemoryFilter) -> list[Hit]:
+        """The `wanted` nearest visible memories that `where` matches, filtered before the limit.
+
+        A store that filters (FiltersQuery) does it; when it could only post-filter a bounded
+        pool (S3 Vectors holds tags as non-filterable metadata) and that pool was full, the
+        tenant's memories of the type are read from the recency index, FILTER_SCAN_CAP at most,
+        and scored by the store (ScoresMemories), so a rare tag is still found.
+        """
+        if isinstance(self.vectors, FiltersQuery):
+            answer = await self.vectors.filtered_query(caller.tenant, embedding, wanted, caller.conversation, where)
+        else:
+            pool = await self.vectors.query(caller.tenant, embedding, ranking.CANDIDATE_CAP, caller.conversation)
+            answer = FilteredHits([h for h in pool if where.matches(h.memory)], complete=False)
+        if answer.complete or len(answer.hits) >= wanted or not isinstance(self.vectors, ScoresMemories):
+            return answer.hits
+        ids = await self._recent_ids(caller, where.memory_type, FILTER_SCAN_CAP)
+        scored = await self.vectors.scored(caller.tenant, embedding, ids)
+        matching = [h for h in scored if h.memory.visible_to(caller.conversation) and where.matches(h.memory)]
+        matching.sort(key=lambda h: h.similarity, reverse=True)
+        return matching[:wanted]
 
     def _confidence(
         self,
@@ -368,15 +418,54 @@ class MemoryService:
     # ----------------------------------------------------------------------- list
 
     async def list(
-        self, caller: Caller, *, memory_type: MemoryType | None = None, limit: int = LIST_DEFAULT_LIMIT
+        self,
+        caller: Caller,
+        *,
+        memory_type: MemoryType | None = None,
+        limit: int = LIST_DEFAULT_LIMIT,
+        tags: Sequence[str] = (),
     ) -> ListResult:
-        """The caller's visible memories, newest first, from the recency index (B §9.1)."""
+        """The caller's visible memories, newest first, from the recency index (B §9.1);
+        with `tags`, only those carrying any of them (read page by page, FILTER_SCAN_CAP keys at most)."""
+        if tags:
+            where = MemoryFilter(memory_type, tuple(tags))
+            return ListResult(await self._tagged(caller, where, limit), memory_type, where.tags)
         ids = await self._recent_ids(caller, memory_type, limit)
         if not ids:
             return ListResult([], memory_type)
         found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)}
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
         return ListResult(memories, memory_type)
+
+    async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> list[Memory]:
+        """Newest first, the visible memories `where` matches: the index gives ids and types a
+        page at a time, the store the tags."""
+        prefix = index_prefix(caller.tenant)
+        found: list[Memory] = []
+        start_after: str | None = None
+        scanned = 0
+        while len(found) < limit and scanned < FILTER_SCAN_CAP:
+            page = await self.objects.list(prefix, LIST_PAGE, start_after)
+            scanned += len(page)
+            entries = [parse_index_key(key) for key in page]
+            ids = [
+                e.id
+                for e in entries
+                if e is not None
+                and e.visible_to(caller.conversation)
+                and (not where.memory_type or e.memory_type == where.memory_type)
+            ]
+            memories = {m.id: m for m in await self.vectors.get(caller.tenant, ids)} if ids else {}
+            for memory_id in ids:
+                memory = memories.get(memory_id)
+                if memory is not None and memory.visible_to(caller.conversation) and where.matches(memory):
+                    found.append(memory)
+                    if len(found) >= limit:
+                        break
+            if len(page) < LIST_PAGE:
+                break
+            start_after = page[-1]
+        return found
 
     async def _recent_ids(self, caller: Caller, memory_type: MemoryType | None, limit: int) -> list[str]:
         prefix = index_prefix(caller.tenant)

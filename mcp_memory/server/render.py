@@ -148,6 +148,11 @@ def render_no_memories(memory_type: str | None = None) -> str:
     return f"{PREFIX} This project has no memories yet."
 
 
+def render_no_tagged_memories(tags: Sequence[str], memory_type: str | None = None) -> str:
+    kind = f'memories of type "{memory_type}"' if memory_type else "memories"
+    return f"{PREFIX} This project has no {kind} tagged {', '.join(tags)} yet."
+
+
 def render_deleted(memory_id: str) -> str:
     return f"{PREFIX} Deleted {memory_id}."
 
@@ -193,6 +198,8 @@ def remember_text(result: RememberResult) -> str:
 
 
 def list_text(result: ListResult) -> str:
+    if not result.memories and result.tags:
+        return render_no_tagged_memories(result.tags, result.memory_type)
     return render_list(result.memories, result.memory_type)
 
 

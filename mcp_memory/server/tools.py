@@ -69,6 +69,9 @@ async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]
 
 # --------------------------------------------------------------------------- the catalogue, in order
 
+#: recall's and list_memories' `tags`: a memory matches when it carries any of them.
+TAGS_FILTER: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": TAGS_MAX}
+
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -93,6 +96,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": "precision: a few close matches. balanced (default): the usual trade-off. "
                     "exploratory: more results on looser matching; use it when balanced found nothing.",
                 },
+                "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
+                "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
             },
             "required": ["query"],
         },
@@ -162,6 +167,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "properties": {
                 "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
                 "limit": {**LIMIT_SCHEMA, "description": f"Default {LIST_DEFAULT_LIMIT}."},
+                "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
             },
         },
         structured.LIST_OUTPUT,

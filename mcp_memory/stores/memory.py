@@ -18,7 +18,8 @@ import numpy as np
 
 from mcp_memory.core import keywords
 from mcp_memory.core.errors import PreconditionFailed, StoreError
-from mcp_memory.core.model import Hit, Memory
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
+from mcp_memory.core.ports import FilteredHits
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 
 
@@ -61,13 +62,24 @@ class InMemoryVectorStore:
                 yield page
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        return self._nearest(tenant, embedding, top_k, conversation, None)
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        """`query` over only the memories `where` matches: the filter applies before the limit."""
+        return FilteredHits(self._nearest(tenant, embedding, top_k, conversation, where))
+
+    def _nearest(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter | None
+    ) -> list[Hit]:
         query = np.asarray(embedding, dtype=np.float32)
         hits: list[Hit] = []
         for (rec_tenant, rec_id), (md, vector) in self._records.items():
             if rec_tenant != tenant:
                 continue
             memory = from_metadata(rec_id, md, tenant)
-            if memory is None or not memory.visible_to(conversation):
+            if memory is None or not memory.visible_to(conversation) or (where and not where.matches(memory)):
                 continue
             hits.append(Hit(memory, float(np.dot(query, vector))))
         hits.sort(key=lambda h: h.similarity, reverse=True)

@@ -37,3 +37,16 @@ def test_a_malformed_or_unknown_replaces_id_is_refused_and_nothing_is_written(cl
     unknown = cli("remember", "-t", "acme", NEW, "--replaces", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
     assert unknown.returncode != 0 and "01ARZ3NDEKTSV4RRFFQ69G5FAV" in unknown.stderr
     assert json.loads(cli("list", "-t", "acme", "--json").stdout)["memories"] == []
+
+
+def test_recall_and_list_take_type_and_tag_filters(cli) -> None:  # noqa: F811
+    cli("remember", "-t", "acme", "Rolling deploys drain streams first", "--tag", "deploy", "--type", "pattern")
+    cli("remember", "-t", "acme", "Rolling restarts of the cache tier are manual", "--tag", "cache")
+    recalled = json.loads(cli("recall", "-t", "acme", "rolling deploys", "--tag", "cache", "--json").stdout)
+    assert [r["content"] for r in recalled["results"]] == ["Rolling restarts of the cache tier are manual"]
+    typed = json.loads(cli("recall", "-t", "acme", "rolling deploys", "--type", "pattern", "--json").stdout)
+    assert [r["content"] for r in typed["results"]] == ["Rolling deploys drain streams first"]
+    listed = json.loads(cli("list", "-t", "acme", "--tag", "deploy", "--tag", "nothing", "--json").stdout)
+    assert [m["content"] for m in listed["memories"]] == ["Rolling deploys drain streams first"]
+    bad = cli("recall", "-t", "acme", "x", "--type", "note")
+    assert bad.returncode == 2 and "--type must be one of" in bad.stderr

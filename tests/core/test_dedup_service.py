@@ -109,3 +109,16 @@ async def test_an_unrelated_fact_gets_no_hint(env: Env) -> None:
         await env.service.remember(caller, "Invoices are archived to cold storage after ninety days")
     )
     assert "Stored as" in answer and "CLOSE TO" not in answer
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("Deploys are allowed on Fridays", "Deploys are not allowed on Fridays"),
+        ("Use Python 3.11 for the build", "Use Python 3.12 for the build"),
+    ],
+)
+async def test_a_negated_fact_and_a_changed_version_are_stored_with_the_hint(env: Env, first, then) -> None:
+    first_id, answer, count = await remember_pair(env, "hint", first, then)
+    assert "Stored as" in answer and count == 2
+    assert f'CLOSE TO AN EXISTING MEMORY: [id:{first_id}] "{first}". Both are kept.' in answer

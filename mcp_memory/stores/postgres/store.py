@@ -30,7 +30,8 @@ from psycopg.types.json import Jsonb
 from mcp_memory.core import keywords as keyword_index
 from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
 from mcp_memory.core.keywords import KeywordAnswer, TermStats
-from mcp_memory.core.model import Hit, Memory
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
+from mcp_memory.core.ports import FilteredHits
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres import keywords
 from mcp_memory.stores.postgres.db import (
@@ -51,6 +52,14 @@ _QUERY = (
     f"WHERE tenant_id = %s AND {_VISIBLE} ORDER BY distance LIMIT %s"
 )
 _SCAN = "SELECT id, metadata, embedding::real[] FROM memories WHERE tenant_id = %s AND id > %s ORDER BY id LIMIT %s"
+#: `query` with a filter: the type (or NULL: any) and any of the tags (or NULL: any), before the limit.
+_FILTERED_QUERY = (
+    "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
+    f"WHERE tenant_id = %s AND {_VISIBLE} "
+    "AND (%s::text IS NULL OR metadata->>'memoryType' = %s) "
+    "AND (%s::text[] IS NULL OR metadata->'tags' ?| %s::text[]) "
+    "ORDER BY distance LIMIT %s"
+)
 _PUT = (
     "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
     "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
@@ -206,6 +215,23 @@ class PgVectorStore:
             if memory is not None:
                 hits.append(Hit(memory, _similarity(distance)))
         return hits
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        """`query` with the type and any-of-the-tags conditions in SQL, before the limit."""
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return FilteredHits([])
+        tags = list(where.tags) or None
+        params = (vector, tenant, conversation, conversation, where.memory_type, where.memory_type, tags, tags, top_k)
+        rows = await self._db.fetch("query", _FILTERED_QUERY, params)
+        hits = []
+        for row_id, metadata, distance in rows:
+            memory = _memory(row_id, metadata, tenant)
+            if memory is not None and where.matches(memory):
+                hits.append(Hit(memory, _similarity(distance)))
+        return FilteredHits(hits)
 
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None

@@ -31,7 +31,8 @@ import numpy as np
 
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.keywords import KeywordAnswer, pool_answer
-from mcp_memory.core.model import Hit, Memory
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
+from mcp_memory.core.ports import FilteredHits
 from mcp_memory.stores.base import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.s3.errors import aws_call
 from mcp_memory.stores.s3.objects import S3ObjectStore
@@ -233,9 +234,52 @@ class S3VectorStore:
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
-        wanted = [project_filter(tenant)]
+        return await self._nearest(tenant, vector, top_k, conversation, ())
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        """The memory type is a QueryVectors filter (filterable metadata); the tags are not
+        filterable here, so with tags the nearest TOP_K_MAX of the type are fetched and
+        post-filtered, and the answer says whether that pool was full (`complete` False)."""
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return FilteredHits([])
+        conditions = ({"memoryType": {"$eq": where.memory_type}},) if where.memory_type else ()
+        pool = await self._nearest(tenant, vector, TOP_K_MAX if where.tags else top_k, conversation, conditions)
+        hits = [h for h in pool if where.matches(h.memory)]
+        return FilteredHits(hits[:top_k], complete=not where.tags or len(pool) < TOP_K_MAX or len(hits) >= top_k)
+
+    async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit]:
+        """GetVectors with the vectors, 100 keys a call, and each one's cosine to `embedding`."""
+        query = np.asarray(self._vector(embedding), dtype=np.float32)
+        hits: list[Hit] = []
+        for chunk in _chunks(ids, GET_BATCH):
+            response = await aws_call(
+                "GetVectors",
+                self._client.get_vectors,
+                **self._where(),
+                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
+                returnMetadata=True,
+                returnData=True,
+            )
+            for item in response.get("vectors", []) or []:
+                memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
+                data = (item.get("data") or {}).get("float32")
+                if memory is not None and isinstance(data, list) and len(data) == self._dim:
+                    hits.append(Hit(memory, float(np.dot(query, np.asarray(data, dtype=np.float32)))))
+        return hits
+
+    async def _nearest(
+        self, tenant: str, vector: list[float], top_k: int, conversation: str | None, conditions: tuple
+    ) -> list[Hit]:
+        wanted = [tenant_filter(tenant, {"scope": {"$exists": False}}, *conditions)]
         if conversation:
-            wanted.append(conversation_filter(tenant, conversation))
+            wanted.append(
+                tenant_filter(
+                    tenant, {"scope": {"$eq": "conversation"}}, {"conversation": {"$eq": conversation}}, *conditions
+                )
+            )
         answers = await asyncio.gather(*(self._query(where, vector, top_k) for where in wanted))
         merged: dict[str, Hit] = {}
         for hit in (h for answer in answers for h in answer):

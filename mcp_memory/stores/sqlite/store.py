@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.keywords import KeywordAnswer
-from mcp_memory.core.model import Hit, Memory
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
+from mcp_memory.core.ports import FilteredHits
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite import keywords
@@ -65,6 +66,19 @@ def _chunks(items: Sequence[str]) -> list[list[str]]:
 
 def _placeholders(count: int) -> str:
     return ", ".join("?" * count)
+
+
+def _filter_sql(tenant: str, conversation: str | None, where: MemoryFilter) -> tuple[str, list[object]]:
+    """The ids of `tenant`'s rows visible to `conversation` that `where` matches."""
+    sql = "SELECT id FROM memories WHERE tenant = ? AND (scope = 'project' OR (scope = 'conversation' AND conversation = ?))"
+    params: list[object] = [tenant, conversation or ""]
+    if where.memory_type:
+        sql += " AND memory_type = ?"
+        params.append(where.memory_type)
+    if where.tags:
+        sql += f" AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE json_each.value IN ({_placeholders(len(where.tags))}))"
+        params.extend(where.tags)
+    return sql, params
 
 
 def _bump_generation(conn: sqlite3.Connection, tenant: str, *, purge: bool) -> int:
@@ -255,6 +269,32 @@ class SqliteVectorStore:
             return answers
 
         return await self._db.read(read, "query")
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        """`query` over the rows SQL selects for `where` (type, any of the tags, visibility):
+        the filter applies before the limit; their cosines come from the vector cache."""
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return FilteredHits([])
+
+        def read(conn: sqlite3.Connection) -> FilteredHits:
+            sql, params = _filter_sql(tenant, conversation, where)
+            ids = [row[0] for row in conn.execute(sql, params)]
+            snapshot = self._cache.current(conn, tenant)
+            cosines = snapshot.similarities(vector, ids)
+            nearest = sorted(cosines, key=lambda i: cosines[i], reverse=True)[:top_k]
+            memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), nearest)
+            return FilteredHits(
+                [
+                    Hit(memories[i], cosines[i])
+                    for i in nearest
+                    if i in memories and memories[i].visible_to(conversation) and where.matches(memories[i])
+                ]
+            )
+
+        return await self._db.read(read, "filtered query")
 
     def _read_rows(
         self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]
