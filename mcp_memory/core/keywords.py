@@ -160,6 +160,8 @@ B = 0.75
 #: tenth of 100,000 memories costs more than the whole vector scan).
 COMMON_SHARE = 0.05
 SEARCH_MIN_DOCS = 20
+#: At most this many postings are walked per query (the rarest terms first).
+POSTINGS_BUDGET = 1000
 
 
 def search_limit(docs: int) -> int:
@@ -180,9 +182,21 @@ class TermStats:
         return math.log(1.0 + (self.docs - n + 0.5) / (n + 0.5))
 
     def searchable(self, terms: Iterable[str]) -> list[str]:
-        """The terms some memory holds and not too many do: the ones worth a posting walk."""
+        """The terms worth an index walk: held by some memory and by not too many (search_limit),
+        rarest first while their postings add up to at most POSTINGS_BUDGET (the rarest always),
+        so a query costs about the same in a tenant of 1,000 memories as in one of 100,000."""
         limit = search_limit(self.docs)
-        return [t for t in terms if 0 < self.frequency.get(t, 0) <= limit]
+        held = sorted(
+            (self.frequency.get(t, 0), t) for t in dict.fromkeys(terms) if 0 < self.frequency.get(t, 0) <= limit
+        )
+        chosen: list[str] = []
+        walked = 0
+        for count, term in held:
+            if chosen and walked + count > POSTINGS_BUDGET:
+                break
+            chosen.append(term)
+            walked += count
+        return chosen
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +225,13 @@ def pool_answer(pool: Sequence[Hit], terms: Sequence[str], top_k: int) -> Keywor
     return KeywordAnswer(holding[: max(0, top_k)], stats)
 
 
+@functools.lru_cache(maxsize=32_768)
+def _counts(text: str) -> tuple[Counter[str], int]:
+    """Each token's count in `text`, and how many tokens it has (shared across queries)."""
+    found = tokens(text)
+    return Counter(found), len(found)
+
+
 def coverage(terms: Sequence[str], text: str, stats: TermStats) -> float:
     """The share of the query's information `text` holds: the idf of the query terms it holds over
     the idf of all of them. A term no memory holds counts at full rarity, so a question naming
@@ -231,11 +252,10 @@ def bm25_scores(terms: Sequence[str], texts: Mapping[str, str], stats: TermStats
     if not weights or not texts:
         return {key: 0.0 for key in texts}
     ideal = sum(weights.values())
-    counted = {key: Counter(tokens(text)) for key, text in texts.items()}
-    avg_len = max(1.0, sum(sum(c.values()) for c in counted.values()) / len(counted))
+    counted = {key: _counts(text) for key, text in texts.items()}
+    avg_len = max(1.0, sum(length for _, length in counted.values()) / len(counted))
     out: dict[str, float] = {}
-    for key, counts in counted.items():
-        length = sum(counts.values())
+    for key, (counts, length) in counted.items():
         norm = K1 * (1 - B + B * length / avg_len)
         score = 0.0
         for term, weight in weights.items():

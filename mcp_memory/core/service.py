@@ -14,7 +14,7 @@ import asyncio
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from mcp_memory.core import dedup, fusion, keywords, ranking, tenants
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
@@ -280,7 +280,7 @@ class MemoryService:
         keeping: Sequence[fusion.Candidate], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
     ) -> list[Ranked]:
         max_access = max((stats.get(c.memory.id, EMPTY_STATS).access_count for c in keeping), default=0)
-        scored: list[Ranked] = []
+        scored: list[tuple[float, fusion.Candidate, AccessStats]] = []
         for hit in keeping:
             s = stats.get(hit.memory.id, EMPTY_STATS)
             last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
@@ -293,12 +293,21 @@ class MemoryService:
                 ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
                 trust,
             )
-            scored.append(
-                Ranked(hit.memory, hit.similarity, score, stats=s, keyword=hit.keyword, relevance=hit.relevance)
+            scored.append((score, hit, s))
+        scored.sort(key=lambda r: r[0], reverse=True)  # stable: ties keep store order
+        top_score = scored[0][0] if scored else 0.0
+        return [
+            Ranked(
+                hit.memory,
+                hit.similarity,
+                score,
+                ranking.relative_standing(score, top_score),
+                s,
+                keyword=hit.keyword,
+                relevance=hit.relevance,
             )
-        scored.sort(key=lambda r: r.score, reverse=True)  # stable: ties keep store order
-        top_score = scored[0].score if scored else 0.0
-        return [replace(r, standing=ranking.relative_standing(r.score, top_score)) for r in scored]
+            for score, hit, s in scored
+        ]
 
     # ----------------------------------------------------------------------- remember
 

@@ -242,13 +242,20 @@ class PgVectorStore:
         if not terms:
             return KeywordAnswer([], TermStats(0, {}))
         terms = list(terms)
-        docs = await self._db.fetch("keyword query", keywords.DOCS, (tenant,))
-        total = int(docs[0][0]) if docs else 0
-        cap = keyword_index.search_limit(total) + 1
-        counts = await self._db.fetch(
-            "keyword query", keywords.STATS, (tenant, cap, terms, [keywords.lexeme(t) for t in terms])
+        rows = await self._db.fetch(
+            "keyword query",
+            keywords.STATS,
+            (
+                tenant,
+                tenant,
+                keyword_index.SEARCH_MIN_DOCS,
+                keyword_index.COMMON_SHARE,
+                terms,
+                [keywords.lexeme(t) for t in terms],
+            ),
         )
-        stats = TermStats(total, {term: int(n) for term, n in counts if n})
+        total = next((int(n) for term, n in rows if term is None), 0)
+        stats = TermStats(total, {term: int(n) for term, n in rows if term is not None and n})
         searched = stats.searchable(terms)
         if not searched or top_k <= 0:
             return KeywordAnswer([], stats)
