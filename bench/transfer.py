@@ -3,7 +3,7 @@
     .venv/bin/python bench/transfer.py [--large 100000] [--small 10000] [--pg 20000] [--local 2000]
 
 Every figure is a `mcp-memory export` / `import` child process, timed from start to exit,
-with its peak RSS (ru_maxrss from wait4); the rate is the memories over that time less the same
+with its own peak RSS (VmHWM); the rate is the memories over that time less the same
 command's start-up with nothing to move (a header-only file; a tenant without memories):
 
 1. an export file of `--large` memories with 384-dimension vectors is generated (random unit
@@ -92,18 +92,37 @@ def head(source: Path, target: Path, count: int) -> None:
             out.write(line)
 
 
-def run(args: list[str], env: dict[str, str], stdout=subprocess.DEVNULL) -> tuple[float, float, str]:
-    """(seconds, peak RSS in MB, stdout text) of `python -m mcp_memory <args>`."""
+#: Runs `mcp-memory` and reports its own peak RSS (VmHWM) at exit. ru_maxrss from wait4 would
+#: count the pages the child shared with this process when it forked.
+_MEASURED = """
+import atexit, runpy, sys
+def _peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            sys.stderr.write("BENCH-HWM-KB " + line.split()[1] + "\\n")
+atexit.register(_peak)
+sys.argv = ["mcp-memory", *sys.argv[1:]]
+runpy.run_module("mcp_memory", run_name="__main__")
+"""
+
+
+def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(seconds, peak RSS in MB, stderr text) of `mcp-memory <args>` in a child process."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_memory", *args], env=env, cwd=str(ROOT), stdout=stdout, stderr=subprocess.PIPE
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *args],
+        env=env,
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
     )
-    _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
-    err = process.stderr.read().decode() if process.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
+    err = done.stderr.decode()
+    if done.returncode != 0:
         raise SystemExit(f"mcp-memory {' '.join(args)} failed: {err[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, err
+    peak = [int(line.split()[1]) for line in err.splitlines() if line.startswith("BENCH-HWM-KB ")]
+    return elapsed, peak[-1] / 1024, err
 
 
 def base_env(**extra: str) -> dict[str, str]:

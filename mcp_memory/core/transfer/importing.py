@@ -133,27 +133,51 @@ async def import_memories(
         if on_refused is not None:
             on_refused(Refusal(line, reason))
 
-    chunk: list[tuple[int, ImportRecord]] = []
-    for number, value in lines:
-        if isinstance(value, RecordRefused):
-            refuse(number, str(value))
-            continue
-        try:
-            tenant = record_tenant(value)
-            if wanted is not None and tenant not in wanted:
-                result.skipped += 1
+    def read_chunk() -> _Parsed | None:
+        """The next CHUNK records, read and checked (on a worker thread)."""
+        parsed = _Parsed()
+        for number, value in lines:
+            if isinstance(value, RecordRefused):
+                parsed.refusals.append((number, str(value)))
                 continue
-            assert isinstance(value, dict)
-            chunk.append((number, parse_record(value, tenant, vector_dim=vector_dim)))
-        except RecordRefused as exc:
-            refuse(number, str(exc))
-            continue
-        if len(chunk) >= CHUNK:
-            await _write_chunk(chunk, result, vectors, objects, counters, embedder, refuse, progress)
-            chunk = []
-    if chunk:
-        await _write_chunk(chunk, result, vectors, objects, counters, embedder, refuse, progress)
+            try:
+                tenant = record_tenant(value)
+                if wanted is not None and tenant not in wanted:
+                    parsed.skipped += 1
+                    continue
+                assert isinstance(value, dict)
+                parsed.records.append((number, parse_record(value, tenant, vector_dim=vector_dim)))
+            except RecordRefused as exc:
+                parsed.refusals.append((number, str(exc)))
+                continue
+            if len(parsed.records) >= CHUNK:
+                return parsed
+        return parsed if parsed.records or parsed.refusals or parsed.skipped else None
+
+    # The next chunk is read and checked on a thread while this one is written: the
+    # checks are Python, the writes mostly the store's own code, so the two overlap.
+    reading = asyncio.ensure_future(asyncio.to_thread(read_chunk))
+    try:
+        while (parsed := await reading) is not None:
+            reading = asyncio.ensure_future(asyncio.to_thread(read_chunk))
+            for number, reason in parsed.refusals:
+                refuse(number, reason)
+            result.skipped += parsed.skipped
+            if parsed.records:
+                await _write_chunk(parsed.records, result, vectors, objects, counters, embedder, refuse, progress)
+    finally:
+        if not reading.done():  # a write failed: let the read in flight finish before the source closes
+            await asyncio.wait([reading])
+        if not reading.cancelled():
+            reading.exception()  # retrieved: a failed write is what the caller hears about
     return result
+
+
+@dataclass
+class _Parsed:
+    records: list[tuple[int, ImportRecord]] = field(default_factory=list)
+    refusals: list[tuple[int, str]] = field(default_factory=list)
+    skipped: int = 0
 
 
 async def _write_chunk(
