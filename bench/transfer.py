@@ -23,6 +23,7 @@ import asyncio
 import base64
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -106,8 +107,14 @@ runpy.run_module("mcp_memory", run_name="__main__")
 """
 
 
+#: CPU seconds (user + system) the last `run` child used: what the machine's load does not change.
+last_cpu = 0.0
+
+
 def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """(seconds, peak RSS in MB, stderr text) of `mcp-memory <args>` in a child process."""
+    global last_cpu
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _MEASURED, *args],
@@ -118,6 +125,8 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
         check=False,
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     err = done.stderr.decode()
     if done.returncode != 0:
         raise SystemExit(f"mcp-memory {' '.join(args)} failed: {err[-2000:]}")
@@ -141,11 +150,12 @@ def line(label: str, count: int, seconds: float, rss: float, fixed: float) -> di
         "seconds": round(seconds, 2),
         "startup_s": round(fixed, 2),
         "per_s": round(count / net),
+        "cpu_s": round(last_cpu, 2),
         "rss_mb": round(rss),
     }
     print(
         f"{label:<44} {count:>7} {seconds:>7.2f} s (start-up {fixed:.2f} s) {count / net:>8.0f}/s  "
-        f"peak RSS {rss:>5.0f} MB",
+        f"CPU {last_cpu:>6.2f} s  peak RSS {rss:>5.0f} MB",
         flush=True,
     )
     return row

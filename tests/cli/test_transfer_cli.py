@@ -282,6 +282,8 @@ def test_backup_refuses_an_existing_file_and_other_backends(cli, tmp_path: Path)
     seed(cli)
     first = cli("backup", str(tmp_path / "copy.db"))
     assert first.returncode == 0 and first.stdout.decode().startswith("backed up 3 memories from ")
+    assert rows(tmp_path / "copy.db", "PRAGMA journal_mode") == [("delete",)]  # one self-contained file
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("copy", ".copy"))) == ["copy.db"]
     again = cli("backup", str(tmp_path / "copy.db"))
     assert again.returncode == 1 and b"already exists" in again.stderr
     other = cli("backup", str(tmp_path / "pg.db"), DATABASE_URL="postgresql://memory@localhost/memory")

@@ -1,4 +1,4 @@
-"""The export file: JSON Lines, a header line and then one line per memory (README, "Export and import").
+"""The export file: JSON Lines, a header line and then one line per memory (docs/transfer.md).
 
     {"format": "mcp-memory-export", "version": 1, "exportedBy": "mcp-memory 0.1.0",
      "exportedAt": "…Z", "embedding": {"provider": "local", "model": "…", "dim": 384},
