@@ -15,6 +15,11 @@ Why it looks like this:
   for minutes ends in a StoreError that says so.
 - Writes from this process are serialised by a thread lock, so our own worker
   threads never spin in sqlite's busy handler against each other.
+- `synchronous=FULL`: a write transaction is on disk (the WAL fsynced) when its
+  COMMIT returns, so an acknowledged remember survives a crash of the process
+  and of the machine. NORMAL survives a process crash but may lose the last
+  transactions on an OS crash or power loss; FULL costs about a millisecond per
+  remember on this machine's disk (bench/sqlite_synchronous.py, bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ T = TypeVar("T")
 #: 2 added the keyword index (stores/sqlite/keywords.py); a file of schema 1 gains it at start.
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 10.0
+#: sqlite's `synchronous` setting for every connection (see the module notes).
+SYNCHRONOUS = "FULL"
 #: How long a transaction keeps retrying SQLITE_BUSY before giving up with a StoreError.
 BUSY_DEADLINE_S = 120.0
 WORKER_THREADS = 4
@@ -103,8 +110,11 @@ class SqliteDatabase:
     worker threads and every connection.
     """
 
-    def __init__(self, path: Path, owners: int = 2) -> None:
+    def __init__(self, path: Path, owners: int = 2, *, synchronous: str = SYNCHRONOUS) -> None:
+        if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
         self.path = path
+        self.synchronous = synchronous
         self.lock_dir = path.with_name(path.name + ".locks")
         self._owners = owners
         self._closed = False
@@ -236,7 +246,7 @@ class SqliteDatabase:
             with self._connections_lock:
                 self._connections.append(conn)
             conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
             self._local.conn = conn
         return conn
 

@@ -26,7 +26,7 @@ from mcp_memory.core.ports import FilteredHits
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite import keywords
-from mcp_memory.stores.sqlite.db import CHUNK, SqliteDatabase
+from mcp_memory.stores.sqlite.db import CHUNK, SYNCHRONOUS, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
 from mcp_memory.stores.sqlite.rows import RowCache
 
@@ -43,14 +43,16 @@ SEARCH_BATCH = 32
 _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
 
 
-async def open_sqlite(path: Path, *, model: str, dim: int) -> tuple[SqliteVectorStore, SqliteObjectStore]:
+async def open_sqlite(
+    path: Path, *, model: str, dim: int, synchronous: str = SYNCHRONOUS
+) -> tuple[SqliteVectorStore, SqliteObjectStore]:
     """Open (creating if needed) the database at `path` for embeddings of `model` with `dim` dimensions.
 
     Raises StartupError, naming the path and the reason, when the directory
     cannot be created, the file is not an SQLite database, or it holds
     embeddings from another model or dimension (the file is then left as it was).
     """
-    db = SqliteDatabase(Path(path).expanduser(), owners=2)
+    db = SqliteDatabase(Path(path).expanduser(), owners=2, synchronous=synchronous)
     try:
         await db.initialise(model, dim)
     except BaseException:
