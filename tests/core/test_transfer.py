@@ -290,3 +290,26 @@ async def test_a_record_over_the_stores_metadata_budget_is_refused_and_leaves_no
     assert (result.imported, result.refused) == (1, 1)
     assert refusals[0].line == 2 and "byte limit" in refusals[0].reason
     assert (await target.service.stats(THREAD)).total == 1
+
+
+async def test_re_embedding_asks_the_embedder_in_batches_not_one_text_at_a_time(clock: Clock) -> None:
+    source = make_env(clock)
+    lines = [
+        json.dumps(
+            {
+                "format": "mcp-memory-export",
+                "version": 1,
+                "embedding": {"provider": "other", "model": "another-model", "dim": 16},
+                "withEmbeddings": False,
+            }
+        ).encode()
+        + b"\n"
+    ]
+    for i in range(130):
+        record = {"id": f"01J{i:023d}", "tenant": "acme", "content": f"distinct fact number {i} about item{i}"}
+        lines.append(json.dumps(record | {"createdAt": "2026-07-01T00:00:00.000Z"}).encode() + b"\n")
+
+    result, refusals = await imported(source, lines)
+
+    assert refusals == [] and (result.imported, result.re_embedded) == (130, 130)
+    assert source.embedder.calls == 3  # 64 + 64 + 2
