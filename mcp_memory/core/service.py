@@ -14,7 +14,7 @@ import asyncio
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcp_memory.core import dedup, fusion, keywords, ranking, tenants
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
