@@ -239,3 +239,29 @@ async def test_out_of_file_descriptors_is_one_json_line_and_open_connections_are
     assert len(refused) == 1, lines
     assert refused[0]["level"] == "warn"
     assert refused[0]["message"].startswith("cannot accept a connection: Too many open files;")
+
+
+async def test_serve_http_takes_its_limits_from_the_environment(tmp_path: Path) -> None:
+    from tests.support.http_process import clean_env, http_process
+
+    env = clean_env(
+        tmp_path,
+        EMBEDDING_PROVIDER="fake",
+        MEMORY_DB_PATH=str(tmp_path / "m.db"),
+        HTTP_HEADER_TIMEOUT_MS="700",
+        HTTP_KEEP_ALIVE_MS="900",
+    )
+    async with http_process(env, tmp_path / "err.log") as process:
+        host, port = process.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        took, received = await seconds_until_closed(reader)  # sends nothing at all
+        assert received.startswith(b"HTTP/1.1 408 ") and 0.6 <= took < 0.7 + SLACK_S
+        writer.close()
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(HEALTH)
+        await asyncio.wait_for(reader.readuntil(b'{"status":"ok"}'), timeout=10)
+        took, received = await seconds_until_closed(reader)  # idle after an answer
+        assert received == b"" and 0.8 <= took < 0.9 + SLACK_S
+        writer.close()
+        code, _, _ = await process.stop()
+    assert code == 0
