@@ -143,12 +143,27 @@ def _token(raw: str) -> Token | None:
 
 @lru_cache(maxsize=64)
 def tokens(text: str) -> tuple[Token, ...]:
+    """The words of `text`; a negative contraction is spelt out (can't, cannot: can not)."""
     out = []
     for raw in normalise(text).split():
         token = _token(raw)
-        if token is not None:
+        if token is None:
+            continue
+        base = _SPELT_OUT.get(token.key) if not token.identifier else None
+        if base is not None:
+            out += [Token(base, identifier=False), Token("not", identifier=False)]
+        else:
             out.append(token)
     return tuple(out)
+
+
+_SPELT_OUT = {word: word[:-2] for word in NT_CONTRACTIONS} | {
+    "cant": "can",
+    "cannot": "can",
+    "wont": "will",
+    "shant": "shall",
+    "aint": "am",
+}
 
 
 def quoted(text: str) -> list[str]:

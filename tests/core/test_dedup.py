@@ -81,6 +81,9 @@ def test_negation_counts_wherever_it_stands_and_however_it_is_spelled() -> None:
         assert difference(fact, negated) == "negation", negated
     assert difference("Don't deploy on Fridays", "Do not deploy on Fridays") is None
     assert difference("We cannot skip review", "We can not skip review") is None
+    assert difference("We can't skip review", "We cannot skip review") is None
+    assert difference("It won't page anyone", "It will not page anyone") is None
+    assert difference("It won't page anyone", "It will page anyone") == "negation"
 
 
 def test_korean_negation_forms_are_negations() -> None:
