@@ -117,3 +117,19 @@ async def test_an_old_database_gains_its_keyword_index_at_first_start_once(
     finally:
         await vectors.close()
         await objects.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_repeated_id_replaces_its_keyword_entry(backend: str, request: pytest.FixtureRequest) -> None:
+    if backend == "sqlite":
+        vectors, objects = await open_sqlite(request.getfixturevalue("tmp_path") / "new.db", model="test-model", dim=8)
+    else:
+        vectors, objects = await open_postgres(request.getfixturevalue("pg_url"), model="test-model", dim=8)
+    try:
+        await vectors.put(Memory(id="m1", tenant="acme", content="The worker logs ECONNREFUSED"), unit(1))
+        await vectors.put(Memory(id="m1", tenant="acme", content="Checkout fails with E1234"), unit(1))
+        assert await found(vectors, ["econnrefused"]) == []
+        assert await found(vectors, ["e1234"]) == ["m1"]
+    finally:
+        await vectors.close()
+        await objects.close()

@@ -60,9 +60,11 @@ def remove(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> None:
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
 
 
-def write(conn: sqlite3.Connection, tenant: str, memory_id: str, content: str) -> None:
-    """Inside the write transaction that stores the memory: (re)index its tokens."""
-    remove(conn, tenant, [memory_id])
+def write(conn: sqlite3.Connection, tenant: str, memory_id: str, content: str, *, replacing: bool) -> None:
+    """Inside the write transaction that stores the memory: index its tokens (`replacing`: the id
+    was stored before, so its old entry goes first)."""
+    if replacing:
+        remove(conn, tenant, [memory_id])
     conn.execute(
         "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
         (keywords.index_text(content), memory_id, tenant),
