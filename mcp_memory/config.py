@@ -64,6 +64,59 @@ class HttpLimits:
     max_connections: int | None = None
 
 
+#: The algorithms a token may be signed with: asymmetric only. `none` and the HS* family are never
+#: accepted (an HS256 token "signed" with the issuer's public key would otherwise pass).
+ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+DEFAULT_SCOPES = ("memory:read", "memory:write", "memory:forget")
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """An OAuth 2.1 resource server (server/oauth.py): JWT access tokens from `issuer`, checked
+    against its JWKS, issued for `audience` (by default this server's resource URL)."""
+
+    issuer: str
+    jwks_url: str
+    resource_url: str
+    audience: str
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    leeway_s: int = 30
+    #: How long fetched keys are trusted without a successful refetch; then requests fail closed.
+    jwks_cache_s: int = 3600
+    #: The least time between two JWKS fetches (an unknown `kid` cannot make us fetch in a loop).
+    jwks_min_refresh_s: int = 10
+    read_scope: str = DEFAULT_SCOPES[0]
+    write_scope: str = DEFAULT_SCOPES[1]
+    forget_scope: str = DEFAULT_SCOPES[2]
+    #: The claim listing the tenants a token may use (a string or a list); None: headers decide.
+    tenant_claim: str | None = None
+    #: http:// issuer and JWKS URLs on a loopback address (tests only).
+    allow_http_loopback: bool = False
+
+    @property
+    def scopes(self) -> tuple[str, str, str]:
+        return self.read_scope, self.write_scope, self.forget_scope
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """Per-process backpressure on `serve-http` (server/limits.py): a token bucket per tenant
+    (`rate_per_s` sustained, `burst` at once) and a cap on requests being answered at once."""
+
+    rate_per_s: float = 20.0
+    burst: int = 40
+    max_concurrent: int = 64
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """Prometheus metrics (server/metrics.py), served on their own port when `port` is set."""
+
+    port: int | None = None
+    host: str = "127.0.0.1"
+    tenant_label: bool = False
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every setting, validated. Secrets are kept out of repr()."""
@@ -93,6 +146,9 @@ class Settings:
     stats_flush_ms: int = 30_000
     stats_compact_threshold: int = 20
     http_limits: HttpLimits = field(default_factory=HttpLimits)
+    oauth: OAuthSettings | None = None
+    call_limits: CallLimits = field(default_factory=CallLimits)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
     hostname: str = "localhost"
     tenant: str | None = None
     conversation: str | None = None
@@ -211,6 +267,9 @@ class _Reader:
             stats_flush_ms=flush_ms,
             stats_compact_threshold=threshold,
             http_limits=self.http_limits(),
+            oauth=self.oauth(),
+            call_limits=self.call_limits(),
+            metrics=self.metrics(host),
             hostname=self.raw("HOSTNAME") or socket.gethostname(),
             tenant=tenant,
             conversation=conversation,
@@ -224,6 +283,104 @@ class _Reader:
             body_timeout_ms=self.integer("HTTP_BODY_TIMEOUT_MS", defaults.body_timeout_ms),
             keep_alive_ms=self.integer("HTTP_KEEP_ALIVE_MS", defaults.keep_alive_ms),
             max_connections=None if connections is None else self.integer("HTTP_MAX_CONNECTIONS", 1),
+        )
+
+    def flag(self, name: str) -> bool:
+        raw = self.raw(name)
+        if raw is None:
+            return False
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f'{name} must be true or false, got "{raw}"')
+
+    def https_url(self, name: str, loopback_http: bool) -> str:
+        """An https URL without credentials or fragment (http:// only on loopback, when allowed)."""
+        raw = self.raw(name)
+        if raw is None:
+            raise ConfigError(f"{name} is required when MCP_OAUTH_ISSUER is set")
+        try:
+            parts = urlsplit(raw)
+            _ = parts.port
+        except ValueError:
+            parts = None
+        ok = parts is not None and bool(parts.hostname) and parts.username is None and not parts.fragment
+        if ok and parts is not None and parts.scheme != "https":
+            ok = parts.scheme == "http" and loopback_http and _is_loopback_host(parts.hostname or "")
+        if not ok:
+            hint = " (http:// only on a loopback address with MCP_OAUTH_ALLOW_HTTP_LOOPBACK=true)"
+            raise ConfigError(
+                f'{name} must be an https:// URL without credentials or fragment{hint}, got "{_scrub(raw)}"'
+            )
+        return raw
+
+    def oauth(self) -> OAuthSettings | None:
+        issuer_raw = self.raw("MCP_OAUTH_ISSUER")
+        if issuer_raw is None:
+            for name in ("MCP_OAUTH_JWKS_URL", "MCP_RESOURCE_URL", "MCP_TENANT_CLAIM"):
+                if self.raw(name) is not None:
+                    raise ConfigError(f"{name} is set but MCP_OAUTH_ISSUER is not: set the issuer to turn OAuth on")
+            return None
+        loopback = self.flag("MCP_OAUTH_ALLOW_HTTP_LOOPBACK")
+        issuer = self.https_url("MCP_OAUTH_ISSUER", loopback)
+        jwks_url = self.https_url("MCP_OAUTH_JWKS_URL", loopback)
+        resource = self.https_url("MCP_RESOURCE_URL", loopback)
+        algorithms = ASYMMETRIC_ALGORITHMS
+        raw_algs = self.raw("MCP_OAUTH_ALGORITHMS")
+        if raw_algs is not None:
+            algorithms = tuple(a.strip() for a in raw_algs.split(",") if a.strip())
+            refused = [a for a in algorithms if a not in ASYMMETRIC_ALGORITHMS]
+            if refused or not algorithms:
+                raise ConfigError(
+                    f'MCP_OAUTH_ALGORITHMS may name only {", ".join(ASYMMETRIC_ALGORITHMS)}, got "{raw_algs}"'
+                )
+        scopes = []
+        for name, default in zip(("MCP_SCOPE_READ", "MCP_SCOPE_WRITE", "MCP_SCOPE_FORGET"), DEFAULT_SCOPES):
+            scope = self.raw(name) or default
+            if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope):  # RFC 6749 scope-token
+                raise ConfigError(
+                    f'{name} must be one scope token (printable ASCII, no spaces or quotes), got "{scope}"'
+                )
+            scopes.append(scope)
+        claim = self.raw("MCP_TENANT_CLAIM")
+        return OAuthSettings(
+            issuer=issuer,
+            jwks_url=jwks_url,
+            resource_url=resource,
+            audience=self.raw("MCP_OAUTH_AUDIENCE") or resource,
+            algorithms=algorithms,
+            leeway_s=self.integer("MCP_OAUTH_LEEWAY_S", 30, 300),
+            jwks_cache_s=self.integer("MCP_OAUTH_JWKS_CACHE_S", 3600, 86_400),
+            read_scope=scopes[0],
+            write_scope=scopes[1],
+            forget_scope=scopes[2],
+            tenant_claim=claim,
+            allow_http_loopback=loopback,
+        )
+
+    def call_limits(self) -> CallLimits:
+        defaults = CallLimits()
+        raw = self.raw("RATE_LIMIT_PER_TENANT")
+        rate = defaults.rate_per_s
+        if raw is not None:
+            try:
+                rate = float(raw)
+            except ValueError:
+                rate = float("nan")
+            if not 0 < rate <= 100_000:
+                raise ConfigError(f'RATE_LIMIT_PER_TENANT must be requests per second, above 0, got "{raw}"')
+        return CallLimits(
+            rate_per_s=rate,
+            burst=self.integer("RATE_LIMIT_BURST", defaults.burst, 100_000),
+            max_concurrent=self.integer("MAX_CONCURRENT_CALLS", defaults.max_concurrent, 10_000),
+        )
+
+    def metrics(self, host: str) -> MetricsSettings:
+        raw = self.raw("METRICS_PORT")
+        port = None if raw is None else self.integer("METRICS_PORT", 9464, PORT_MAX)
+        return MetricsSettings(
+            port=port, host=self.raw("METRICS_HOST") or host, tenant_label=self.flag("METRICS_TENANT_LABEL")
         )
 
     def storage(self) -> tuple[str, str]:
@@ -375,6 +532,17 @@ class _Reader:
         except ContextError as exc:
             raise ConfigError(str(exc)) from None
         return tenant, conversation
+
+
+def _is_loopback_host(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _scrub(url: str) -> str:

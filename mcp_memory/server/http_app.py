@@ -30,6 +30,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
+from mcp_memory.config import CallLimits, OAuthSettings
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.identity import (
     CONVERSATION_HEADER,
@@ -41,6 +42,9 @@ from mcp_memory.core.identity import (
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.server.limits import TenantBuckets, retry_after
+from mcp_memory.server.metrics import Metrics, MetricsLog
+from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
 from mcp_memory.server.tools import ToolLayer
 
 Scope = MutableMapping[str, Any]
@@ -63,6 +67,13 @@ TOO_LARGE_BODY = {
     "id": None,
     "error": {"code": -32600, "message": f"request body is larger than {MAX_BODY_BYTES} bytes"},
 }
+SCOPE_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "insufficient scope"}}
+RATE_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32000, "message": "rate limit: too many requests for this tenant"},
+}
+BUSY_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "server busy: try again shortly"}}
 FAILED_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}}
 
 
@@ -77,6 +88,11 @@ def caller_from_request(ctx: Any) -> Caller:
     headers = getattr(request, "headers", None)
     if headers is None:  # not an HTTP request: there is nowhere a tenant could come from
         raise ContextError(tenant_required_message(TENANT_HEADER))
+    grant = getattr(request, "scope", {}).get(GRANT_KEY)
+    if isinstance(grant, Grant) and grant.tenants is not None:  # MCP_TENANT_CLAIM: the token's tenants only
+        return grant.caller(
+            headers.getlist(TENANT_HEADER), headers.getlist(STAMPED_TENANT_HEADER), headers.getlist(CONVERSATION_HEADER)
+        )
     return caller_from_headers(
         headers.getlist(TENANT_HEADER),
         headers.getlist(STAMPED_TENANT_HEADER),
@@ -126,6 +142,10 @@ class HttpApp:
         *,
         api_key: str | None = None,
         max_body: int = MAX_BODY_BYTES,
+        oauth: OAuthSettings | None = None,
+        verifier: Any = None,
+        call_limits: CallLimits | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
@@ -136,6 +156,20 @@ class HttpApp:
         self.api_key = api_key or None
         self.max_body = max_body
         self.in_flight = 0
+        self.oauth = oauth
+        self.verifier = verifier
+        self.metadata: Any = None
+        if oauth is not None:
+            from mcp_memory.server.oauth import JwtVerifier, metadata_router
+
+            self.verifier = verifier or JwtVerifier(oauth, log)
+            self.metadata = metadata_router(oauth)
+        self.limits = call_limits or CallLimits()
+        self.buckets = TenantBuckets(self.limits)
+        self.metrics = metrics
+        if metrics is not None:
+            tools.log = MetricsLog(tools.log, metrics)
+            metrics.instrument(tools.service)
         self.manager = StreamableHTTPSessionManager(
             app=build_mcp_server(tools, caller_from_request),
             stateless=True,
@@ -172,25 +206,98 @@ class HttpApp:
         if path == HEALTH_PATH:
             await send_json(send, 200, HEALTH_BODY)
             return
+        if self.metadata is not None and (path == WELL_KNOWN or path.startswith(WELL_KNOWN + "/")):
+            await self.metadata(scope, receive, send)  # the SDK's RFC 9728 route (404 for another resource)
+            return
         if path != MCP_PATH:
             await send_json(send, 404, NOT_FOUND_BODY)
             return
         if _has_header(scope, b"origin"):
+            self._reject("origin")
             await send_json(send, 403, ORIGIN_BODY)
             return
-        if self.api_key and not bearer_matches(_header(scope, b"authorization"), self.api_key):
-            await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
+        grant = await self._authenticate(scope, send)
+        if grant is None:
             return
         if scope["method"] != "POST":
             await send_json(send, 405, METHOD_BODY, [(b"allow", b"POST")])
             return
-        receive = await self._limited(scope, receive, send)
-        if receive is None:
+        if not await self._admit(scope, grant, send):
             return
+        limited = await self._limited(scope, receive, send)
+        if limited is None:
+            return
+        receive, body = limited
+        if self.oauth is not None and grant.scopes is not None:
+            from mcp_memory.server.oauth import challenge, required_scopes
+
+            missing = grant.missing(required_scopes(body, self.oauth))
+            if missing:
+                self._reject("scope")
+                value = challenge(
+                    self.oauth, "insufficient_scope", f"this call needs the scope {' '.join(missing)}", missing
+                )
+                await send_json(send, 403, SCOPE_BODY, [(b"www-authenticate", value.encode("ascii"))])
+                return
+        scope[GRANT_KEY] = grant
         await self._mcp(scope, receive, send)
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
-        """`receive` replaying the whole body, within the limit; None once 413 has
+    def _reject(self, reason: str) -> None:
+        if self.metrics is not None:
+            self.metrics.reject(reason)
+
+    async def _authenticate(self, scope: Scope, send: Send) -> Grant | None:
+        """What the request may do, or None once 401 has been sent.
+
+        The static key alone answers as it always has. With OAuth, the key (when
+        also set) still lets its holder in with every scope; any other bearer is
+        checked as a JWT access token.
+        """
+        authorization = _header(scope, b"authorization")
+        if self.oauth is None:
+            if self.api_key and not bearer_matches(authorization, self.api_key):
+                self._reject("auth")
+                await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
+                return None
+            return FULL_GRANT
+        from mcp_memory.server.oauth import challenge
+
+        if self.api_key and bearer_matches(authorization, self.api_key):
+            return FULL_GRANT
+        scheme, _, token = (authorization or b"").decode("latin-1").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            self._reject("auth")
+            value = challenge(self.oauth, scope=self.oauth.scopes)
+            await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])
+            return None
+        try:
+            return await self.verifier.grant(token)
+        except TokenRefused as exc:
+            self._reject("auth")
+            value = challenge(self.oauth, "invalid_token", str(exc))
+            await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])
+            return None
+
+    async def _admit(self, scope: Scope, grant: Grant, send: Send) -> bool:
+        """False once 429 (the tenant's rate) or 503 (this process is full) has been sent."""
+        from starlette.datastructures import Headers
+
+        if self.in_flight >= self.limits.max_concurrent:
+            self._reject("busy")
+            await send_json(send, 503, BUSY_BODY, [(b"retry-after", b"1")])
+            return False
+        tenant = grant.transport_tenant(Headers(scope=scope))
+        if tenant is not None:
+            wait = self.buckets.take(tenant)
+            if wait > 0:
+                self._reject("rate")
+                await send_json(send, 429, RATE_BODY, [(b"retry-after", retry_after(wait))])
+                return False
+        return True
+
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, bytes] | None:
+        """`receive` replaying the whole body, and the body, within the limit; None once 413 has
         been sent, or when the client went away before its body was complete.
 
         A declared Content-Length over the limit is refused before reading any
@@ -223,9 +330,11 @@ class HttpApp:
                 return None
             chunks.append(body)
             if not message.get("more_body", False):
-                return _replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}], receive)
+                whole = b"".join(chunks)
+                return _replay([{"type": "http.request", "body": whole, "more_body": False}], receive), whole
 
     async def _too_large(self, send: Send) -> None:
+        self._reject("size")
         # No `connection: close`: closing with the body still arriving resets the
         # connection before the client reads this answer. The HTTP server
         # discards the rest of the body as it comes (nothing is kept), then the
@@ -241,6 +350,8 @@ class HttpApp:
             await send(message)
 
         self.in_flight += 1
+        if self.metrics is not None:
+            self.metrics.in_flight.inc()
         try:
             await self.manager.handle_request(scope, receive, tracked)
         except Exception as exc:  # the SDK answers protocol errors itself; this is a bug or an outage
@@ -249,6 +360,8 @@ class HttpApp:
                 await send_json(send, 500, FAILED_BODY)
         finally:
             self.in_flight -= 1
+            if self.metrics is not None:
+                self.metrics.in_flight.dec()
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_memory import __version__
-from mcp_memory.core.errors import ContextError
+from mcp_memory.core.errors import ContextError, StartupError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.tools import ToolLayer, build_tool_layer
@@ -208,6 +208,14 @@ def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], li
     from mcp_memory.server.auth import auth_lines
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
+    if settings.oauth is not None:  # OAuth: nobody is served without a credential
+        auth_out = [
+            *(auth_out if settings.mcp_api_key else []),
+            f"auth: OAuth 2.1 tokens from {settings.oauth.issuer} for {settings.oauth.resource_url}",
+        ]
+        auth_err = []
+    if settings.metrics.port is not None:
+        auth_out.append(f"metrics: http://{settings.metrics.host}:{settings.metrics.port}/metrics")
     out = [
         f"mcp-memory v{__version__} listening on {url} (POST /mcp)",
         *describe_setup(settings, tools),
@@ -243,8 +251,29 @@ async def run_http(settings: Any) -> None:
 
     try:
         tools = build_tool_layer(settings, service, log)
-        app = HttpApp(tools, log, api_key=settings.mcp_api_key)
+        metrics = None
+        if settings.metrics.port is not None:
+            from mcp_memory.server.metrics import Metrics
+
+            metrics = Metrics(tenant_label=settings.metrics.tenant_label)
+        app = HttpApp(
+            tools,
+            log,
+            api_key=settings.mcp_api_key,
+            oauth=settings.oauth,
+            call_limits=settings.call_limits,
+            metrics=metrics,
+        )
         sockets = bind_sockets(settings.host, settings.port)
+        metrics_server = None
+        if metrics is not None:
+            try:
+                metrics_server = metrics.serve(settings.metrics.host, settings.metrics.port)
+            except OSError as exc:
+                for sock in sockets:
+                    sock.close()
+                where = f"{settings.metrics.host}:{settings.metrics.port}"
+                raise StartupError(f"cannot serve metrics on {where}: {exc.strerror or exc}") from None
     except BaseException:
         await close_all()
         raise
@@ -271,3 +300,6 @@ async def run_http(settings: Any) -> None:
             await graceful.close_once()  # already done unless serving never began
             for sock in sockets:
                 sock.close()
+            if metrics_server is not None:
+                metrics_server.shutdown()
+                metrics_server.server_close()

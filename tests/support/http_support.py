@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 from mcp import Client
@@ -53,11 +54,14 @@ async def serving(
     api_key: str | None = None,
     limit_s: float = SHUTDOWN_LIMIT_S,
     limits: HttpLimits | None = None,
+    **app_options: Any,
 ) -> AsyncIterator[Running]:
-    """Serve `service` until the block ends, then stop as a signal would."""
+    """Serve `service` until the block ends, then stop as a signal would.
+
+    `app_options` go to HttpApp (oauth, verifier, limits, metrics)."""
     out, err = io.StringIO(), io.StringIO()
     log = JsonLog(out=out, err=err)
-    app = HttpApp(ToolLayer(service, log), log, api_key=api_key)
+    app = HttpApp(ToolLayer(service, log), log, api_key=api_key, **app_options)
     sockets = bind_sockets("127.0.0.1", 0)
     started = asyncio.Event()
     server = make_uvicorn(app, sockets, started.set, limits=limits, log=log)

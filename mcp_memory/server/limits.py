@@ -1,0 +1,67 @@
+"""Backpressure for serve-http: a token bucket per tenant, and a cap on the requests
+being answered at once, per process.
+
+Both answer at once, never queue: a tenant over its rate gets `429` with
+`Retry-After` (the seconds until its bucket holds a token again); a process already
+answering `max_concurrent` MCP requests answers `503` with `Retry-After: 1`, so a
+load balancer can try another replica. A request counts against its tenant's
+bucket when the tenant can be told from the credential and the headers before the
+body is read; one whose tenant headers are wrong is not counted (its tool call is
+refused without running, and the concurrency cap still holds).
+
+Written here rather than taken from a library: the per-key buckets must answer
+"how long until the next token" for Retry-After, on one event loop, with a bounded
+number of keys, which is a dozen lines.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mcp_memory.config import CallLimits
+
+#: Buckets kept at most; past this, the full ones (idle tenants) are dropped first.
+MAX_BUCKETS = 10_000
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+
+
+class TenantBuckets:
+    """`take(tenant)`: 0 when the request may go ahead, else the seconds to wait."""
+
+    def __init__(self, limits: CallLimits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = limits.rate_per_s
+        self.burst = float(limits.burst)
+        self.clock = clock
+        self._buckets: dict[str, _Bucket] = {}
+
+    def take(self, tenant: str) -> float:
+        now = self.clock()
+        bucket = self._buckets.get(tenant)
+        if bucket is None:
+            if len(self._buckets) >= MAX_BUCKETS:
+                self._prune(now)
+            bucket = self._buckets[tenant] = _Bucket(self.burst, now)
+        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
+        bucket.at = now
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            return 0.0
+        return (1 - bucket.tokens) / self.rate
+
+    def _prune(self, now: float) -> None:
+        full = [t for t, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst]
+        for tenant in full or list(self._buckets)[: len(self._buckets) // 2]:
+            del self._buckets[tenant]
+
+
+def retry_after(seconds: float) -> bytes:
+    """A Retry-After value: whole seconds, at least 1."""
+    return str(max(1, math.ceil(seconds))).encode("ascii")

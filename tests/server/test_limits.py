@@ -1,0 +1,109 @@
+"""Backpressure on serve-http: a token bucket per tenant (429 + Retry-After) and a cap
+on requests answered at once (503 + Retry-After), both answered at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from mcp_memory.app import open_service
+from mcp_memory.config import CallLimits, Settings
+from mcp_memory.embedders.fake import FakeEmbedder
+from mcp_memory.server.limits import TenantBuckets
+from tests.support.http_support import mcp_client, serving
+
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats", "arguments": {}}}
+
+
+async def service(tmp_path: Path):
+    settings = Settings.from_env(
+        {"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "HOSTNAME": "t"}
+    )
+    return await open_service(settings)
+
+
+async def test_a_flood_from_one_tenant_gets_429s_while_another_tenants_calls_succeed(tmp_path: Path) -> None:
+    limits = CallLimits(rate_per_s=0.5, burst=5, max_concurrent=64)
+    async with serving(await service(tmp_path), call_limits=limits) as running:
+        async with httpx.AsyncClient() as http:
+            flood = await asyncio.gather(
+                *(
+                    http.post(
+                        running.mcp_url,
+                        json=CALL,
+                        headers={"x-memory-tenant": "noisy", "accept": "application/json, text/event-stream"},
+                    )
+                    for _ in range(30)
+                )
+            )
+        refused = [r for r in flood if r.status_code == 429]
+        assert len(refused) == 25  # the burst of 5 went through, the rest were answered at once
+        assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+        assert refused[0].json()["error"]["message"] == "rate limit: too many requests for this tenant"
+        async with mcp_client(running, [("x-memory-tenant", "quiet")]) as client:
+            for _ in range(3):
+                assert not (await client.call_tool("memory_stats", {})).is_error
+
+
+class GatedEmbedder(FakeEmbedder):
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.gate = asyncio.Event()
+        self.waiting = 0
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.waiting += 1
+        await self.gate.wait()
+        return await super().embed(texts)
+
+
+async def test_past_the_concurrency_cap_a_request_is_refused_at_once_with_503(tmp_path: Path) -> None:
+    svc = await service(tmp_path)
+    gated = GatedEmbedder(svc.embedder.dim)
+    svc.embedder = gated
+    limits = CallLimits(rate_per_s=100, burst=100, max_concurrent=2)
+    async with serving(svc, call_limits=limits) as running:
+        headers = [("x-memory-tenant", "acme")]
+
+        async def recall() -> bool:
+            async with mcp_client(running, headers) as client:
+                return (await client.call_tool("recall", {"query": "anything"})).is_error
+
+        held = [asyncio.create_task(recall()) for _ in range(2)]
+        while gated.waiting < 2:
+            await asyncio.sleep(0.01)
+        async with httpx.AsyncClient() as http:
+            busy = await http.post(running.mcp_url, json=CALL, headers=dict(headers))
+        assert busy.status_code == 503
+        assert busy.headers["retry-after"] == "1"
+        gated.gate.set()
+        assert await asyncio.gather(*held) == [False, False]
+        async with mcp_client(running, headers) as client:  # the slots are free again
+            assert not (await client.call_tool("memory_stats", {})).is_error
+
+
+def test_a_bucket_refills_at_its_rate_and_says_how_long_to_wait() -> None:
+    now = [0.0]
+    buckets = TenantBuckets(CallLimits(rate_per_s=2, burst=2), clock=lambda: now[0])
+    assert buckets.take("a") == 0 and buckets.take("a") == 0
+    assert buckets.take("a") == 0.5
+    assert buckets.take("b") == 0  # another tenant has its own bucket
+    now[0] += 0.5
+    assert buckets.take("a") == 0
+
+
+def test_the_defaults_and_the_variables() -> None:
+    assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).call_limits == CallLimits(20.0, 40, 64)
+    limits = Settings.from_env(
+        {
+            "MEMORY_DB_PATH": "/tmp/x",
+            "RATE_LIMIT_PER_TENANT": "2.5",
+            "RATE_LIMIT_BURST": "5",
+            "MAX_CONCURRENT_CALLS": "8",
+        }
+    ).call_limits
+    assert limits == CallLimits(2.5, 5, 8)

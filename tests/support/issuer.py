@@ -1,0 +1,90 @@
+"""A test authorization server on 127.0.0.1: aiohttp serving a JWKS of keys generated
+in the test, and the tokens it signs (PyJWT)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import jwt
+from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+ISSUER = "https://issuer.example.test"
+RESOURCE = "https://memory.example.test/mcp"
+
+
+def rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@dataclass
+class Issuer:
+    url: str = ""
+    keys: dict[str, Any] = field(default_factory=dict)
+    down: bool = False
+    fetches: int = 0
+
+    @property
+    def jwks_url(self) -> str:
+        return self.url + "/jwks"
+
+    def publish(self, kid: str, key: Any | None = None) -> Any:
+        key = key or rsa_key()
+        self.keys[kid] = key
+        return key
+
+    def jwks(self) -> dict[str, Any]:
+        out = []
+        for kid, key in self.keys.items():
+            algorithm = (
+                jwt.algorithms.ECAlgorithm
+                if isinstance(key, ec.EllipticCurvePrivateKey)
+                else jwt.algorithms.RSAAlgorithm
+            )
+            jwk = json.loads(algorithm.to_jwk(key.public_key()))
+            out.append({**jwk, "kid": kid, "use": "sig"})
+        return {"keys": out}
+
+    def token(self, kid: str = "k1", *, alg: str = "RS256", key: Any = None, **claims: Any) -> str:
+        now = int(time.time())
+        body = {
+            "iss": ISSUER,
+            "aud": RESOURCE,
+            "sub": "user-1",
+            "client_id": "agent",
+            "iat": now,
+            "exp": now + 300,
+            "scope": "memory:read memory:write memory:forget",
+            **claims,
+        }
+        body = {k: v for k, v in body.items() if v is not None}
+        return jwt.encode(body, key if key is not None else self.keys[kid], algorithm=alg, headers={"kid": kid})
+
+
+@asynccontextmanager
+async def issuer_server() -> AsyncIterator[Issuer]:
+    issuer = Issuer()
+
+    async def jwks(request: web.Request) -> web.Response:
+        issuer.fetches += 1
+        if issuer.down:
+            return web.Response(status=503)
+        return web.json_response(issuer.jwks())
+
+    app = web.Application()
+    app.router.add_get("/jwks", jwks)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    issuer.url = f"http://127.0.0.1:{port}"
+    try:
+        yield issuer
+    finally:
+        await runner.cleanup()
