@@ -8,12 +8,19 @@ For every request, on the path alone (the query string never matters):
 2. anything but exactly `/mcp` → 404.
 3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
 4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
+   With OAuth (server/oauth.py) the key still works, and any other bearer is
+   checked as a JWT: 401 pointing at the protected-resource document, which
+   is served (RFC 9728) before step 2 under /.well-known/.
 5. any method but POST → 405. A stateless server has nothing to push on a
    GET stream (the SDK would hold one open, silent, until shutdown) and no
    session for a DELETE to end.
-6. a body over 1 MiB → 413, decided on Content-Length before reading any of
+6. limits (server/limits.py): the process already answering its cap → 503;
+   the tenant over its rate → 429; both with Retry-After, at once.
+7. a body over 1 MiB → 413, decided on Content-Length before reading any of
    it, or by counting a chunked body and stopping at the limit.
-7. the SDK's stateless Streamable HTTP handler: any replica answers any
+8. with OAuth, a tool call the token's scopes do not cover → 403
+   insufficient_scope naming the scope.
+9. the SDK's stateless Streamable HTTP handler: any replica answers any
    request, and both protocol eras share the endpoint.
 
 Our answers are hand-written JSON with `content-type: application/json`. The
