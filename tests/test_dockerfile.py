@@ -48,7 +48,7 @@ def test_every_runtime_extra_is_installed_and_neither_test_nor_bench_is(stages) 
     extras -= {"test", "bench"}  # the suite's and bench/'s tools have no place in the image
     (install,) = [run for run in lines(build, "RUN") if 'pip" install' in run]
     installed = set(re.search(r'"\.\[([a-z,]+)\]"', install).group(1).split(","))
-    assert installed == extras == {"postgres", "aws"}
+    assert installed == extras == {"postgres", "aws", "oauth"}
 
 
 def test_the_local_model_is_loaded_at_build_time_so_nothing_downloads_at_run_time(stages) -> None:
