@@ -12,12 +12,13 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from mcp_memory.core.errors import ConfigError, ContextError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity
+from mcp_memory.core.redact import redact_url
 
 BACKENDS = ("sqlite", "postgres", "s3")
 PROVIDERS = ("local", "openai", "bedrock", "fake")
@@ -48,8 +49,6 @@ _KNOWLEDGE_BASE_ID = re.compile(
 #: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMS = (256, 512, 1024)
-#: libpq also takes the password as a query parameter.
-_PASSWORD_PARAM = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -161,34 +160,6 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read and validate every variable; raises ConfigError naming the first bad one."""
         return _Reader(os.environ if environ is None else environ).settings()
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced by `***`; `<database url>` when that cannot be
-    done safely.
-
-    A password may sit in the userinfo or in a `password=` query parameter. A libpq
-    `key=value` string, or a URL whose password holds an unescaped `/`, `?`, `#` or `@`
-    that moves the split, could carry it anywhere: those are never echoed.
-    """
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a malformed port, e.g. a password cut at '/'
-    except ValueError:
-        return "<database url>"
-    if not parts.scheme or url.count("@") != parts.netloc.count("@"):
-        return "<database url>"
-    netloc = parts.netloc
-    if parts.password is not None:
-        userinfo, _, hostport = netloc.rpartition("@")
-        netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
-    query = _PASSWORD_PARAM.sub(r"\1***", parts.query)
-    if netloc == parts.netloc and query == parts.query:
-        return url
-    redacted = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    if not netloc and url.startswith(f"{parts.scheme}://"):  # urlunsplit drops an empty authority
-        redacted = f"{parts.scheme}://{redacted[len(parts.scheme) + 1 :]}"
-    return redacted
 
 
 class _Reader:

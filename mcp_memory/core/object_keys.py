@@ -11,11 +11,16 @@ key alone.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
-from mcp_memory.core.identity import conversation_digest
 from mcp_memory.core.ids import inverted_time, ulid_time
 from mcp_memory.core.model import Memory
+
+
+def conversation_digest(conversation: str) -> str:
+    """First 16 hex chars of SHA-256 of the conversation (the index-key suffix, B §10.5)."""
+    return hashlib.sha256(conversation.encode("utf-8")).hexdigest()[:16]
 
 
 def index_prefix(tenant: str) -> str:

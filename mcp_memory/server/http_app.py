@@ -28,7 +28,7 @@ SDK's own DNS-rebinding Host check is off: step 3 already refuses every
 browser, and a Host allowlist would refuse pods reached by IP or service name.
 
 The tenant and conversation are read from the request's headers only when a
-tool runs (`caller_from_request`), through identity.caller_from_headers.
+tool runs (`caller_from_request`), through headers.caller_from_headers.
 """
 
 from __future__ import annotations
@@ -39,16 +39,16 @@ from typing import Any
 
 from mcp_memory.config import CallLimits, OAuthSettings
 from mcp_memory.core.errors import ContextError
-from mcp_memory.core.identity import (
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.server.headers import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
     TENANT_HEADER,
     caller_from_headers,
     tenant_required_message,
 )
-from mcp_memory.core.logs import JsonLog
-from mcp_memory.core.model import Caller
-from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
 from mcp_memory.server.limits import TenantBuckets, retry_after
 from mcp_memory.server.metrics import Metrics, MetricsLog
 from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused

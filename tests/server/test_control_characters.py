@@ -126,7 +126,7 @@ async def test_nul_in_a_tenant_header_is_refused_with_400_and_no_error_line(serv
 
 async def test_nul_in_a_tenant_header_that_reaches_the_app_is_a_refusal_naming_it() -> None:
     from mcp_memory.core.errors import ContextError
-    from mcp_memory.core.identity import caller_from_headers
+    from mcp_memory.server.headers import caller_from_headers
 
     with pytest.raises(ContextError, match="^x-tenant-id must start with a letter or digit"):
         caller_from_headers(None, ["ac\x00me"], None)

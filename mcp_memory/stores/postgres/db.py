@@ -42,9 +42,9 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from mcp_memory.config import redact_url
 from mcp_memory.core.echo import SECRET_MARKER, SECRET_PIECE, strip_echoes
 from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
+from mcp_memory.core.redact import redact_url
 
 __all__ = ["PostgresDatabase", "VectorParam", "scrub"]
 
