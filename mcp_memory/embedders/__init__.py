@@ -9,18 +9,32 @@ client is made on the first `embed`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from mcp_memory.core.errors import StartupError
 from mcp_memory.embedders.base import Embedder, check_vector, check_vectors, describe
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from mcp_memory.config import Settings
-
-__all__ = ["Embedder", "check_vector", "check_vectors", "describe", "open_embedder"]
+__all__ = ["Embedder", "EmbedderSettings", "check_vector", "check_vectors", "describe", "open_embedder"]
 
 
-def open_embedder(settings: Settings) -> Embedder:
+class EmbedderSettings(Protocol):
+    """The settings the providers read (config.Settings has them all)."""
+
+    @property
+    def embedding_provider(self) -> str: ...
+    @property
+    def embedding_model(self) -> str: ...
+    @property
+    def embedding_dim(self) -> int: ...
+    @property
+    def embedding_base_url(self) -> str | None: ...
+    @property
+    def embedding_api_key(self) -> str | None: ...
+    @property
+    def aws_region(self) -> str: ...
+
+
+def open_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder `settings.embedding_provider` names. Cheap: models load on first use."""
     provider = settings.embedding_provider
     if provider == "local":

@@ -8,21 +8,43 @@ from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from mcp_memory.core.errors import StartupError
+from mcp_memory.core.ports import ObjectStore, VectorStore
 
-if TYPE_CHECKING:
-    from mcp_memory.config import Settings
-    from mcp_memory.stores.base import ObjectStore, VectorStore
+__all__ = ["StoreSettings", "open_stores"]
 
-__all__ = ["open_stores"]
+
+class StoreSettings(Protocol):
+    """The settings the backends read (config.Settings has them all)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def db_path(self) -> Path: ...
+    @property
+    def database_url(self) -> str | None: ...
+    @property
+    def vector_bucket(self) -> str | None: ...
+    @property
+    def vector_index(self) -> str: ...
+    @property
+    def state_bucket(self) -> str | None: ...
+    @property
+    def aws_region(self) -> str: ...
+    @property
+    def embedding_model(self) -> str: ...
+    @property
+    def embedding_dim(self) -> int: ...
+
 
 #: What `pip install 'mcp-memory[postgres]'` provides.
 _POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
 
 
-async def open_stores(settings: Settings) -> tuple[VectorStore, ObjectStore]:
+async def open_stores(settings: StoreSettings) -> tuple[VectorStore, ObjectStore]:
     """Open the configured backend's vector store and object store (close both when done).
 
     Raises StartupError when the storage cannot be opened as configured.

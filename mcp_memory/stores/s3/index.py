@@ -12,7 +12,7 @@ same way.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import boto3
 from botocore.config import Config
@@ -23,10 +23,23 @@ from mcp_memory.core.errors import StartupError
 from mcp_memory.stores.base import NON_FILTERABLE_KEYS
 from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError, aws_call
 
-if TYPE_CHECKING:
-    from mcp_memory.config import Settings
+__all__ = ["S3Settings", "check_index", "check_state_bucket", "make_clients"]
 
-__all__ = ["check_index", "check_state_bucket", "make_clients"]
+
+class S3Settings(Protocol):
+    """The settings the S3 backend reads (config.Settings has them all)."""
+
+    @property
+    def aws_region(self) -> str: ...
+    @property
+    def vector_bucket(self) -> str | None: ...
+    @property
+    def vector_index(self) -> str: ...
+    @property
+    def state_bucket(self) -> str | None: ...
+    @property
+    def embedding_dim(self) -> int: ...
+
 
 _NOT_FOUND = ("NotFoundException", "NoSuchBucket", "404")
 _METADATA_CONFIGURATION = json.dumps({"nonFilterableMetadataKeys": list(NON_FILTERABLE_KEYS)}, separators=(",", ":"))
@@ -73,7 +86,7 @@ def _refusal(error: AwsError, what: str, permission: str) -> StartupError:
     return StartupError(f"cannot reach {what}: {error}")
 
 
-async def _missing_index_message(client: Any, settings: Settings) -> str:
+async def _missing_index_message(client: Any, settings: S3Settings) -> str:
     bucket, index = settings.vector_bucket, settings.vector_index
     try:
         await aws_call("GetVectorBucket", client.get_vector_bucket, vectorBucketName=bucket)
@@ -92,7 +105,7 @@ async def _missing_index_message(client: Any, settings: Settings) -> str:
     )
 
 
-def index_problems(index: dict[str, Any], settings: Settings) -> list[str]:
+def index_problems(index: dict[str, Any], settings: S3Settings) -> list[str]:
     """What makes this index unusable with these settings, each naming the fix."""
     name = settings.vector_index
     problems = []
@@ -122,7 +135,7 @@ def index_problems(index: dict[str, Any], settings: Settings) -> list[str]:
     return problems
 
 
-async def check_index(client: Any, settings: Settings) -> None:
+async def check_index(client: Any, settings: S3Settings) -> None:
     """GetIndex, and refuse to start unless the index fits (dimension, cosine, the four keys)."""
     try:
         response = await aws_call(
@@ -138,7 +151,7 @@ async def check_index(client: Any, settings: Settings) -> None:
         raise StartupError("; ".join(problems))
 
 
-async def check_state_bucket(client: Any, settings: Settings) -> None:
+async def check_state_bucket(client: Any, settings: S3Settings) -> None:
     """HeadBucket: the state bucket must exist and be ours to list."""
     bucket = settings.state_bucket
     try:

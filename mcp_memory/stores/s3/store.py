@@ -38,7 +38,7 @@ from mcp_memory.stores.s3.errors import aws_call
 from mcp_memory.stores.s3.objects import S3ObjectStore
 
 if TYPE_CHECKING:
-    from mcp_memory.config import Settings
+    from mcp_memory.stores.s3.index import S3Settings
 
 __all__ = [
     "DELETE_BATCH",
@@ -342,7 +342,7 @@ class S3VectorStore:
 
 
 async def open_s3(
-    settings: Settings, *, session: Any = None, endpoint_url: str | None = None
+    settings: S3Settings, *, session: Any = None, endpoint_url: str | None = None
 ) -> tuple[S3VectorStore, S3ObjectStore]:
     """Check the index and the state bucket, then return the two stores (close both).
 
