@@ -297,7 +297,7 @@ class _Reader:
         issuer = self.https_url("MCP_OAUTH_ISSUER", loopback)
         jwks_url = self.https_url("MCP_OAUTH_JWKS_URL", loopback)
         resource = self.https_url("MCP_RESOURCE_URL", loopback)
-        algorithms = ASYMMETRIC_ALGORITHMS
+        algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
         raw_algs = self.raw("MCP_OAUTH_ALGORITHMS")
         if raw_algs is not None:
             algorithms = tuple(a.strip() for a in raw_algs.split(",") if a.strip())

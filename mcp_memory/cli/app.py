@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -128,7 +128,7 @@ def _run(settings: Any, work: Callable[[Any], Awaitable[T]], sent: Sequence[str]
     return _complete(go, sent)
 
 
-def _complete(go: Callable[[], Awaitable[T]], sent: Sequence[str] = ()) -> T:
+def _complete(go: Callable[[], Coroutine[Any, Any, T]], sent: Sequence[str] = ()) -> T:
     """Run `go()` to completion, mapping our errors to messages and exit codes."""
     from mcp_memory.core.echo import strip_echoes
 

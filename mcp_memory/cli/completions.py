@@ -70,7 +70,8 @@ def _option(param: typing.Any) -> Opt:
     names = tuple(sorted([*param.opts, *param.secondary_opts], key=lambda n: (n.startswith("--"), n)))
     takes_value = not param.is_flag
     long = names[-1]
-    path = isinstance(_annotation(param), type) and issubclass(_annotation(param), Path)
+    annotation = _annotation(param)
+    path = isinstance(annotation, type) and issubclass(annotation, Path)
     return Opt(
         names,
         _first_line(param.help),
@@ -85,7 +86,7 @@ def describe(app: typing.Any) -> tuple[tuple[Opt, ...], tuple[Cmd, ...]]:
     """The root options and the commands of a Typer app, as the scripts need them."""
     import typer.main
 
-    group = typer.main.get_command(app)
+    group: typing.Any = typer.main.get_command(app)
     help_names = tuple(sorted(group.context_settings.get("help_option_names", ["--help"]), key=len))
     help_opt = Opt(help_names, HELP_TEXT, False)
     root = tuple(_option(p) for p in group.params if not p.hidden) + (help_opt,)

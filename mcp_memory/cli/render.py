@@ -180,7 +180,11 @@ def print_stats(tenant: str, result: Any, as_json: bool) -> None:
 
 
 def print_compact(tenant: str, report: Any, dry_run: bool, as_json: bool) -> None:
-    data = dataclasses.asdict(report) if dataclasses.is_dataclass(report) else dict(report)
+    data = (
+        dataclasses.asdict(report)
+        if dataclasses.is_dataclass(report) and not isinstance(report, type)
+        else dict(report)
+    )
     if as_json:
         _json({"tenant": tenant, "dryRun": dry_run, **data})
         return

@@ -88,7 +88,7 @@ def optional_limit(args: Mapping[str, Any], fallback: int | None, terms: Terms) 
 
 
 def optional_type(args: Mapping[str, Any], terms: Terms) -> str | None:
-    value = args.get("type")
+    value: str | None = args.get("type")
     if value is None:
         return None
     if value not in MEMORY_TYPES:
@@ -97,7 +97,7 @@ def optional_type(args: Mapping[str, Any], terms: Terms) -> str | None:
 
 
 def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
-    value = args.get("scope")
+    value: str | None = args.get("scope")
     if value is None:
         return "project"
     if value not in SCOPES:
@@ -106,7 +106,7 @@ def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
 
 
 def optional_mode(args: Mapping[str, Any], terms: Terms) -> str | None:
-    value = args.get("mode")
+    value: str | None = args.get("mode")
     if value is None:
         return None
     if value not in MODES:

@@ -27,6 +27,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import regex
 
@@ -61,7 +62,7 @@ STOPWORDS = frozenset(
 
 
 @functools.cache
-def _stemmer():
+def _stemmer() -> Any:
     import snowballstemmer  # imported here: only keyword work needs it
 
     return snowballstemmer.stemmer("english")
@@ -69,7 +70,8 @@ def _stemmer():
 
 @functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
-    return _stemmer().stemWord(word)
+    stemmed: str = _stemmer().stemWord(word)
+    return stemmed
 
 
 def _cjk_pairs(word: str) -> list[str]:
@@ -93,9 +95,9 @@ def _word_tokens(word: str, out: list[str], *, stem: bool = True) -> None:
         out.extend(p for p in pairs if p != word)
         return
     if stem and _LATIN.fullmatch(word) and len(word) > 3:
-        stem = _stem(word)
-        if stem != word:
-            out.append(stem)
+        stemmed = _stem(word)
+        if stemmed != word:
+            out.append(stemmed)
 
 
 def _parts(raw: str) -> list[str]:

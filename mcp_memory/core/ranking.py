@@ -57,7 +57,7 @@ def days_between(now_ms: float, then_ms: float) -> float:
 
 def recency_score(now_ms: float, last_ms: float) -> float:
     """2^(-days/30): 1 when just touched, 0.5 at 30 days, 0.25 at 60."""
-    return 2.0 ** (-days_between(now_ms, last_ms) / RECENCY_HALF_LIFE_DAYS)
+    return float(2.0 ** (-days_between(now_ms, last_ms) / RECENCY_HALF_LIFE_DAYS))
 
 
 def decayed_trust(
@@ -68,7 +68,7 @@ def decayed_trust(
     decay = 2.0 ** (-days_between(now_ms, last_ms) / half_life)
     usage = min(1.5, 1.0 + 0.1 * math.log(max(1.0, access_count + 1.0)))
     adjusted = decay * usage if decay < 1 else decay
-    return base * min(1.0, adjusted)
+    return float(base * min(1.0, adjusted))
 
 
 def access_score(count: int, max_access: int) -> float:

@@ -11,14 +11,16 @@ operator's view and JSON).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import time
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core import dedup, fusion, keywords, ranking, tenants
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
-from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso, parse_iso, ulid
 from mcp_memory.core.logs import JsonLog, NullLog
@@ -52,6 +54,13 @@ from mcp_memory.core.ports import (
     describe,
 )
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
+
+if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when asked
+    import numpy as np
+
+    from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
+    from mcp_memory.core.transfer.exporting import ExportResult
+    from mcp_memory.core.transfer.importing import ImportResult, Refusal
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
@@ -170,10 +179,11 @@ class MemoryService:
         self.new_id = new_id
         self.log = log or NullLog()
 
-    async def _embed(self, text: str):
+    async def _embed(self, text: str) -> np.ndarray:
         # NFKC first: a tokenizer reads full-width letters and ligatures (ｐｙｔｈｏｎ, ﬁle) as unknown
         # words, so the same fact typed with them would land far away. Plain text is unchanged.
-        return (await self.embedder.embed([unicodedata.normalize("NFKC", text)]))[0]
+        vector: np.ndarray = (await self.embedder.embed([unicodedata.normalize("NFKC", text)]))[0]
+        return vector
 
     # ----------------------------------------------------------------------- recall
 
@@ -201,7 +211,7 @@ class MemoryService:
         dense: list[Hit] = []
         answer = None
         where = MemoryFilter(memory_type, tuple(tags))
-        searches = []
+        searches: builtins.list[Coroutine[Any, Any, Any]] = []
         if self.retrieval != "keyword":
             if where:
                 searches.append(self._filtered_nearest(caller, embedding, wanted, where))
@@ -238,7 +248,9 @@ class MemoryService:
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
         return RecallResult(query, mode, limit, results, confidence, gated, found_any=True)
 
-    async def _filtered_nearest(self, caller: Caller, embedding, wanted: int, where: MemoryFilter) -> list[Hit]:
+    async def _filtered_nearest(
+        self, caller: Caller, embedding: np.ndarray, wanted: int, where: MemoryFilter
+    ) -> builtins.list[Hit]:
         """The `wanted` nearest visible memories that `where` matches, filtered before the limit.
 
         A store that filters (FiltersQuery) does it; when it could only post-filter a bounded
@@ -402,7 +414,7 @@ class MemoryService:
         return tuple(replaced), tuple(not_removed)
 
     async def _already_known(
-        self, caller: Caller, content: str, embedding, *, exclude: frozenset[str] = frozenset()
+        self, caller: Caller, content: str, embedding: np.ndarray, *, exclude: frozenset[str] = frozenset()
     ) -> tuple[Memory | None, Memory | None]:
         """(the nearest visible memory that says the same thing, the nearest one that is close).
 
@@ -446,11 +458,11 @@ class MemoryService:
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
         return ListResult(memories, memory_type)
 
-    async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> list[Memory]:
+    async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> builtins.list[Memory]:
         """Newest first, the visible memories `where` matches: the index gives ids and types a
         page at a time, the store the tags."""
         prefix = index_prefix(caller.tenant)
-        found: list[Memory] = []
+        found: builtins.list[Memory] = []
         start_after: str | None = None
         scanned = 0
         while len(found) < limit and scanned < FILTER_SCAN_CAP:
@@ -476,10 +488,10 @@ class MemoryService:
             start_after = page[-1]
         return found
 
-    async def _recent_ids(self, caller: Caller, memory_type: MemoryType | None, limit: int) -> list[str]:
+    async def _recent_ids(self, caller: Caller, memory_type: MemoryType | None, limit: int) -> builtins.list[str]:
         prefix = index_prefix(caller.tenant)
         page_size = LIST_PAGE if (memory_type or caller.conversation) else limit
-        ids: list[str] = []
+        ids: builtins.list[str] = []
         start_after: str | None = None
         while len(ids) < limit:
             page = await self.objects.list(prefix, page_size, start_after)
@@ -538,7 +550,7 @@ class MemoryService:
 
     # ----------------------------------------------------------------------- operator
 
-    async def compact(self, tenant: str, *, dry_run: bool = False):
+    async def compact(self, tenant: str, *, dry_run: bool = False) -> CompactReport:
         """Fold every settled counter shard of `tenant` now (the operator's `compact`)."""
         return await self.counters.compact(tenant, dry_run=dry_run)
 
@@ -546,7 +558,7 @@ class MemoryService:
         """`compact` for every tenant that has counters, up to `limit` tenants."""
         return await tenants.compact_tenants(self.counters, self.objects, dry_run=dry_run, limit=limit)
 
-    async def calibrate(self, tenant: str, cases, *, progress=None):
+    async def calibrate(self, tenant: str, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
         """Measure calibration `cases` that name `tenant`'s stored memories (reads, never
         writes); see calibration.py. Cases with fact texts need no service: calibration.calibrate."""
         from mcp_memory.core.calibration.calibrate import calibrate
@@ -563,13 +575,20 @@ class MemoryService:
 
     # ----------------------------------------------------------------------- export and import
 
-    async def export_tenants(self, *, all_tenants: bool, tenants: Sequence[str] = ()) -> list[str]:
+    async def export_tenants(self, *, all_tenants: bool, tenants: Sequence[str] = ()) -> builtins.list[str]:
         """The tenants an export covers: `tenants`, or every tenant with memories."""
         from mcp_memory.core.transfer.exporting import all_tenants as every_tenant
 
         return await every_tenant(self.objects) if all_tenants else list(dict.fromkeys(tenants))
 
-    async def export(self, tenants: Sequence[str], *, write, with_embeddings: bool = False, progress=None):
+    async def export(
+        self,
+        tenants: Sequence[str],
+        *,
+        write: Callable[[str], None],
+        with_embeddings: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> ExportResult:
         """Write `tenants`' memories as an export (core/transfer/records.py) through `write`."""
         from mcp_memory import __version__
         from mcp_memory.core.transfer.exporting import export_memories
@@ -586,7 +605,14 @@ class MemoryService:
             progress=progress,
         )
 
-    async def import_(self, source, *, tenants: Sequence[str] | None = None, on_refused=None, progress=None):
+    async def import_(
+        self,
+        source: Iterable[bytes],
+        *,
+        tenants: Sequence[str] | None = None,
+        on_refused: Callable[[Refusal], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportResult:
         """Import an export's lines (bytes) into this store, ids kept (core/transfer/importing.py)."""
         from mcp_memory.core.transfer.importing import import_memories
 

@@ -36,7 +36,7 @@ def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
     return vector
 
 
-def check_vectors(values: Sequence[Any], model: str, dim: int, expected: int) -> np.ndarray:
+def check_vectors(values: Sequence[Any] | np.ndarray, model: str, dim: int, expected: int) -> np.ndarray:
     """Check a batch: one vector per input text, each passing `check_vector`."""
     import numpy as np
 

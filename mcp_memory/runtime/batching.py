@@ -60,7 +60,7 @@ class Batcher(Generic[R, T]):
             # would run a step later, and a request submitted in between (say, by the caller
             # whose answer was just set, asking again at once) would find every drain task
             # "running", start none, and wait forever.
-            self._drainers.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._drainers.discard(asyncio.current_task())
 
     async def _serve_queue(self) -> None:
         while self._queue:

@@ -109,10 +109,10 @@ def make_uvicorn(
     from mcp_memory.server.http_limits import AcceptFailures, limited_protocol
 
     limits = limits or HttpLimits()
-    log = log or JsonLog()
+    log = accept_log = log or JsonLog()
 
     class _Server(uvicorn.Server):
-        async def serve(self, sockets: list[socket.socket] | None = None) -> None:  # type: ignore[override]
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
             await super().serve(sockets=sockets_to_serve)
 
         @contextlib.contextmanager
@@ -121,7 +121,7 @@ def make_uvicorn(
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             loop = asyncio.get_running_loop()
-            loop.set_exception_handler(AcceptFailures(log, loop.get_exception_handler()))
+            loop.set_exception_handler(AcceptFailures(accept_log, loop.get_exception_handler()))
             try:
                 await super().startup(sockets=sockets)
             except SystemExit:  # uvicorn's way of reporting a failed start

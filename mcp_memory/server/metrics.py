@@ -82,8 +82,8 @@ class Metrics:
         """Time the embedder, the store's calls and the counter flushes/compactions of `service`."""
         _wrap(service.embedder, "embed", lambda _r, s: self.embed_seconds.observe(s))
         for operation in STORE_OPERATIONS:
-            observe = self.store_seconds.labels(operation).observe
-            _wrap(service.vectors, operation, lambda _r, s, observe=observe: observe(s))
+            observe: Callable[[float], None] = self.store_seconds.labels(operation).observe
+            _wrap(service.vectors, operation, _observer(observe))
         counters = service.counters
         _wrap(counters, "flush", None, self.flushes)
         _wrap(counters, "_fold", None, self.compactions)
@@ -148,3 +148,12 @@ class MetricsLog(JsonLog):
 
     def error(self, event: str, error: BaseException | str, *, sent: Any = (), **context: Any) -> None:
         self._inner.error(event, error, sent=sent, **context)
+
+
+def _observer(observe: Callable[[float], None]) -> Callable[[Any, float], None]:
+    """A `_wrap` callback that records the call's seconds with `observe`."""
+
+    def record(_result: Any, seconds: float) -> None:
+        observe(seconds)
+
+    return record

@@ -30,16 +30,15 @@ from mcp.server.auth.provider import AccessToken
 
 from mcp_memory.config import OAuthSettings
 from mcp_memory.core.errors import ContextError, StartupError
-from mcp_memory.core.identity import (
+from mcp_memory.core.identity import parse_conversation, parse_tenant
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.headers import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
     TENANT_HEADER,
     caller_from_headers,
-    parse_conversation,
-    parse_tenant,
 )
-from mcp_memory.core.logs import JsonLog
-from mcp_memory.core.model import Caller
 
 #: Where the request's Grant is kept in the ASGI scope (read again when a tool runs).
 GRANT_KEY = "mcp_memory.grant"

@@ -14,7 +14,7 @@ from typing import Any
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
-from mcp_memory.core.model import MEMORY_TYPES, Memory
+from mcp_memory.core.model import MEMORY_TYPES, Memory, MemoryType
 from mcp_memory.core.ports import SCAN_BATCH, ObjectStore, StoredObject, VectorStore
 
 __all__ = [
@@ -109,9 +109,7 @@ def from_metadata(memory_id: str, md: Any, tenant: str) -> Memory | None:
     tenant_id = md.get("tenantId")
     if not isinstance(content, str) or not isinstance(tenant_id, str) or tenant_id != tenant:
         return None
-    memory_type = md.get("memoryType")
-    if memory_type not in MEMORY_TYPES:
-        memory_type = "project"
+    memory_type: MemoryType = md["memoryType"] if md.get("memoryType") in MEMORY_TYPES else "project"
     category = md.get("category")
     tags = md.get("tags")
     created_at = md.get("createdAt")

@@ -144,7 +144,8 @@ def parse_header(value: Any) -> Header:
             f'this file is "{FORMAT}" version {version}, written by {value.get("exportedBy") or "a newer mcp-memory"}; '
             f"this mcp-memory reads version {FORMAT_VERSION} and older. Import it with a newer mcp-memory"
         )
-    embedding = value.get("embedding") if isinstance(value.get("embedding"), dict) else {}
+    raw_embedding = value.get("embedding")
+    embedding = raw_embedding if isinstance(raw_embedding, dict) else {}
     model, dim = embedding.get("model"), embedding.get("dim")
     if not isinstance(model, str) or isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise RecordRefused('the header must name the embedding "model" and its "dim" (a positive whole number)')

@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
@@ -96,7 +96,7 @@ class _Request:
             if error is not None:
                 self.future.set_exception(error)
             else:
-                self.future.set_result(rows)
+                self.future.set_result(cast("np.ndarray", rows))  # rows come with no error
 
         try:
             self.loop.call_soon_threadsafe(deliver)

@@ -97,6 +97,7 @@ def _new_session(ort: Any, model_bytes: bytes, options: Any) -> Any:
     available, the bytes are handed over as they are.
     """
     providers = ["CPUExecutionProvider"]
+    fcntl: Any
     try:
         import fcntl
     except ImportError:  # not a Unix

@@ -98,9 +98,9 @@ def _secrets(url: str) -> set[str]:
         unquoted = value[1:-1] if len(value) > 1 and value[0] == value[-1] == "'" else value
         found.update({value, unquoted, re.sub(r"\\(.)", r"\1", unquoted)})
     try:
-        value = psycopg.conninfo.conninfo_to_dict(url).get("password")
-        if value:
-            found.add(str(value))
+        password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        if password:
+            found.add(str(password))
     except (psycopg.Error, ValueError):  # ValueError: a %-escape that is not UTF-8
         pass
     return {s for s in found if s}

@@ -170,7 +170,7 @@ class TenantVectors:
         for memory_id, h, present in zip(memory_ids, wanted, maybe):
             found = None
             if present:  # equal hashes: compare the ids themselves
-                found = next((int(i) for i in np.flatnonzero(held == h) if self.id(i) == memory_id), None)
+                found = next((int(i) for i in np.flatnonzero(held == h) if self.id(int(i)) == memory_id), None)
             rows.append(found)
         return rows
 
