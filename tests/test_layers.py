@@ -36,16 +36,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "root": frozenset({"core", "config", "app"}),
 }
 
-# TEMPORARY (owner: helper i13t, the tool layer): the service still renders its results
-# with server/render.py, and search_docs and tools still import each other. The
-# integrator removes these lines once i13t has landed; do not add to them.
-TEMPORARY_BACK_REFERENCES = {
-    ("mcp_memory.core.service", "mcp_memory.server.render"),
-}
-TEMPORARY_CYCLES = {
-    frozenset({"mcp_memory.server.search_docs", "mcp_memory.server.tools"}),
-}
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -99,7 +89,7 @@ def back_references() -> list[str]:
     wrong = []
     for module, path in MODULES.items():
         for line, target, statement, _ in imports(path):
-            if room(target) in ALLOWED[room(module)] or (module, target) in TEMPORARY_BACK_REFERENCES:
+            if room(target) in ALLOWED[room(module)]:
                 continue
             where = path.relative_to(PACKAGE.parent)
             wrong.append(f"{where}:{line}: `{statement}` — {room(module)} may not import {room(target)}")
@@ -115,24 +105,12 @@ def test_imports_run_one_way_between_the_rooms() -> None:
     assert not wrong, "imports against the direction of the layers:\n" + "\n".join(wrong)
 
 
-def test_the_temporary_exceptions_are_still_needed() -> None:
-    # An exception nobody needs any more is removed, so it cannot hide a new back-reference.
-    present = {(m, t) for m, p in MODULES.items() for _, t, _, _ in imports(p)}
-    assert TEMPORARY_BACK_REFERENCES <= present
-    for cycle in TEMPORARY_CYCLES:
-        a, b = sorted(cycle)
-        assert (a, b) in present and (b, a) in present
-
-
 def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for module, path in MODULES.items():
         for _, target, _, typing_only in imports(path):
             if not typing_only and target in MODULES and target != module:
                 graph[module].add(target)
-    for cycle in TEMPORARY_CYCLES:
-        a, b = sorted(cycle)
-        graph[a].discard(b)
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as error:
