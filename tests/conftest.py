@@ -24,6 +24,7 @@ from mcp_memory.core.service import MemoryService  # noqa: E402
 from mcp_memory.embedders.fake import FakeEmbedder  # noqa: E402
 from mcp_memory.stores.base import ObjectStore, VectorStore  # noqa: E402
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore  # noqa: E402
+from tests.support.backends import BACKENDS, markers_for  # noqa: E402
 
 T0 = parse_iso("2026-07-01T00:00:00.000Z")
 DAY = 86_400_000
@@ -133,8 +134,18 @@ class RecordingObjectStore:
         await self.inner.close()
 
 
-#: The storage backends a MemoryService is tested on.
-SERVICE_BACKENDS = ("memory", "sqlite", "postgres", "s3")
+#: The storage backends a MemoryService is tested on: all of them.
+SERVICE_BACKENDS = BACKENDS
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs PostgreSQL or the moto endpoint (tests/support/backends.py)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = dict(callspec.params) if callspec is not None else {}
+        parts = item.path.relative_to(ROOT / "tests").parts[:-1]
+        for marker in sorted(markers_for(set(getattr(item, "fixturenames", ())), params, parts)):
+            item.add_marker(getattr(pytest.mark, marker))
 
 
 async def open_env(

@@ -1,7 +1,8 @@
 """Every backend, behind one fixture, for the one contract suite.
 
 To add a backend: write an async factory `(request, tmp_path) -> (vector
-store, object store)` and add it to BACKENDS; a factory that needs a service
+store, object store)`, add it to FACTORIES and its name to BACKENDS
+(tests/support/backends.py, the list every parametrised suite reads); a factory that needs a service
 (the moto endpoint, a database server) asks for its fixture through
 `request.getfixturevalue`. The contract suite then runs against it too; a
 backend cannot opt out of a case.
@@ -16,6 +17,7 @@ import pytest
 
 from mcp_memory.stores.base import ObjectStore, VectorStore
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from tests.support.backends import BACKENDS
 
 #: The embedding width the contract tests use.
 DIM = 8
@@ -59,17 +61,18 @@ async def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> St
     return await open_postgres(url, model="contract-test", dim=DIM)
 
 
-BACKENDS: dict[str, Factory] = {
+FACTORIES: dict[str, Factory] = {
     "memory": memory_backend,
     "sqlite": sqlite_backend,
     "s3": s3_backend,
     "postgres": postgres_backend,
 }
+assert set(FACTORIES) == set(BACKENDS), "every backend needs a factory here"
 
 
-@pytest.fixture(params=list(BACKENDS))
+@pytest.fixture(params=BACKENDS)
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    vectors, objects = await BACKENDS[request.param](request, tmp_path)
+    vectors, objects = await FACTORIES[request.param](request, tmp_path)
     try:
         yield vectors, objects
     finally:

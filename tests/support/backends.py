@@ -1,0 +1,33 @@
+"""The one list of storage backends every parametrised suite runs on, and the
+pytest markers that let a developer leave out the ones needing a service.
+
+`pytest -m "not postgres and not s3"` runs without PostgreSQL or the moto
+endpoint; CI runs everything. A test is marked when it asks for a service's
+fixture, when a backend fixture is parametrised with that backend, or when it
+lives in that backend's test folder (tests/conftest.py applies the markers).
+"""
+
+from __future__ import annotations
+
+#: Every storage backend, in the order the suites run them.
+BACKENDS = ("memory", "sqlite", "postgres", "s3")
+
+#: marker -> the fixtures that start its service
+SERVICE_FIXTURES: dict[str, frozenset[str]] = {
+    "postgres": frozenset({"pg_url", "pg_admin_url"}),
+    "s3": frozenset({"aws_endpoint", "aws"}),
+}
+
+#: Fixtures parametrised with backend names (their parameter picks the backend).
+BACKEND_FIXTURES = frozenset({"stores", "backend"})
+
+
+def markers_for(fixturenames: set[str], params: dict[str, object], path_parts: tuple[str, ...]) -> set[str]:
+    """The markers a test needs: its services' names."""
+    found = set()
+    for marker, fixtures in SERVICE_FIXTURES.items():
+        if fixturenames & fixtures or marker in path_parts:
+            found.add(marker)
+        if any(params.get(name) == marker for name in BACKEND_FIXTURES):
+            found.add(marker)
+    return found
