@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-FILES = ["tests/stores/test_contract.py", "tests/core/test_counters.py", "tests/stores/postgres/test_postgres.py"]
+FILES = ["tests/stores/test_contract.py", "tests/core/counters/test_cache.py", "tests/stores/postgres/test_postgres.py"]
 
 
 def collect(*args: str) -> list[str]:

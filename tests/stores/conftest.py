@@ -17,7 +17,7 @@ import pytest
 
 from mcp_memory.stores.base import ObjectStore, VectorStore
 from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, CROSS_PROCESS
 
 #: The embedding width the contract tests use.
 DIM = 8
@@ -30,10 +30,18 @@ async def memory_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stor
     return InMemoryVectorStore(), InMemoryObjectStore()
 
 
+#: The model name the contract stores are created with.
+MODEL = "contract-test"
+
+
+def sqlite_where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return str(tmp_path / "contract" / "memory.db")
+
+
 async def sqlite_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     from mcp_memory.stores.sqlite.store import open_sqlite
 
-    return await open_sqlite(tmp_path / "contract" / "memory.db", model="contract-test", dim=DIM)
+    return await open_sqlite(Path(sqlite_where(request, tmp_path)), model=MODEL, dim=DIM)
 
 
 async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
@@ -54,11 +62,14 @@ async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     return await open_s3(settings, session=place.session, endpoint_url=place.endpoint)
 
 
+def postgres_where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return str(request.getfixturevalue("pg_url"))  # a fresh schema for this test
+
+
 async def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     from mcp_memory.stores.postgres.store import open_postgres
 
-    url = request.getfixturevalue("pg_url")  # a fresh schema for this test
-    return await open_postgres(url, model="contract-test", dim=DIM)
+    return await open_postgres(postgres_where(request, tmp_path), model=MODEL, dim=DIM)
 
 
 FACTORIES: dict[str, Factory] = {
@@ -68,6 +79,14 @@ FACTORIES: dict[str, Factory] = {
     "postgres": postgres_backend,
 }
 assert set(FACTORIES) == set(BACKENDS), "every backend needs a factory here"
+
+#: Where another process opens the same storage (tests/support/store_worker.py), for
+#: the backends whose exclusive section holds across processes.
+WHERE: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
+    "sqlite": sqlite_where,
+    "postgres": postgres_where,
+}
+assert tuple(WHERE) == CROSS_PROCESS
 
 
 @pytest.fixture(params=BACKENDS)

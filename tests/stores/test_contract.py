@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import ObjectStore, VectorStore
-from tests.stores.conftest import DIM
+from tests.stores.conftest import DIM, FACTORIES, MODEL, WHERE
+from tests.support import store_worker
+from tests.support.backends import CROSS_PROCESS
 
 
 def unit(*values: float) -> np.ndarray:
@@ -240,6 +243,29 @@ async def test_exclusive_makes_read_modify_write_lose_no_update(stores: tuple[Ve
 
     final = await objects.get("counter")
     assert final is not None and final.body == "40"
+
+
+@pytest.mark.parametrize("backend", CROSS_PROCESS)
+async def test_exclusive_excludes_another_process(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    # Two OS processes increment one object 50 times each, every read-modify-write inside
+    # exclusive("shared") with the event loop yielding between the read and the write.
+    vectors, objects = await FACTORIES[backend](request, tmp_path)
+    try:
+        await objects.put("counter", "0")
+    finally:
+        await vectors.close()
+        await objects.close()
+
+    where = WHERE[backend](request, tmp_path)
+    store_worker.run_workers(backend, where, MODEL, DIM, "increment", ["alpha", "beta"], 50)
+
+    vectors, objects = await FACTORIES[backend](request, tmp_path)
+    try:
+        counter = await objects.get("counter")
+        assert counter is not None and counter.body == "100"
+    finally:
+        await vectors.close()
+        await objects.close()
 
 
 async def test_exclusive_for_one_tenant_does_not_block_another(vectors: VectorStore) -> None:

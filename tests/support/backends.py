@@ -12,6 +12,11 @@ from __future__ import annotations
 #: Every storage backend, in the order the suites run them.
 BACKENDS = ("memory", "sqlite", "postgres", "s3")
 
+#: The backends whose `exclusive` holds across processes sharing the storage. S3 has no
+#: lock to take across replicas (a duplicate is tolerated there, never a lost memory);
+#: the in-memory store lives in one process.
+CROSS_PROCESS = ("sqlite", "postgres")
+
 #: marker -> the fixtures that start its service
 SERVICE_FIXTURES: dict[str, frozenset[str]] = {
     "postgres": frozenset({"pg_url", "pg_admin_url"}),

@@ -20,6 +20,7 @@ from mcp_memory.stores import open_stores
 from mcp_memory.stores.base import ObjectStore, VectorStore
 from mcp_memory.stores.sqlite.store import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
 from tests.stores.test_contract import axis, let_other_tasks_run, memory, note, unit
+from tests.support import store_worker
 
 REPO = Path(__file__).resolve().parents[3]
 DIM = 8
@@ -58,37 +59,7 @@ def rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def run_workers(path: Path, mode: str, names: list[str], count: int) -> None:
-    """Start one OS process per name, release them together, and require a clean exit from each."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.support.sqlite_worker", str(path), str(DIM), mode, name, str(count)],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in names
-    ]
-    try:
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdin is not None
-            if proc.stdout.readline().strip() != "ready":
-                _, err = proc.communicate(timeout=60)
-                pytest.fail(f"a worker failed to open the store:\n{err}")
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        for proc in procs:
-            _, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, f"a worker failed:\n{err}"
-            assert "locked" not in err
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    store_worker.run_workers("sqlite", str(path), "worker-test", DIM, mode, names, count)
 
 
 # --------------------------------------------------------------------------- the file
@@ -256,21 +227,6 @@ async def test_two_processes_writing_one_file_at_once_lose_nothing(db_path: Path
         assert len(keys) == 400
         etags = {(await objects.get(key)).etag for key in keys}  # type: ignore[union-attr]
         assert len(etags) == 400
-    finally:
-        await close_pair((vectors, objects))
-
-
-async def test_exclusive_excludes_another_process(db_path: Path) -> None:
-    vectors, objects = await open_pair(db_path, "worker-test")
-    await objects.put("counter", "0")
-    await close_pair((vectors, objects))
-
-    run_workers(db_path, "increment", ["alpha", "beta"], 50)
-
-    vectors, objects = await open_pair(db_path, "worker-test")
-    try:
-        counter = await objects.get("counter")
-        assert counter is not None and counter.body == "100"
     finally:
         await close_pair((vectors, objects))
 
