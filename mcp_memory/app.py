@@ -16,7 +16,14 @@ if TYPE_CHECKING:
     from mcp_memory.config import Settings
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
 
-__all__ = ["calibrate_scratch", "open_service"]
+__all__ = ["calibrate_scratch", "open_service", "storage_where"]
+
+
+def storage_where(settings: Settings) -> str:
+    """Where the configured backend stores, for the boot line (a database URL without its password)."""
+    from mcp_memory.stores import BACKENDS
+
+    return BACKENDS[settings.backend].where(settings)
 
 
 async def open_service(settings: Settings, *, log: JsonLog | None = None) -> MemoryService:

@@ -19,25 +19,31 @@ from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity
 from mcp_memory.core.redact import redact_url
+from mcp_memory.embedders import PROVIDERS as EMBEDDING_PROVIDERS
+from mcp_memory.stores import BACKENDS as STORE_BACKENDS
 
-BACKENDS = ("sqlite", "postgres", "s3")
-PROVIDERS = ("local", "openai", "bedrock", "fake")
+#: The backends and providers, read from their tables (stores/__init__.py, embedders/__init__.py).
+BACKENDS = tuple(STORE_BACKENDS)
+PROVIDERS = tuple(EMBEDDING_PROVIDERS)
 
 #: provider → (default model, default dimension)
-PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {
-    "local": ("all-MiniLM-L6-v2", 384),
-    "bedrock": ("amazon.titan-embed-text-v2:0", 1024),
-    "openai": ("text-embedding-3-small", 1536),
-    "fake": ("fake-bag-of-words", 64),
-}
+PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {p.name: (p.model, p.dim) for p in EMBEDDING_PROVIDERS.values()}
 
 DEFAULT_FLOOR = 0.1
 #: Relevance floor and HIGH mark measured for a model we ship, by `mcp-memory calibrate --builtin`
 #: (see the README). Other providers default to DEFAULT_FLOOR and the A6 rule: their model is
 #: the deployment's choice, and only the deployment can measure it.
 CALIBRATED_DEFAULTS: dict[str, tuple[float, float]] = {
-    "local": (0.2, 0.6),
+    p.name: p.calibrated for p in EMBEDDING_PROVIDERS.values() if p.calibrated is not None
 }
+
+
+def _one_of(names: tuple[str, ...]) -> str:
+    """`"a", "b" or "c"`, for a message listing the accepted values."""
+    quoted = [f'"{name}"' for name in names]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 EMBEDDING_DIM_MAX = 16_000
 PORT_MAX = 65_535
 
@@ -362,7 +368,7 @@ class _Reader:
         state_bucket = self.raw("STATE_BUCKET")
         if forced is not None:
             if forced not in BACKENDS:
-                raise ConfigError(f'MEMORY_BACKEND must be "sqlite", "postgres" or "s3", got "{forced}"')
+                raise ConfigError(f'MEMORY_BACKEND must be {_one_of(BACKENDS)}, got "{forced}"')
             if forced == "postgres" and database_url is None:
                 raise ConfigError("DATABASE_URL is required when MEMORY_BACKEND=postgres")
             if forced == "s3":
@@ -397,7 +403,7 @@ class _Reader:
     def embedding(self, backend: str) -> tuple[str, str, int, str | None, str | None]:
         provider = self.raw("EMBEDDING_PROVIDER") or ("bedrock" if backend == "s3" else "local")
         if provider not in PROVIDERS:
-            raise ConfigError(f'EMBEDDING_PROVIDER must be "local", "openai", "bedrock" or "fake", got "{provider}"')
+            raise ConfigError(f'EMBEDDING_PROVIDER must be {_one_of(PROVIDERS)}, got "{provider}"')
         default_model, default_dim = PROVIDER_DEFAULTS[provider]
         base_url = key = None
         if provider == "openai":

@@ -183,13 +183,9 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
 
 def storage_line(settings: Any) -> str:
     """Which storage serves this process, where, and why it was chosen (A2)."""
-    if settings.backend == "postgres":
-        where = settings.redacted_database_url
-    elif settings.backend == "s3":
-        where = f"s3vectors://{settings.vector_bucket}/{settings.vector_index}, state s3://{settings.state_bucket}"
-    else:
-        where = str(settings.db_path)
-    return f"storage: {settings.backend} {where} — {settings.backend_reason}"
+    from mcp_memory.app import storage_where
+
+    return f"storage: {settings.backend} {storage_where(settings)} — {settings.backend_reason}"
 
 
 def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:

@@ -1,6 +1,8 @@
 """Storage backends behind the two ports (stores/base.py).
 
-`open_stores(settings)` picks the backend `Settings` chose (A2). Backends are
+BACKENDS is the one table of backends (name, opener, install hint, where the
+boot line says it stores) that config.py, the boot lines and the tests read;
+`open_stores(settings)` opens the one `Settings` chose (A2). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
 psycopg or boto3. The S3 backend takes credentials and any endpoint override
 from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
@@ -8,13 +10,16 @@ from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
+from mcp_memory.core.redact import redact_url
 
-__all__ = ["StoreSettings", "open_stores"]
+__all__ = ["BACKENDS", "Backend", "StoreSettings", "open_stores"]
 
 
 class StoreSettings(Protocol):
@@ -43,36 +48,74 @@ class StoreSettings(Protocol):
 #: What `pip install 'mcp-memory[postgres]'` provides.
 _POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
 
+Stores = tuple[VectorStore, ObjectStore]
 
-async def open_stores(settings: StoreSettings) -> tuple[VectorStore, ObjectStore]:
+
+@dataclass(frozen=True)
+class Backend:
+    """One storage backend: its name (MEMORY_BACKEND), how it is opened, and where the
+    boot line says it stores. config.py, the boot lines and the tests read this table."""
+
+    name: str
+    open: Callable[[StoreSettings], Awaitable[Stores]]
+    where: Callable[[StoreSettings], str]
+    #: The pip extra that installs its drivers, when it needs one.
+    extra: str | None = None
+
+
+async def _open_sqlite(settings: StoreSettings) -> Stores:
+    from mcp_memory.stores.sqlite.store import open_sqlite
+
+    return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
+
+
+async def _open_postgres(settings: StoreSettings) -> Stores:
+    if not settings.database_url:
+        raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
+    try:
+        from mcp_memory.stores.postgres.store import open_postgres
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
+            raise
+        raise StartupError(
+            f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
+            "pip install 'mcp-memory[postgres]'"
+        ) from None
+
+    return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
+
+
+async def _open_s3(settings: StoreSettings) -> Stores:
+    try:
+        from mcp_memory.stores.s3.store import open_s3
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
+            raise
+        raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
+    return await open_s3(settings)
+
+
+def _s3_where(settings: StoreSettings) -> str:
+    return f"s3vectors://{settings.vector_bucket}/{settings.vector_index}, state s3://{settings.state_bucket}"
+
+
+#: Every storage backend, in the order messages list them.
+BACKENDS: dict[str, Backend] = {
+    backend.name: backend
+    for backend in (
+        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path)),
+        Backend("postgres", _open_postgres, lambda settings: str(redact_url(settings.database_url or "")), "postgres"),
+        Backend("s3", _open_s3, _s3_where, "aws"),
+    )
+}
+
+
+async def open_stores(settings: StoreSettings) -> Stores:
     """Open the configured backend's vector store and object store (close both when done).
 
     Raises StartupError when the storage cannot be opened as configured.
     """
-    if settings.backend == "sqlite":
-        from mcp_memory.stores.sqlite.store import open_sqlite
-
-        return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
-    if settings.backend == "s3":
-        try:
-            from mcp_memory.stores.s3.store import open_s3
-        except ModuleNotFoundError as error:
-            if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
-                raise
-            raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
-        return await open_s3(settings)
-    if settings.backend == "postgres":
-        if not settings.database_url:
-            raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
-        try:
-            from mcp_memory.stores.postgres.store import open_postgres
-        except ImportError as exc:
-            if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
-                raise
-            raise StartupError(
-                f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
-                "pip install 'mcp-memory[postgres]'"
-            ) from None
-
-        return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
-    raise StartupError(f'unknown storage backend "{settings.backend}"')
+    backend = BACKENDS.get(settings.backend)
+    if backend is None:
+        raise StartupError(f'unknown storage backend "{settings.backend}"')
+    return await backend.open(settings)

@@ -9,8 +9,11 @@ lives in that backend's test folder (tests/conftest.py applies the markers).
 
 from __future__ import annotations
 
-#: Every storage backend, in the order the suites run them.
-BACKENDS = ("memory", "sqlite", "postgres", "s3")
+from mcp_memory.stores import BACKENDS as STORE_BACKENDS
+
+#: Every storage backend, in the order the suites run them: the in-memory reference
+#: store, then every backend of the table a deployment chooses from.
+BACKENDS = ("memory", *STORE_BACKENDS)
 
 #: The backends whose `exclusive` holds across processes sharing the storage. S3 has no
 #: lock to take across replicas (a duplicate is tolerated there, never a lost memory);
