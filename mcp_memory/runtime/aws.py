@@ -42,6 +42,40 @@ def require_boto3(what: str) -> None:
         raise StartupError(f"{what} needs boto3, which is not installed: {AWS_EXTRA_HINT}")
 
 
+def new_client(
+    service: str,
+    region: str,
+    *,
+    read_timeout_s: float,
+    retries: dict[str, Any],
+    max_pool_connections: int,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    session: Any = None,
+    endpoint_url: str | None = None,
+    user_agent_appid: str | None = None,
+) -> Any:
+    """The one way this package builds a boto3 client: bounded timeouts, standard-mode
+    retries, a pool as wide as the caller's concurrency. Credentials and endpoint
+    overrides (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>) come from the standard AWS
+    chain unless `endpoint_url` is given. `session` defaults to a new one: boto3's
+    default session is not safe to share across threads."""
+    import boto3
+    from botocore.config import Config
+
+    options: dict[str, Any] = {
+        "connect_timeout": connect_timeout_s,
+        "read_timeout": read_timeout_s,
+        "retries": retries,
+        "max_pool_connections": max_pool_connections,
+    }
+    if user_agent_appid is not None:
+        options["user_agent_appid"] = user_agent_appid
+    kwargs: dict[str, Any] = {"region_name": region, "config": Config(**options)}
+    if endpoint_url:
+        kwargs["endpoint_url"] = endpoint_url
+    return (session or boto3.session.Session()).client(service, **kwargs)
+
+
 class Closed(Exception):
     """The client was closed; callers turn this into their own error."""
 
@@ -73,17 +107,13 @@ class LazyAwsClient:
     def make_client(self) -> Any:
         """A new client with our timeouts and retries. Credentials and endpoint overrides
         (e.g. AWS_ENDPOINT_URL_BEDROCK_RUNTIME) come from the standard AWS chain."""
-        import boto3
-        from botocore.config import Config
-
-        config = Config(
-            connect_timeout=CONNECT_TIMEOUT_S,
-            read_timeout=READ_TIMEOUT_S,
+        return new_client(
+            self.service,
+            self.region,
+            read_timeout_s=READ_TIMEOUT_S,
             retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
             max_pool_connections=max(10, self.workers),
         )
-        # A session of its own: boto3's default session is not safe to share across threads.
-        return boto3.session.Session().client(self.service, region_name=self.region, config=config)
 
     def client(self) -> Any:
         """The client, built once by whichever worker thread gets here first."""

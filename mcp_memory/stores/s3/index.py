@@ -15,11 +15,11 @@ import json
 from typing import Any, Protocol
 
 import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, InvalidRegionError
 
 from mcp_memory import __version__
 from mcp_memory.core.errors import StartupError
+from mcp_memory.runtime.aws import new_client
 from mcp_memory.stores.base import NON_FILTERABLE_KEYS
 from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError, aws_call
 
@@ -53,24 +53,22 @@ def make_clients(region: str, *, session: Any = None, endpoint_url: str | None =
     wide enough for the counters' 16 concurrent shard reads. Credentials and any
     endpoint override come from the standard AWS chain (`AWS_ENDPOINT_URL` too).
     """
-    config = Config(
-        retries={"mode": "standard", "max_attempts": 3},
-        connect_timeout=5,
-        read_timeout=30,
-        max_pool_connections=32,
-        user_agent_appid=f"mcp-memory-{__version__}",
-    )
-    options: dict[str, Any] = {"region_name": region, "config": config}
-    if endpoint_url:
-        options["endpoint_url"] = endpoint_url
+    options: dict[str, Any] = {
+        "retries": {"mode": "standard", "max_attempts": 3},
+        "connect_timeout_s": 5,
+        "read_timeout_s": 30,
+        "max_pool_connections": 32,
+        "user_agent_appid": f"mcp-memory-{__version__}",
+        "endpoint_url": endpoint_url,
+    }
     try:
         session = session or boto3.session.Session()
-        vectors = session.client("s3vectors", **options)
+        vectors = new_client("s3vectors", region, session=session, **options)
     except InvalidRegionError:
         raise StartupError(f'AWS_REGION must be an AWS region name such as ap-northeast-2, got "{region}"') from None
     except BotoCoreError as error:  # e.g. a malformed AWS_ENDPOINT_URL or profile
         raise StartupError(f"cannot set up the AWS clients: {error}") from None
-    return vectors, session.client("s3", **options)
+    return vectors, new_client("s3", region, session=session, **options)
 
 
 def _is_missing(error: AwsError) -> bool:
