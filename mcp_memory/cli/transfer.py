@@ -259,7 +259,7 @@ def backup(
             '(README: "Backing up")',
             EXIT_USAGE,
         )
-    from mcp_memory.stores.sqlite.backup import backup_sqlite
+    from mcp_memory.app import backup_sqlite
 
     source = Path(settings.db_path).expanduser()
     try:
