@@ -53,14 +53,13 @@ Stores = tuple[VectorStore, ObjectStore]
 
 @dataclass(frozen=True)
 class Backend:
-    """One storage backend: its name (MEMORY_BACKEND), how it is opened, and where the
-    boot line says it stores. config.py, the boot lines and the tests read this table."""
+    """One storage backend: its name (MEMORY_BACKEND), how it is opened (the opener
+    says which extra to install when a driver is missing), and where the boot line
+    says it stores. config.py, the boot lines and the tests read this table."""
 
     name: str
     open: Callable[[StoreSettings], Awaitable[Stores]]
     where: Callable[[StoreSettings], str]
-    #: The pip extra that installs its drivers, when it needs one.
-    extra: str | None = None
 
 
 async def _open_sqlite(settings: StoreSettings) -> Stores:
@@ -104,8 +103,8 @@ BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
         Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path)),
-        Backend("postgres", _open_postgres, lambda settings: str(redact_url(settings.database_url or "")), "postgres"),
-        Backend("s3", _open_s3, _s3_where, "aws"),
+        Backend("postgres", _open_postgres, lambda settings: str(redact_url(settings.database_url or ""))),
+        Backend("s3", _open_s3, _s3_where),
     )
 }
 
