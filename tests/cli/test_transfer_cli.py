@@ -297,7 +297,14 @@ async def test_a_backup_taken_while_serve_http_writes_holds_every_memory_acknowl
     from mcp_memory.stores.sqlite.store import open_sqlite
 
     db = tmp_path / "live.db"
-    env = clean_env(tmp_path, MEMORY_DB_PATH=str(db), EMBEDDING_PROVIDER="fake")
+    # The writer goes as fast as it can: this test is about the snapshot, not the per-tenant limit.
+    env = clean_env(
+        tmp_path,
+        MEMORY_DB_PATH=str(db),
+        EMBEDDING_PROVIDER="fake",
+        RATE_LIMIT_PER_TENANT="100000",
+        RATE_LIMIT_BURST="100000",
+    )
     acknowledged: list[str] = []
     stop = asyncio.Event()
 
