@@ -40,13 +40,8 @@ ALLOWED: dict[str, frozenset[str]] = {
 # TEMPORARY (owner: the export/import work, commit 0aa7c43): cli/app.py imports cli/transfer.py
 # at its end to register the commands, and transfer imports the app's helpers back. The
 # integrator removes this once the shared helpers live in a module of their own; do not add to it.
-#
-# TEMPORARY (owner: the integrator, issue 12): HttpApp builds its MCP server from the tool
-# layer (server/run.py's build_mcp_server) because the metrics wrap the tools' log first;
-# handing HttpApp a ready server collided with the OAuth/metrics work at the last rebase.
 TEMPORARY_CYCLES = {
     frozenset({"mcp_memory.cli.app", "mcp_memory.cli.transfer"}),
-    frozenset({"mcp_memory.server.http_app", "mcp_memory.server.run"}),
 }
 
 #: config.py reads the backend and provider tables, and nothing else of those rooms.

@@ -153,11 +153,10 @@ class HttpApp:
         verifier: Any = None,
         call_limits: CallLimits | None = None,
         metrics: Metrics | None = None,
+        mcp_server: Any = None,
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
-
-        from mcp_memory.server.run import build_mcp_server
 
         self.log = log
         self.api_key = api_key or None
@@ -178,7 +177,7 @@ class HttpApp:
             tools.log = MetricsLog(tools.log, metrics)
             metrics.instrument(tools.service)
         self.manager = StreamableHTTPSessionManager(
-            app=build_mcp_server(tools, caller_from_request),
+            app=mcp_server if mcp_server is not None else _default_server(tools),
             stateless=True,
             json_response=True,
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -380,3 +379,10 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def _default_server(tools: ToolLayer) -> Any:
+    """The MCP server an app gets when it is not handed one (tests and embedders of the app)."""
+    from mcp_memory.server.mcp_server import build_mcp_server
+
+    return build_mcp_server(tools, caller_from_request)

@@ -197,7 +197,7 @@ def test_everything_before_the_handshake_is_ready_without_numpy_or_the_model(tmp
         "import asyncio, json, sys\n"
         "from mcp_memory.config import Settings\n"
         "from mcp_memory.core.logs import JsonLog\n"
-        "from mcp_memory.server.run import build_mcp_server\n"
+        "from mcp_memory.server.mcp_server import build_mcp_server\n"
         "from mcp_memory.app import open_service\n"
         "from mcp_memory.server.tools import build_tool_layer\n"
         "async def main():\n"

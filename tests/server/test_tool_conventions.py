@@ -18,7 +18,7 @@ from mcp import Client
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.run import build_mcp_server
+from mcp_memory.server.mcp_server import build_mcp_server
 from mcp_memory.server.search_docs import DocHit
 from mcp_memory.server.tools import build_tool_layer
 from tests.conftest import Env
