@@ -48,6 +48,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+#: The name it is installed by (`pip install mcp-tenant-memory`): the PyPI name `mcp-memory` is
+#: another project's. The import package and the `mcp-memory` command keep their names.
+DISTRIBUTION = "mcp-tenant-memory"
 
 #: public name -> the module that defines it
 _PUBLIC = {

@@ -26,7 +26,7 @@ def test_the_package_metadata_takes_its_version_from_the_package() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mcp_memory.__version__"}
-    assert importlib.metadata.version("mcp-memory") == __version__, (
+    assert importlib.metadata.version("mcp-tenant-memory") == __version__, (
         "the installed metadata is from another version: reinstall with pip install -e ."
     )
 

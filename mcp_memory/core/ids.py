@@ -1,4 +1,4 @@
-"""ULIDs, inverted time and timestamps (B §2.5, A9)."""
+"""ULIDs (python-ulid), the inverted-time index key, and ISO-8601 timestamps."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import math
 import os
 from datetime import UTC, datetime, timedelta
 
-ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_DECODE = {c: i for i, c in enumerate(ALPHABET)}
+from ulid import ULID
+
 MAX_TIME = 2**48 - 1
 _TIME_CHARS = 10
+_RANDOM_BYTES = 10
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 
@@ -24,37 +25,38 @@ def _check_time(ms: float) -> int:
     return whole
 
 
-def _encode_time(value: int) -> str:
-    chars = []
-    for _ in range(_TIME_CHARS):
-        chars.append(ALPHABET[value % 32])
-        value //= 32
-    return "".join(reversed(chars))
+def _ulid_at(whole_ms: int, randomness: bytes) -> ULID:
+    return ULID.from_bytes(whole_ms.to_bytes(6, "big") + randomness)
 
 
 def ulid(ms: float, random_bytes: bytes | None = None) -> str:
-    """A ULID minted at `ms` (epoch milliseconds): 10 time chars + 16 random chars."""
-    stamp = _encode_time(_check_time(ms))
-    rnd = random_bytes if random_bytes is not None else os.urandom(16)
-    return stamp + "".join(ALPHABET[b % 32] for b in rnd[:16])
+    """A ULID (python-ulid) minted at `ms` (epoch milliseconds, floored): 48 bits of time,
+    then 80 random bits (`random_bytes[:10]` when given, for reproducible tests)."""
+    whole = _check_time(ms)
+    randomness = random_bytes[:_RANDOM_BYTES] if random_bytes is not None else os.urandom(_RANDOM_BYTES)
+    if len(randomness) != _RANDOM_BYTES:
+        raise ValueError(f"a ULID needs {_RANDOM_BYTES} random bytes, got {len(randomness)}")
+    return str(_ulid_at(whole, randomness))
 
 
 def ulid_time(value: str) -> float:
-    """The millisecond timestamp of a ULID, or NaN when `value` is not one."""
-    if len(value) != 26:
+    """The millisecond timestamp of a ULID, or NaN when `value` is not one.
+
+    Only the canonical upper-case form counts (what `ulid` mints): python-ulid would also
+    read lower case, but a key or id in lower case was never written by this server."""
+    if len(value) != 26 or value != value.upper():
         return math.nan
-    total = 0
-    for ch in value[:_TIME_CHARS]:
-        digit = _DECODE.get(ch)
-        if digit is None:
-            return math.nan
-        total = total * 32 + digit
-    return float(total)
+    try:
+        return float(ULID.from_str(value).milliseconds)
+    except ValueError:
+        return math.nan
 
 
 def inverted_time(ms: float) -> str:
-    """Fixed-width base32 of (2^48 - 1) - ms: newer times sort first in byte order."""
-    return _encode_time(MAX_TIME - _check_time(ms))
+    """Fixed-width base32 of (2^48 - 1) - ms: newer times sort first in byte order.
+
+    The time part of a ULID minted at the inverted time: the same 10 Crockford characters."""
+    return str(_ulid_at(MAX_TIME - _check_time(ms), bytes(_RANDOM_BYTES)))[:_TIME_CHARS]
 
 
 def iso(ms: float) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import StartupError
 
 T = TypeVar("T")
@@ -33,7 +34,7 @@ T = TypeVar("T")
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 10
 MAX_ATTEMPTS = 3
-AWS_EXTRA_HINT = "install the AWS extra: pip install 'mcp-memory[aws]'"
+AWS_EXTRA_HINT = f"install the AWS extra: pip install '{DISTRIBUTION}[aws]'"
 
 
 def require_boto3(what: str) -> None:

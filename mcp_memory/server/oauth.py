@@ -239,7 +239,7 @@ class JwtVerifier:
             from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: F401
         except ImportError:
             raise StartupError(
-                "MCP_OAUTH_ISSUER needs PyJWT with cryptography: pip install 'mcp-memory[oauth]'"
+                "MCP_OAUTH_ISSUER needs PyJWT with cryptography: pip install 'mcp-tenant-memory[oauth]'"
             ) from None
         self.settings = settings
         self.jwks = JwksCache(

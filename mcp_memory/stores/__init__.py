@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
 from mcp_memory.core.redact import redact_url
@@ -45,7 +46,7 @@ class StoreSettings(Protocol):
     def embedding_dim(self) -> int: ...
 
 
-#: What `pip install 'mcp-memory[postgres]'` provides.
+#: What `pip install 'mcp-tenant-memory[postgres]'` provides.
 _POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
 
 Stores = tuple[VectorStore, ObjectStore]
@@ -78,7 +79,7 @@ async def _open_postgres(settings: StoreSettings) -> Stores:
             raise
         raise StartupError(
             f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
-            "pip install 'mcp-memory[postgres]'"
+            f"pip install '{DISTRIBUTION}[postgres]'"
         ) from None
 
     return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
@@ -90,7 +91,7 @@ async def _open_s3(settings: StoreSettings) -> Stores:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
             raise
-        raise StartupError("the S3 backend needs boto3: pip install 'mcp-memory[aws]'") from None
+        raise StartupError(f"the S3 backend needs boto3: pip install '{DISTRIBUTION}[aws]'") from None
     return await open_s3(settings)
 
 

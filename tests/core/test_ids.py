@@ -1,12 +1,15 @@
-"""ULIDs, inverted time and ISO timestamps (B §2.5, A9)."""
+"""ULIDs, inverted time and ISO timestamps."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from ulid import ULID
 
 from mcp_memory.core.ids import inverted_time, iso, parse_iso, ulid, ulid_time
 
@@ -37,9 +40,43 @@ def test_two_ulids_minted_in_the_same_millisecond_differ_in_their_random_part() 
 
 
 def test_given_random_bytes_make_a_ulid_reproducible() -> None:
-    rnd = bytes(range(16))
+    rnd = bytes(range(10))
     assert ulid(JUL_2026, rnd) == ulid(JUL_2026, rnd)
-    assert ulid(0, rnd) == "0000000000" + "0123456789ABCDEF"
+    # the 80 random bits 00 01 .. 09, five at a time in Crockford base32
+    assert ulid(0, rnd) == "0000000000" + "000G40R40M30E209"
+
+
+def test_too_few_random_bytes_are_refused() -> None:
+    with pytest.raises(ValueError, match="a ULID needs 10 random bytes, got 9"):
+        ulid(0, bytes(9))
+
+
+# --------------------------------------------------------------------------- ids minted before python-ulid
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ids_minted_before_python_ulid.json"
+BEFORE = json.loads(FIXTURES.read_text(encoding="utf-8"))["ids"]
+
+
+def test_ids_minted_by_the_hand_written_encoder_parse_to_the_same_time() -> None:
+    assert [ulid_time(row["id"]) for row in BEFORE] == [row["ms"] for row in BEFORE]
+
+
+def test_ids_minted_by_the_hand_written_encoder_are_valid_ulids_that_sort_as_before() -> None:
+    parsed = [ULID.from_str(row["id"]) for row in BEFORE]
+    assert [str(u) for u in parsed] == [row["id"] for row in BEFORE]
+    by_ulid = [str(u) for u in sorted(parsed)]
+    assert by_ulid == sorted(row["id"] for row in BEFORE)
+    assert [ulid_time(i) for i in by_ulid] == sorted(row["ms"] for row in BEFORE)
+
+
+def test_the_inverted_time_key_is_unchanged_for_stored_ids() -> None:
+    assert [inverted_time(row["ms"]) for row in BEFORE] == [row["inverted"] for row in BEFORE]
+
+
+def test_a_new_id_sorts_after_every_stored_id_minted_earlier() -> None:
+    latest = max(row["ms"] for row in BEFORE if row["ms"] < 2**48 - 1)
+    fresh = ulid(latest + 1)
+    assert all(fresh > row["id"] for row in BEFORE if row["ms"] <= latest)
 
 
 @pytest.mark.parametrize("ms", ORDERED_TIMES + [2**48 - 1])

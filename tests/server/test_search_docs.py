@@ -385,5 +385,5 @@ def test_a_knowledge_base_without_boto3_is_refused_at_start_up_with_the_install_
 
     assert str(refused.value) == (
         "KNOWLEDGE_BASE_ID (search_docs) needs boto3, which is not installed: "
-        "install the AWS extra: pip install 'mcp-memory[aws]'"
+        "install the AWS extra: pip install 'mcp-tenant-memory[aws]'"
     )

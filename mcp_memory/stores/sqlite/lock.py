@@ -1,11 +1,13 @@
 """Per-tenant mutual exclusion across tasks and processes, for `exclusive(tenant)`.
 
 Why two layers: an `asyncio.Lock` per tenant queues this process's tasks
-cheaply and fairly; an OS lock (`flock`) on a per-tenant lock file beside the
-database excludes other processes (and other store instances in this process,
-since flock locks belong to an open file). The flock wait runs in a thread, so
-the event loop never blocks. One file per tenant (named by a hash of the tenant)
-means tenants never wait for each other.
+cheaply and fairly; a file lock (`filelock`: flock on Unix, msvcrt locking on
+Windows) on a per-tenant lock file beside the database excludes other processes
+(and other store instances in this process: each holds its own descriptor). The
+wait for the file lock runs in a thread, so the event loop never blocks; a
+waiter that gives up (is cancelled) stops waiting and never keeps the lock. One
+file per tenant (named by a hash of the tenant) means tenants never wait for
+each other. The lock files are kept (never unlinked), readable by the owner only.
 
 The SQLite write lock is not involved, so the store's own writes inside an
 exclusive block cannot deadlock with it.
@@ -15,18 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from mcp_memory.core.errors import StoreError
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: only the in-process lock applies
-    fcntl = None  # type: ignore[assignment]
+#: How often a waiting thread retries the file lock (filelock polls a non-blocking attempt).
+POLL_S = 0.005
+#: The length of one bounded wait; the thread retries until it has the lock or is cancelled.
+WAIT_SLICE_S = 1.0
+LOCK_FILE_MODE = 0o600
 
 
 class TenantLocks:
@@ -44,42 +48,52 @@ class TenantLocks:
     async def hold(self, tenant: str) -> AsyncIterator[None]:
         lock = self._locks.setdefault(tenant, asyncio.Lock())
         async with lock:
-            fd = await _lock_file(self.path(tenant))
+            file_lock = await _acquire(self.path(tenant))
             try:
                 yield
             finally:
-                if fd is not None:
-                    os.close(fd)  # closing the only descriptor releases the flock
+                file_lock.release()
 
 
-async def _lock_file(path: Path) -> int | None:
-    """Open `path` and take an exclusive flock on it (waiting in a thread). The
-    descriptor is returned; closing it releases the lock."""
-    if fcntl is None:
-        return None
-    try:
+async def _acquire(path: Path) -> FileLock:
+    """Take the file lock at `path`, waiting in a thread; cancelling the wait stops it."""
+    file_lock = FileLock(path, mode=LOCK_FILE_MODE, thread_local=False, preserve_lock_file=True, poll_interval=POLL_S)
+    given_up = threading.Event()
+
+    def attempt() -> bool:
+        # A bounded wait, retried: filelock refuses an unbounded one while another store
+        # instance in this process holds the same file (it would deadlock a single thread;
+        # here the holder runs on the event loop and releases it).
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            file_lock.acquire(timeout=WAIT_SLICE_S, cancel_check=given_up.is_set)
+        except Timeout:
+            return False
+        return True
+
+    def wait() -> None:
+        try:
+            while not attempt():
+                if given_up.is_set():
+                    raise Timeout(str(path))
         except FileNotFoundError:  # the lock directory was removed after open
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise StoreError(f"cannot open the lock file {path}: {exc.strerror or exc}") from exc
-    waiting = asyncio.ensure_future(asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX))
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            wait()
+
+    waiting = asyncio.ensure_future(asyncio.to_thread(wait))
     try:
         await asyncio.shield(waiting)
     except asyncio.CancelledError:
-        # The thread may still get the lock later: close the file when it finishes,
-        # which releases whatever it got.
-        waiting.add_done_callback(partial(_close_when_done, fd))
+        given_up.set()
+        # The thread may have got the lock just before it saw the flag: release it then.
+        waiting.add_done_callback(lambda done: _release_if_taken(file_lock, done))
         raise
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    except OSError as exc:
+        raise StoreError(f"cannot open the lock file {path}: {exc.strerror or exc}") from exc
+    return file_lock
 
 
-def _close_when_done(fd: int, waiting: asyncio.Future[None]) -> None:
-    if not waiting.cancelled():
-        waiting.exception()  # retrieved, so asyncio does not report it as lost
-    os.close(fd)
+def _release_if_taken(file_lock: FileLock, waiting: asyncio.Future[None]) -> None:
+    if waiting.cancelled():
+        return
+    if waiting.exception() is None:  # retrieved either way, so asyncio does not report it as lost
+        file_lock.release()

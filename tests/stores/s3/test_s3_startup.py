@@ -235,7 +235,7 @@ def test_open_stores_without_boto3_says_which_extra_to_install(tmp_path: Path) -
     )
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "the S3 backend needs boto3: pip install 'mcp-memory[aws]'"
+    assert result.stdout.strip() == "the S3 backend needs boto3: pip install 'mcp-tenant-memory[aws]'"
 
 
 # --------------------------------------------------------------------------- the CLI on the AWS backend
