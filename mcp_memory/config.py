@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import ConfigError, ContextError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.model import RETRIEVALS, Retrieval
@@ -21,6 +22,16 @@ from mcp_memory.core.ranking import default_high_similarity
 from mcp_memory.core.redact import redact_url
 from mcp_memory.embedders import PROVIDERS as EMBEDDING_PROVIDERS
 from mcp_memory.stores import BACKENDS as STORE_BACKENDS
+
+#: The tenant of every local entry point (serve-stdio and the CLI's commands) when neither
+#: --tenant nor MEMORY_TENANT names one, so what a desktop client stored is what a terminal reads.
+DEFAULT_TENANT = "local"
+#: The data directory's name under the platform's user data directory (platformdirs); no peer uses it.
+DATA_DIR_NAME = DISTRIBUTION
+DB_FILE_NAME = "memory.db"
+#: Where the database was kept before: $XDG_DATA_HOME (else ~/.local/share) / mcp-memory, a
+#: directory another memory server (mcp-memory-service) also uses.
+LEGACY_DATA_DIR_NAME = "mcp-memory"
 
 #: The backends and providers, read from their tables (stores/__init__.py, embedders/__init__.py).
 BACKENDS = tuple(STORE_BACKENDS)
@@ -130,6 +141,8 @@ class Settings:
     #: Why this storage was chosen (printed at start-up).
     backend_reason: str = "embedded default"
     db_path: Path = Path("memory.db")
+    #: One line for stderr about where the database lives, when it is not the default place.
+    db_path_notice: str | None = None
     database_url: str | None = field(default=None, repr=False)
     vector_bucket: str | None = None
     vector_index: str = "memories"
@@ -180,14 +193,14 @@ class _Reader:
         value = value.strip()
         return value or None
 
-    def integer(self, name: str, default: int, maximum: int | None = None) -> int:
+    def integer(self, name: str, default: int, maximum: int | None = None, minimum: int = 1) -> int:
         raw = self.raw(name)
         if raw is None:
             return default
-        value = int(raw) if _INTEGER.fullmatch(raw) else 0
+        value = int(raw) if _INTEGER.fullmatch(raw) else -1
         if maximum is not None:
-            if not 1 <= value <= maximum:
-                raise ConfigError(f'{name} must be an integer between 1 and {maximum}, got "{raw}"')
+            if not minimum <= value <= maximum:
+                raise ConfigError(f'{name} must be an integer between {minimum} and {maximum}, got "{raw}"')
         elif value < 1:
             raise ConfigError(f'{name} must be a positive integer, got "{raw}"')
         return value
@@ -206,14 +219,14 @@ class _Reader:
 
     def settings(self) -> Settings:
         host = self.raw("HOST") or "127.0.0.1"
-        port = self.integer("PORT", 3000, PORT_MAX)
+        port = self.integer("PORT", 3000, PORT_MAX, minimum=0)  # 0: any free port, as --port 0
         api_key = self.raw("MCP_API_KEY")
         region = self.raw("AWS_REGION") or "ap-northeast-2"
         backend, reason = self.storage()
         database_url = self.raw("DATABASE_URL") if backend == "postgres" else None
         vector_bucket = self.raw("VECTOR_BUCKET") if backend == "s3" else None
         state_bucket = self.raw("STATE_BUCKET") if backend == "s3" else None
-        db_path = self.db_path()
+        db_path, db_path_notice = self.db_path()
         kb = self.knowledge_base_id()
         provider, model, dim, base_url, embed_key = self.embedding(backend)
         floor, high = self.relevance(provider)
@@ -224,6 +237,7 @@ class _Reader:
             backend=backend,
             backend_reason=reason,
             db_path=db_path,
+            db_path_notice=db_path_notice,
             database_url=database_url,
             vector_bucket=vector_bucket,
             vector_index=self.raw("VECTOR_INDEX") or "memories",
@@ -390,15 +404,35 @@ class _Reader:
         if state_bucket is None:
             raise ConfigError(f"STATE_BUCKET is required {why} (VECTOR_BUCKET is set)")
 
-    def db_path(self) -> Path:
+    def db_path(self) -> tuple[Path, str | None]:
+        """MEMORY_DB_PATH, else the platform's user data directory (platformdirs: XDG on Linux,
+        ~/Library/Application Support on macOS, %LOCALAPPDATA% on Windows) / mcp-tenant-memory.
+
+        A database at the old default place is still used, never replaced: with a notice
+        saying where it is and how to move it."""
         raw = self.raw("MEMORY_DB_PATH")
         if raw is not None:
-            return Path(raw).expanduser()
+            return Path(raw).expanduser(), None
+        import platformdirs
+
+        new = platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False) / DB_FILE_NAME
+        legacy = self.legacy_db_path()
+        if new.exists() or new == legacy or not legacy.is_file():
+            if new != legacy and legacy.is_file():
+                return new, f"note: an older database at {legacy} is not used; this one is {new}"
+            return new, None
+        return legacy, (
+            f"note: using the database at {legacy}, the old default place; the default is now {new}. "
+            f"To move it, stop every mcp-memory process, then: mkdir -p '{new.parent}' && "
+            f"mv '{legacy}'* '{new.parent}/' (or set MEMORY_DB_PATH={legacy} to keep it there)"
+        )
+
+    def legacy_db_path(self) -> Path:
         data_home = self.raw("XDG_DATA_HOME")
         if data_home is None:
             home = self.raw("HOME") or str(Path.home())
             data_home = str(Path(home) / ".local" / "share")
-        return Path(data_home).expanduser() / "mcp-memory" / "memory.db"
+        return Path(data_home).expanduser() / LEGACY_DATA_DIR_NAME / DB_FILE_NAME
 
     def embedding(self, backend: str) -> tuple[str, str, int, str | None, str | None]:
         provider = self.raw("EMBEDDING_PROVIDER") or ("bedrock" if backend == "s3" else "local")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import platformdirs
 import pytest
 
 from mcp_memory.config import Settings, redact_url
@@ -30,14 +31,72 @@ def refusal(**env: str) -> str:
 # --------------------------------------------------------------------------- defaults
 
 
-def test_with_nothing_set_memories_go_to_embedded_sqlite_under_the_home_directory() -> None:
-    settings = load()
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home directory of our own: platformdirs reads the platform's variables itself."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    return tmp_path
+
+
+def at_home(home: Path, **env: str) -> Settings:
+    return Settings.from_env({**BASE, "HOME": str(home), **env})
+
+
+def test_with_nothing_set_memories_go_to_embedded_sqlite_in_the_platform_data_directory(home: Path) -> None:
+    settings = at_home(home)
     assert settings.backend == "sqlite"
-    assert settings.db_path == Path("/home/ada/.local/share/mcp-memory/memory.db")
+    assert settings.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    assert settings.db_path_notice is None
 
 
-def test_xdg_data_home_moves_the_default_database() -> None:
-    assert load(XDG_DATA_HOME="/data").db_path == Path("/data/mcp-memory/memory.db")
+def test_on_linux_the_database_goes_under_xdg_data_home_in_a_directory_of_its_own(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert at_home(home).db_path == home / ".local" / "share" / "mcp-tenant-memory" / "memory.db"
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    assert at_home(home, XDG_DATA_HOME=str(home / "data")).db_path == home / "data" / "mcp-tenant-memory" / "memory.db"
+
+
+def test_a_database_at_the_old_default_place_is_still_used_with_a_notice_saying_how_to_move_it(home: Path) -> None:
+    old = home / ".local" / "share" / "mcp-memory" / "memory.db"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"")
+    settings = at_home(home)
+    new = platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    assert settings.db_path == old
+    assert settings.db_path_notice == (
+        f"note: using the database at {old}, the old default place; the default is now {new}. "
+        f"To move it, stop every mcp-memory process, then: mkdir -p '{new.parent}' && "
+        f"mv '{old}'* '{new.parent}/' (or set MEMORY_DB_PATH={old} to keep it there)"
+    )
+
+
+def test_once_moved_the_new_database_wins_and_the_old_one_is_named_as_unused(home: Path) -> None:
+    old = home / ".local" / "share" / "mcp-memory" / "memory.db"
+    new = platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    for path in (old, new):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    settings = at_home(home)
+    assert settings.db_path == new
+    assert settings.db_path_notice == f"note: an older database at {old} is not used; this one is {new}"
+
+
+def test_another_servers_files_in_the_old_directory_are_not_taken_for_a_database(home: Path) -> None:
+    peer = home / ".local" / "share" / "mcp-memory"
+    (peer / "backups").mkdir(parents=True)
+    (peer / "sqlite_vec.db").write_bytes(b"")
+    settings = at_home(home)
+    assert settings.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    assert settings.db_path_notice is None
+
+
+def test_the_old_place_follows_xdg_data_home_as_it_did(home: Path) -> None:
+    old = home / "data" / "mcp-memory" / "memory.db"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"")
+    assert at_home(home, XDG_DATA_HOME=str(home / "data")).db_path == old
 
 
 def test_memory_db_path_overrides_the_location_and_expands_the_home_directory() -> None:
@@ -411,14 +470,18 @@ def test_an_unknown_recall_retrieval_is_refused_with_the_choices(raw: str) -> No
 # --------------------------------------------------------------------------- integers
 
 
-@pytest.mark.parametrize("raw", ["0", "65536", "abc", "-1", "80.5"])
-def test_a_port_outside_1_to_65535_is_refused_naming_port(raw: str) -> None:
-    assert refusal(PORT=raw) == f'PORT must be an integer between 1 and 65535, got "{raw}"'
+@pytest.mark.parametrize("raw", ["65536", "abc", "-1", "80.5"])
+def test_a_port_outside_0_to_65535_is_refused_naming_port(raw: str) -> None:
+    assert refusal(PORT=raw) == f'PORT must be an integer between 0 and 65535, got "{raw}"'
 
 
 def test_ports_at_both_ends_are_accepted() -> None:
     assert load(PORT="1").port == 1
     assert load(PORT="65535").port == 65535
+
+
+def test_port_0_asks_for_any_free_port_as_the_port_option_does() -> None:
+    assert load(PORT="0").port == 0
 
 
 @pytest.mark.parametrize("name", ["STATS_FLUSH_MS", "STATS_COMPACT_THRESHOLD"])
@@ -500,8 +563,8 @@ def test_a_malformed_memory_conversation_is_refused_naming_the_variable() -> Non
 @pytest.mark.parametrize(
     ("env", "reported"),
     [
-        ({"PORT": "0", "RECALL_MIN_SIMILARITY": "0"}, "PORT"),
-        ({"PORT": "0", "VECTOR_BUCKET": "v"}, "PORT"),
+        ({"PORT": "65536", "RECALL_MIN_SIMILARITY": "0"}, "PORT"),
+        ({"PORT": "65536", "VECTOR_BUCKET": "v"}, "PORT"),
         ({"VECTOR_BUCKET": "v", "EMBEDDING_PROVIDER": "nope"}, "STATE_BUCKET"),
         ({"MEMORY_BACKEND": "nope", "EMBEDDING_PROVIDER": "nope"}, "MEMORY_BACKEND"),
         ({"EMBEDDING_PROVIDER": "openai", "EMBEDDING_DIM": "0"}, "EMBEDDING_BASE_URL"),

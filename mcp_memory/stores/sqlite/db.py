@@ -25,6 +25,7 @@ Why it looks like this:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import sqlite3
 import threading
@@ -37,6 +38,7 @@ from typing import TypeVar
 
 from mcp_memory.core.errors import MemoryServerError, StartupError, StoreError
 from mcp_memory.stores.sqlite import keywords
+from mcp_memory.stores.sqlite.files import create_private_file, make_private_directories
 
 T = TypeVar("T")
 
@@ -145,8 +147,9 @@ class SqliteDatabase:
         await self._run(partial(_create_schema, model=model, dim=dim), "BEGIN IMMEDIATE", "open", StartupError)
 
     def _make_directories(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.lock_dir.mkdir(exist_ok=True)
+        make_private_directories(self.path, self.lock_dir)
+        with contextlib.suppress(OSError):  # unwritable: SQLite's own open reports it, as before
+            create_private_file(self.path)
 
     @staticmethod
     def _enable_wal(conn: sqlite3.Connection) -> None:

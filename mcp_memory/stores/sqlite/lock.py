@@ -7,7 +7,8 @@ Windows) on a per-tenant lock file beside the database excludes other processes
 wait for the file lock runs in a thread, so the event loop never blocks; a
 waiter that gives up (is cancelled) stops waiting and never keeps the lock. One
 file per tenant (named by a hash of the tenant) means tenants never wait for
-each other. The lock files are kept (never unlinked), readable by the owner only.
+each other. The lock files are kept (never unlinked); they hold nothing, and their
+directory is the owner's alone (files.py).
 
 The SQLite write lock is not involved, so the store's own writes inside an
 exclusive block cannot deadlock with it.
@@ -30,7 +31,6 @@ from mcp_memory.core.errors import StoreError
 POLL_S = 0.005
 #: The length of one bounded wait; the thread retries until it has the lock or is cancelled.
 WAIT_SLICE_S = 1.0
-LOCK_FILE_MODE = 0o600
 
 
 class TenantLocks:
@@ -57,7 +57,7 @@ class TenantLocks:
 
 async def _acquire(path: Path) -> FileLock:
     """Take the file lock at `path`, waiting in a thread; cancelling the wait stops it."""
-    file_lock = FileLock(path, mode=LOCK_FILE_MODE, thread_local=False, preserve_lock_file=True, poll_interval=POLL_S)
+    file_lock = FileLock(path, thread_local=False, preserve_lock_file=True, poll_interval=POLL_S)
     given_up = threading.Event()
 
     def attempt() -> bool:
