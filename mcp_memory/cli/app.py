@@ -16,6 +16,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 
 from mcp_memory import __version__
+from mcp_memory.config import DEFAULT_TENANT
 from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
 
 T = TypeVar("T")
@@ -38,7 +39,7 @@ TenantOption = Annotated[
     typer.Option(
         "--tenant",
         "-t",
-        help="The tenant (project) whose memories to use. Default: $MEMORY_TENANT.",
+        help=f"The tenant (project) whose memories to use. Default: $MEMORY_TENANT, else {DEFAULT_TENANT}.",
         show_default=False,
     ),
 ]
@@ -83,19 +84,33 @@ def _settings():
     from mcp_memory.config import Settings
 
     try:
-        return Settings.from_env()
+        settings = Settings.from_env()
     except ConfigError as exc:
         _fail(f"configuration error: {exc}", EXIT_USAGE)
+    _database_notices(settings)
+    return settings
 
 
-def _caller(settings: Any, tenant: str | None, conversation: str | None, *, default_tenant: str | None = None):
+def _database_notices(settings: Any) -> None:
+    """One line each, on stderr: a database found at the old default place, or one that
+    others can read. Nothing is moved or chmod'ed: the operator decides."""
+    if settings.backend != "sqlite":
+        return
+    from mcp_memory.stores.sqlite.files import exposure_warning
+
+    for line in (settings.db_path_notice, exposure_warning(settings.db_path)):
+        if line:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _caller(settings: Any, tenant: str | None, conversation: str | None):
+    """The caller of every local command: --tenant, else $MEMORY_TENANT, else DEFAULT_TENANT
+    (the same for serve-stdio and every CLI command)."""
     from mcp_memory.core.identity import caller_from_options
 
     tenant_name = "--tenant"
     if tenant is None or not tenant.strip():
         tenant, tenant_name = settings.tenant, "MEMORY_TENANT"
-    if (tenant is None or not tenant.strip()) and default_tenant is None:
-        _fail("error: --tenant is required (or set MEMORY_TENANT)", EXIT_USAGE)
     conversation_name = "--conversation"
     if conversation is None:
         conversation, conversation_name = settings.conversation, "MEMORY_CONVERSATION"
@@ -105,7 +120,7 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None, *, defa
             conversation,
             tenant_name=tenant_name,
             conversation_name=conversation_name,
-            default_tenant=default_tenant,
+            default_tenant=DEFAULT_TENANT,
         )
     except ContextError as exc:
         _fail(f"error: {exc}", EXIT_USAGE)
@@ -183,13 +198,14 @@ def _checked(parse: Callable[..., T], *args: Any) -> T:
 def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = None) -> None:
     """Serve MCP over stdin/stdout for a local client such as Claude Desktop.
 
-    The tenant is --tenant, else $MEMORY_TENANT, else "local". Nothing but
+    The tenant is --tenant, else $MEMORY_TENANT, else "local", as for every other
+    command, so the CLI reads what a desktop client stored. Nothing but
     protocol messages is written to stdout; logs go to stderr.
     """
     from mcp_memory.server.run import run_stdio
 
     settings = _settings()
-    caller = _caller(settings, tenant, conversation, default_tenant="local")
+    caller = _caller(settings, tenant, conversation)
     try:
         asyncio.run(run_stdio(settings, caller))
     except StartupError as exc:
