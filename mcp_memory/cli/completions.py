@@ -284,7 +284,7 @@ def render() -> dict[str, str]:
 
 def checkout_directory() -> Path:
     """`completions/` of the checkout this module runs from."""
-    return Path(__file__).resolve().parent.parent / "completions"
+    return Path(__file__).resolve().parents[2] / "completions"
 
 
 def stale(directory: Path) -> list[str]:
