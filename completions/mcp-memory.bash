@@ -17,7 +17,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact export forget import list recall remember serve-http serve-stdio stats" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget import list recall remember serve-http serve-stdio stats" -- "$cur"))
             ;;
         backup)
             case "$prev" in
@@ -36,6 +36,11 @@ _mcp_memory() {
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "--dry-run -t --tenant --all-tenants --json -h --help" -- "$cur"))
+            ;;
+        completion)
+            case "$prev" in
+            esac
+            COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             ;;
         export)
             case "$prev" in

@@ -8,16 +8,19 @@ Heavy modules load inside the commands, so `mcp-memory --help` stays instant.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 
 from mcp_memory import __version__
 from mcp_memory.config import DEFAULT_TENANT
 from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
+from mcp_memory.core.model import MemoryType, Mode, Scope
 
 T = TypeVar("T")
 
@@ -252,15 +255,16 @@ def serve_http(
 def remember(
     content: Annotated[str, typer.Argument(help="The fact to store, or - to read it from stdin.", show_default=False)],
     memory_type: Annotated[
-        str | None,
-        typer.Option("--type", help="project (default), pattern, reference or conversation.", show_default=False),
+        MemoryType | None,
+        typer.Option("--type", help="The memory's type; default: project.", show_default=False),
     ] = None,
     category: Annotated[str | None, typer.Option(help="A short sub-label, e.g. decision.", show_default=False)] = None,
     tag: Annotated[
         list[str] | None, typer.Option("--tag", help="A label; repeat for several.", show_default=False)
     ] = None,
     scope: Annotated[
-        str | None, typer.Option(help="project (default) or conversation (needs --conversation).", show_default=False)
+        Scope | None,
+        typer.Option(help="Who sees it; default: project (conversation needs --conversation).", show_default=False),
     ] = None,
     replaces: Annotated[
         list[str] | None,
@@ -302,11 +306,9 @@ def recall(
     limit: Annotated[
         int | None, typer.Option(help="How many results (1-50); default: the mode's.", show_default=False)
     ] = None,
-    mode: Annotated[
-        str | None, typer.Option(help="precision, balanced (default) or exploratory.", show_default=False)
-    ] = None,
+    mode: Annotated[Mode | None, typer.Option(help="How wide to look; default: balanced.", show_default=False)] = None,
     memory_type: Annotated[
-        str | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
+        MemoryType | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
     ] = None,
     tag: Annotated[
         list[str] | None,
@@ -331,7 +333,7 @@ def recall(
 @app.command("list")
 def list_(
     memory_type: Annotated[
-        str | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
+        MemoryType | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
     ] = None,
     limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
     tag: Annotated[
@@ -499,10 +501,47 @@ def calibrate(
     print_calibration(report, as_json)
 
 
+# --------------------------------------------------------------------------- shell completion
+
+
+@app.command()
+def completion(
+    shell: Annotated[Literal["bash", "zsh", "fish"], typer.Argument(help="The shell.", show_default=False)],
+) -> None:
+    """Print the completion script for bash, zsh or fish; where to put it is in its first lines.
+
+    The scripts are static (Tab never starts Python) and the same as completions/ in the repository.
+    """
+    from mcp_memory.cli.completions import FILES, render
+
+    sys.stdout.write(render()[FILES[shell]])
+
+
+def _quiet_when_stdout_closes(callback: Callable[..., T]) -> Callable[..., T]:
+    """A reader that stops early (`mcp-memory list | head -2`) ends the command quietly with
+    status 0, as it does for git or ls: nothing on stderr, the rest of the output dropped."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> T:
+        try:
+            return callback(*args, **kwargs)
+        except BrokenPipeError:
+            # Whatever is still buffered would fail again when Python flushes at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise typer.Exit(EXIT_OK) from None
+
+    return run
+
+
 # export, import and backup live in their own module, on this same app.
 from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
 
 
 def main() -> None:
     """Console-script entry point."""
+    for command in app.registered_commands:
+        if command.callback is not None:
+            command.callback = _quiet_when_stdout_closes(command.callback)
     app()

@@ -136,11 +136,12 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(calibration_json(r), ensure_ascii=False, indent=2) + "\n")
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=True)
+    from mcp_memory.cli.render import stdout_console
+
+    console = stdout_console()
     where = f'tenant "{r.tenant}"' if r.tenant else "a scratch in-memory store"
     console.print(Text(f"Calibrating {r.embedder} on {r.source} ({where})", style="bold"))
     console.print(

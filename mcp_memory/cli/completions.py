@@ -20,15 +20,11 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES
-
 PROG = "mcp-memory"
 FUNCTION = "_mcp_memory"
 REGENERATE = "python -m mcp_memory.cli.completions"
 FILES = {"bash": "mcp-memory.bash", "zsh": "_mcp-memory", "fish": "mcp-memory.fish"}
 HEADER = f"Generated from the Typer app by `{REGENERATE}`; do not edit by hand."
-#: Values an option takes, where the CLI checks them against these domain constants.
-OPTION_VALUES: dict[str, tuple[str, ...]] = {"--type": MEMORY_TYPES, "--mode": MODES, "--scope": SCOPES}
 HELP_TEXT = "Show this message and exit."
 
 
@@ -63,20 +59,27 @@ def _annotation(param: object) -> object:
     descriptor = getattr(param, "type_descriptor", None)
     annotation = getattr(descriptor, "annotation", None)
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    return args[0] if len(args) == 1 and typing.get_origin(annotation) is not None else annotation
+    if len(args) == 1 and typing.get_origin(annotation) is not typing.Literal and typing.get_origin(annotation):
+        return args[0]
+    return annotation
+
+
+def _choices(param: object) -> tuple[str, ...]:
+    """The values of an option typed as a Literal (what the CLI validates and --help shows)."""
+    annotation = _annotation(param)
+    return tuple(typing.get_args(annotation)) if typing.get_origin(annotation) is typing.Literal else ()
 
 
 def _option(param: typing.Any) -> Opt:
     names = tuple(sorted([*param.opts, *param.secondary_opts], key=lambda n: (n.startswith("--"), n)))
     takes_value = not param.is_flag
-    long = names[-1]
     annotation = _annotation(param)
     path = isinstance(annotation, type) and issubclass(annotation, Path)
     return Opt(
         names,
         _first_line(param.help),
         takes_value,
-        OPTION_VALUES.get(long, ()) if takes_value else (),
+        _choices(param) if takes_value else (),
         files=takes_value and path,
         multiple=bool(param.multiple),
     )

@@ -7,6 +7,7 @@ an operator tuning the relevance floor needs the numbers.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from typing import Any
@@ -15,9 +16,24 @@ from mcp_memory.core.model import Memory
 
 
 def _console():
+    return stdout_console()
+
+
+@functools.cache
+def _stdout_console_class() -> type:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit with status 1; the command's wrapper ends it quietly with 0 instead.
+            raise BrokenPipeError
+
+    return StdoutConsole
+
+
+def stdout_console() -> Any:
+    """The readable view's console on stdout; a reader that went away raises BrokenPipeError."""
+    return _stdout_console_class()(highlight=False, soft_wrap=True)
 
 
 def _json(value: Any) -> None:
@@ -67,7 +83,8 @@ def print_recall(result: Any, as_json: bool) -> None:
             {
                 "query": result.query,
                 "mode": result.mode,
-                "confidence": result.confidence,
+                # With no result there is nothing to be confident about: "none", never "low".
+                "confidence": result.confidence if result.results else "none",
                 "gated": result.gated,
                 "results": [
                     {
@@ -214,6 +231,7 @@ def print_tenants(result: Any, as_json: bool) -> None:
             }
         )
         return
+    from rich import box
     from rich.table import Table
 
     from mcp_memory.core.model import MEMORY_TYPES
@@ -222,12 +240,20 @@ def print_tenants(result: Any, as_json: bool) -> None:
     if not result.tenants:
         console.print("No tenant has any memories yet.", style="yellow")
         return
-    table = Table(title="Memories by tenant (every scope)", show_header=True)
-    table.add_column("tenant")
+    # Fits 80 columns with every header whole: no outer edge, and a tenant name too long
+    # for what is left folds onto more lines instead of being cut.
+    table = Table(
+        title="Memories by tenant (every scope)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("tenant", overflow="fold")
     for memory_type in MEMORY_TYPES:
-        table.add_column(memory_type, justify="right")
-    table.add_column("conversation-scoped", justify="right")
-    table.add_column("total", justify="right")
+        table.add_column(memory_type, justify="right", no_wrap=True)
+    table.add_column("conversation\nscoped", justify="right", no_wrap=True)
+    table.add_column("total", justify="right", no_wrap=True)
     for t in result.tenants:
         bound = "≥ " if t.lower_bound else ""
         table.add_row(

@@ -17,6 +17,32 @@ from tests.conftest import ROOT
 DIRECTORY = ROOT / "completions"
 
 
+@pytest.mark.parametrize(
+    ("shell", "name"), [("bash", "mcp-memory.bash"), ("zsh", "_mcp-memory"), ("fish", "mcp-memory.fish")]
+)
+def test_the_completion_command_prints_the_script_shipped_in_completions(shell: str, name: str) -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", "completion", shell],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
+    assert printed.returncode == 0 and printed.stderr == ""
+    assert printed.stdout == (DIRECTORY / name).read_text(encoding="utf-8")
+
+
+def test_the_completion_command_refuses_another_shell() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", "completion", "ksh"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
+    assert refused.returncode == 2 and "'ksh' is not one of 'bash', 'zsh', 'fish'" in refused.stderr
+
+
 def test_the_completion_scripts_are_current() -> None:
     outdated = completions.stale(DIRECTORY)
     assert not outdated, (
@@ -45,7 +71,7 @@ def test_the_cli_offers_no_completion_options_of_its_own_whatever_the_environmen
         shown = subprocess.run(
             [sys.executable, "-m", "mcp_memory", "--help"], capture_output=True, text=True, env=variables, check=True
         ).stdout
-        assert "completion" not in shown
+        assert "--install-completion" not in shown and "--show-completion" not in shown
     refused = subprocess.run(
         [sys.executable, "-m", "mcp_memory", "--install-completion"], capture_output=True, text=True, env=env
     )
@@ -108,6 +134,7 @@ def bash_complete(*words: str) -> list[str]:
                 "backup",
                 "calibrate",
                 "compact",
+                "completion",
                 "export",
                 "forget",
                 "import",
