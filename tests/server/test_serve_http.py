@@ -130,6 +130,7 @@ def test_a_port_out_of_range_is_bad_usage(tmp_path: Path) -> None:
 
 def test_storage_that_cannot_be_opened_stops_it_before_the_port_is_bound(tmp_path: Path) -> None:
     (tmp_path / "m.db").write_text("this is not a database")
+    (tmp_path / "m.db").chmod(0o600)  # private, so no warning about its mode comes first
     port = free_port()
     code, out, err = finished(start(tmp_path, "--port", str(port)))
     assert code == 1
