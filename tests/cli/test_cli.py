@@ -156,7 +156,10 @@ def test_without_a_tenant_the_commands_use_the_local_default(cli) -> None:
             ("remember", "-t", "acme", "c", "--scope", "conversation"),
             "error: --scope conversation needs a conversation: give --conversation",
         ),
-        (("remember", "-t", "acme", "c", "--scope", "team"), "Invalid value for '--scope': Value error, 'team' is not one"),
+        (
+            ("remember", "-t", "acme", "c", "--scope", "team"),
+            "Invalid value for '--scope': Value error, 'team' is not one",
+        ),
         (("remember", "-t", "acme", "c", "--category", "x" * 129), "error: --category may be at most 128 bytes."),
         (("remember", "-t", "acme", "   "), "error: CONTENT is required and must be a non-empty string."),
         (("list", "-t", "acme", "--type", "note"), "Invalid value for '--type': Value error, 'note' is not one of"),
