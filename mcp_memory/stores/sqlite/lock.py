@@ -22,10 +22,12 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from mcp_memory.core.errors import StoreError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 #: How often a waiting thread retries the file lock (filelock polls a non-blocking attempt).
 POLL_S = 0.005
@@ -57,6 +59,9 @@ class TenantLocks:
 
 async def _acquire(path: Path) -> FileLock:
     """Take the file lock at `path`, waiting in a thread; cancelling the wait stops it."""
+    # Imported here, at the first exclusive section, not while serve-stdio starts.
+    from filelock import FileLock, Timeout
+
     file_lock = FileLock(path, thread_local=False, preserve_lock_file=True, poll_interval=POLL_S)
     given_up = threading.Event()
 
