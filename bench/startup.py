@@ -11,7 +11,12 @@ For each phase (the machine as it is, then with busy-loop processes added until 
 Medians and maxima are printed as a table, with the load average at each phase's start
 and end; `--json FILE` keeps them. The busy loops live only inside this run.
 
-    python bench/startup.py [--rounds 7] [--load 4] [--json out.json]
+By default it runs this checkout with the Python running the script. `--venv NAME=DIR`
+(repeatable) runs the `mcp-memory` installed in each virtual environment instead, e.g. a
+fresh one with just the wheel, as a user gets it (no editable-install finder on the path);
+the environments take turns within every round, so they see the same load.
+
+    python bench/startup.py [--rounds 7] [--load 4] [--venv after=/tmp/v] [--json out.json]
 """
 
 from __future__ import annotations
@@ -33,19 +38,32 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = "2025-06-18"
 
 
-def _env(data: Path) -> dict[str, str]:
-    env = dict(os.environ)
+class Target:
+    """What is started: a Python and its `mcp-memory`, with the environment to start them in."""
+
+    def __init__(self, name: str, python: str, cli: list[str], env: dict[str, str]) -> None:
+        self.name, self.python, self.cli, self.env = name, python, cli, env
+
+
+def _env(data: Path, checkout: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["MEMORY_DB_PATH"] = str(data / "memory.db")
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if checkout:
+        env["PYTHONPATH"] = str(ROOT)
     for name in ("DATABASE_URL", "VECTOR_BUCKET", "STATE_BUCKET", "MEMORY_BACKEND", "EMBEDDING_PROVIDER"):
         env.pop(name, None)
     return env
 
 
-def _cli() -> list[str]:
-    """The console script beside this Python, else `python -m mcp_memory`."""
+def checkout_target(data: Path) -> Target:
+    """This checkout, run by the Python running this script (its console script if it has one)."""
     script = Path(sys.executable).parent / "mcp-memory"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_memory"]
+    cli = [str(script)] if script.exists() else [sys.executable, "-m", "mcp_memory"]
+    return Target("checkout", sys.executable, cli, _env(data, checkout=True))
+
+
+def venv_target(name: str, venv: Path, data: Path) -> Target:
+    return Target(name, str(venv / "bin" / "python"), [str(venv / "bin" / "mcp-memory")], _env(data, checkout=False))
 
 
 def timed_run(argv: list[str], env: dict[str, str]) -> float:
@@ -54,11 +72,12 @@ def timed_run(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-async def timed_stdio(env: dict[str, str]) -> tuple[float, float]:
+async def timed_stdio(target: Target) -> tuple[float, float]:
     """(seconds to the initialize answer, seconds to the tools/list answer), from the spawn."""
+    env = target.env
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
-        *_cli(),
+        *target.cli,
         "serve-stdio",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -120,36 +139,41 @@ def load_to(target: float, wait_s: float) -> list[multiprocessing.Process]:
     return loops
 
 
-def phase(name: str, rounds: int, env: dict[str, str]) -> dict:
+def phase(name: str, rounds: int, targets: list[Target]) -> list[dict]:
     load_start = os.getloadavg()[0]
-    bare, init, listed, helped = [], [], [], []
+    samples: dict[str, dict[str, list[float]]] = {
+        t.name: {"import_mcp": [], "initialize": [], "tools_list": [], "help": []} for t in targets
+    }
     for _ in range(rounds):
-        bare.append(timed_run([sys.executable, "-c", "import mcp"], env))
-        i, t = asyncio.run(timed_stdio(env))
-        init.append(i)
-        listed.append(t)
-        helped.append(timed_run([*_cli(), "--help"], env))
+        for t in targets:
+            got = samples[t.name]
+            got["import_mcp"].append(timed_run([t.python, "-c", "import mcp"], t.env))
+            i, listed = asyncio.run(timed_stdio(t))
+            got["initialize"].append(i)
+            got["tools_list"].append(listed)
+            got["help"].append(timed_run([*t.cli, "--help"], t.env))
     load_end = os.getloadavg()[0]
 
     def summary(values: list[float]) -> dict[str, float]:
         return {"median_s": round(statistics.median(values), 3), "max_s": round(max(values), 3)}
 
-    return {
-        "phase": name,
-        "load_start": round(load_start, 2),
-        "load_end": round(load_end, 2),
-        "rounds": rounds,
-        "import_mcp": summary(bare),
-        "initialize": summary(init),
-        "tools_list": summary(listed),
-        "help": summary(helped),
-    }
+    return [
+        {
+            "phase": name,
+            "target": t.name,
+            "load_start": round(load_start, 2),
+            "load_end": round(load_end, 2),
+            "rounds": rounds,
+            **{key: summary(values) for key, values in samples[t.name].items()},
+        }
+        for t in targets
+    ]
 
 
 def report(results: list[dict]) -> str:
     rows = [
-        "| phase | load (start → end) | `import mcp` | initialize | tools/list | `--help` |",
-        "|---|---|---:|---:|---:|---:|",
+        "| phase | load (start → end) | what | `import mcp` | initialize | tools/list | `--help` |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
     for r in results:
 
@@ -157,7 +181,7 @@ def report(results: list[dict]) -> str:
             return f"{r[key]['median_s']:.2f} s (max {r[key]['max_s']:.2f})"
 
         rows.append(
-            f"| {r['phase']} | {r['load_start']:.2f} → {r['load_end']:.2f} | {cell('import_mcp')} | "
+            f"| {r['phase']} | {r['load_start']:.2f} → {r['load_end']:.2f} | {r['target']} | {cell('import_mcp')} | "
             f"{cell('initialize')} | {cell('tools_list')} | {cell('help')} |"
         )
     return "\n".join(rows)
@@ -169,16 +193,23 @@ def main() -> None:
     parser.add_argument("--load", type=float, default=4.0, help="the loaded phase's target load average")
     parser.add_argument("--wait", type=float, default=90.0, help="at most this long for the load to climb")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--venv", action="append", default=[], help="NAME=DIR: run the mcp-memory installed there")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="startup-"))
     try:
-        env = _env(data)
-        timed_run([*_cli(), "--help"], env)  # a first run compiles the bytecode
-        asyncio.run(timed_stdio(env))
-        results = [phase("as found", args.rounds, env)]
+        targets = []
+        for spec in args.venv:
+            name, _, directory = spec.partition("=")
+            targets.append(venv_target(name, Path(directory), data / name))
+        targets = targets or [checkout_target(data / "checkout")]
+        for t in targets:
+            Path(t.env["MEMORY_DB_PATH"]).parent.mkdir(parents=True, exist_ok=True)
+            timed_run([*t.cli, "--help"], t.env)  # a first run compiles the bytecode
+            asyncio.run(timed_stdio(t))
+        results = phase("as found", args.rounds, targets)
         loops = load_to(args.load, args.wait)
         try:
-            results.append(phase(f"+{len(loops)} busy loops", args.rounds, env))
+            results += phase(f"+{len(loops)} busy loops", args.rounds, targets)
         finally:
             for loop in loops:
                 loop.terminate()

@@ -70,6 +70,8 @@ def test_every_example_uses_a_command_and_options_that_exist() -> None:
 
 
 def test_the_readme_says_how_to_install_every_completion_script() -> None:
-    for name in ("completions/mcp-memory.bash", "completions/_mcp-memory", "completions/mcp-memory.fish"):
-        assert name in README
+    # from the installed command, so a pip or uvx user has them without a checkout
+    assert "mcp-memory completion bash > ~/.local/share/bash-completion/completions/mcp-memory" in README
+    assert "mcp-memory completion zsh > ~/.zfunc/_mcp-memory" in README
+    assert "mcp-memory completion fish > ~/.config/fish/completions/mcp-memory.fish" in README
     assert "python -m mcp_memory.cli.completions" in README
