@@ -94,16 +94,17 @@ def export(
 ) -> None:
     """Write memories as JSON Lines: a header line, then one line per memory with its counts.
 
-    Give --tenant (repeatable) or --all-tenants; with neither, $MEMORY_TENANT.
+    Give --tenant (repeatable) or --all-tenants; with neither, $MEMORY_TENANT, else local
+    (the tenant of every other command).
     """
+    from mcp_memory.config import DEFAULT_TENANT
+
     settings = _settings()
     names = _tenants(tenant)
     if all_tenants and names:
         _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
     if not all_tenants and not names:
-        if not settings.tenant:
-            _fail("error: give --tenant (repeatable) or --all-tenants (or set MEMORY_TENANT)", EXIT_USAGE)
-        names = [settings.tenant]
+        names = [settings.tenant or DEFAULT_TENANT]
 
     with _output(output) as stream:
 

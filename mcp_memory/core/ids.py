@@ -52,6 +52,11 @@ def ulid_time(value: str) -> float:
         return math.nan
 
 
+def is_ulid(value: object) -> bool:
+    """Whether `value` is a ULID in the canonical form `ulid` mints."""
+    return isinstance(value, str) and not math.isnan(ulid_time(value))
+
+
 def inverted_time(ms: float) -> str:
     """Fixed-width base32 of (2^48 - 1) - ms: newer times sort first in byte order.
 

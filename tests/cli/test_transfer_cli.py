@@ -91,9 +91,17 @@ def test_export_to_a_file_prints_the_summary_on_stdout(cli, tmp_path: Path) -> N
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
 
 
-def test_export_needs_a_tenant_or_all_tenants(cli) -> None:
+def test_export_without_a_tenant_exports_the_local_default_as_every_command_does(cli) -> None:
+    assert cli("remember", "Backups are verified every Sunday").returncode == 0  # tenant local
+    seed(cli)  # acme's memories stay out
     done = cli("export")
-    assert done.returncode == 2 and b"give --tenant (repeatable) or --all-tenants" in done.stderr
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [r["content"] for r in lines[1:]] == ["Backups are verified every Sunday"]
+    assert {r["tenant"] for r in lines[1:]} == {"local"}
+
+
+def test_export_refuses_a_tenant_with_all_tenants(cli) -> None:
     both = cli("export", "--all-tenants", "--tenant", "acme")
     assert both.returncode == 2 and b"cannot be combined" in both.stderr
 

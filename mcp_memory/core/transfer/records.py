@@ -26,7 +26,7 @@ from mcp_memory.core.arguments import Terms, remember_args
 from mcp_memory.core.counters.codec import Entry
 from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
-from mcp_memory.core.ids import ALPHABET, MAX_TIME, parse_iso, ulid_time
+from mcp_memory.core.ids import is_ulid, parse_iso
 from mcp_memory.core.model import AccessStats, Caller, Memory
 
 if TYPE_CHECKING:  # numpy loads with the first vector
@@ -51,7 +51,6 @@ RECORD_TERMS = Terms(
     name=lambda field: f"`{field}`",
     no_conversation="scope 'conversation' needs a `conversation`, and this record has none",
 )
-_ULID_CHARS = frozenset(ALPHABET)
 
 
 class RecordRefused(MemoryServerError):
@@ -174,12 +173,7 @@ def record_tenant(value: Any) -> str:
 
 
 def _memory_id(value: Any) -> str:
-    if (
-        not isinstance(value, str)
-        or len(value) != 26
-        or not _ULID_CHARS.issuperset(value)
-        or not ulid_time(value) <= MAX_TIME
-    ):
+    if not is_ulid(value):
         raise RecordRefused("`id` must be a ULID (26 characters of Crockford base32, as mcp-memory mints them)")
     return value
 
