@@ -49,4 +49,5 @@ def test_recall_and_list_take_type_and_tag_filters(cli) -> None:  # noqa: F811
     listed = json.loads(cli("list", "-t", "acme", "--tag", "deploy", "--tag", "nothing", "--json").stdout)
     assert [m["content"] for m in listed["memories"]] == ["Rolling deploys drain streams first"]
     bad = cli("recall", "-t", "acme", "x", "--type", "note")
-    assert bad.returncode == 2 and "--type must be one of" in bad.stderr
+    # --type is a choice: the CLI refuses a value outside it before the service is opened
+    assert bad.returncode == 2 and "Invalid value for '--type'" in bad.stderr and "'note' is not one of" in bad.stderr
