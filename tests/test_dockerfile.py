@@ -108,7 +108,7 @@ def test_the_image_and_ci_install_the_versions_constraints_txt_pins() -> None:
     for backbone in ("mcp", "typer", "rich", "aiohttp", "boto3", "psycopg", "python-ulid", "pytest", "filelock"):
         assert backbone in named, backbone
     assert "mcp-tenant-memory" not in named  # the project itself is never pinned
-    assert '-c constraints.txt ".[postgres,aws]"' in (ROOT / "Dockerfile").read_text()
+    assert '-c constraints.txt ".[postgres,aws,oauth]"' in (ROOT / "Dockerfile").read_text()
     assert "-c constraints.txt -e '.[test,postgres,aws]'" in (ROOT / ".ci" / "run").read_text()
 
 
