@@ -93,3 +93,10 @@ async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progr
         )
     finally:
         await embedder.close()
+
+
+def sqlite_exposure_warning(path: Path) -> str | None:
+    """The warning for an embedded database file that group or others can read, if any."""
+    from mcp_memory.stores.sqlite.files import exposure_warning
+
+    return exposure_warning(path)

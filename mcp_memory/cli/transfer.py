@@ -19,7 +19,7 @@ from typing import Annotated, Any, BinaryIO, TextIO
 
 import typer
 
-from mcp_memory.cli.app import (
+from mcp_memory.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     JsonOption,

@@ -173,7 +173,7 @@ def record_tenant(value: Any) -> str:
 
 
 def _memory_id(value: Any) -> str:
-    if not is_ulid(value):
+    if not isinstance(value, str) or not is_ulid(value):
         raise RecordRefused("`id` must be a ULID (26 characters of Crockford base32, as mcp-memory mints them)")
     return value
 
