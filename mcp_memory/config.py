@@ -42,7 +42,7 @@ PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {p.name: (p.model, p.dim) for p 
 
 DEFAULT_FLOOR = 0.1
 #: Relevance floor and HIGH mark measured for a model we ship, by `mcp-memory calibrate --builtin`
-#: (see the README). Other providers default to DEFAULT_FLOOR and the A6 rule: their model is
+#: (see the README). Other providers default to DEFAULT_FLOOR and the HIGH rule of docs/recall.md#confidence: their model is
 #: the deployment's choice, and only the deployment can measure it.
 CALIBRATED_DEFAULTS: dict[str, tuple[float, float]] = {
     p.name: p.calibrated for p in EMBEDDING_PROVIDERS.values() if p.calibrated is not None
@@ -375,7 +375,7 @@ class _Reader:
         )
 
     def storage(self) -> tuple[str, str]:
-        """A2: forced by MEMORY_BACKEND, else selected by presence, else embedded SQLite."""
+        """Forced by MEMORY_BACKEND, else selected by presence, else embedded SQLite (docs/storage.md)."""
         forced = self.raw("MEMORY_BACKEND")
         database_url = self.raw("DATABASE_URL")
         vector_bucket = self.raw("VECTOR_BUCKET")

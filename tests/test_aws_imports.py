@@ -1,4 +1,4 @@
-"""The AWS SDK stays out of every deployment that does not use AWS (B §16.2 backend.test).
+"""The AWS SDK stays out of every deployment that does not use AWS.
 
 A static scan: no module of the package imports boto3 or botocore when it is
 itself imported, except the AWS backend's own modules (imported only when the

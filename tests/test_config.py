@@ -1,4 +1,4 @@
-"""Settings.from_env: every variable validated up front, first error wins (A2, A3, A6, B §15.1).
+"""Settings.from_env: every variable validated up front, first error wins (docs/storage.md, docs/embedders.md, docs/recall.md, docs/operations.md).
 
 Every test passes a dict; os.environ is never touched.
 """
@@ -164,7 +164,7 @@ def test_values_are_trimmed() -> None:
     assert settings.host == "0.0.0.0"
 
 
-# --------------------------------------------------------------------------- storage selection (A2)
+# --------------------------------------------------------------------------- storage selection (docs/storage.md)
 
 
 def test_a_database_url_selects_postgres_and_is_trimmed() -> None:
@@ -276,7 +276,7 @@ def test_a_malformed_knowledge_base_id_is_refused_at_start_up_not_on_every_searc
     )
 
 
-# --------------------------------------------------------------------------- embedding (A3)
+# --------------------------------------------------------------------------- embedding (docs/embedders.md)
 
 
 def test_openai_needs_a_base_url_first() -> None:
@@ -418,7 +418,7 @@ def test_an_embedding_dimension_must_be_an_integer_up_to_16000(raw: str) -> None
     assert message == f'EMBEDDING_DIM must be an integer between 1 and 16000, got "{raw}"'
 
 
-# --------------------------------------------------------------------------- similarity floor and HIGH (A6)
+# --------------------------------------------------------------------------- similarity floor and HIGH (docs/recall.md)
 
 
 @pytest.mark.parametrize(("raw", "floor"), [("0.25", 0.25), ("1", 1.0), (" 0.5 ", 0.5)])
@@ -537,7 +537,7 @@ def test_the_default_connection_cap_leaves_room_under_a_low_file_limit() -> None
         assert connection_cap(HttpLimits()) == 1000
 
 
-# --------------------------------------------------------------------------- caller defaults (A8)
+# --------------------------------------------------------------------------- caller defaults (docs/context.md)
 
 
 def test_memory_tenant_and_conversation_are_read_and_trimmed() -> None:

@@ -1,5 +1,5 @@
 """Tenant and conversation values: parsed and validated the same way whether
-they arrive as HTTP headers, CLI flags or environment variables (B §3, A8, A10).
+they arrive as HTTP headers, CLI flags or environment variables (docs/context.md, docs/http.md).
 
 Each function takes the *name* of where the value came from, so a refusal names
 the header, flag or variable the user has to fix. Which headers carry them is
@@ -24,7 +24,7 @@ RawValue = str | Sequence[str] | None
 
 
 def single_value(value: RawValue, name: str) -> str | None:
-    """One value, or a refusal when it was sent more than once (A10)."""
+    """One value, or a refusal when it was sent more than once (docs/http.md)."""
     if value is None or isinstance(value, str):
         return value
     values = list(value)
@@ -34,7 +34,7 @@ def single_value(value: RawValue, name: str) -> str | None:
 
 
 def parse_tenant(value: RawValue, name: str, *, missing: str | None = None) -> str:
-    """A validated tenant (trimmed), or ContextError naming `name` (B §3.3).
+    """A validated tenant (trimmed), or ContextError naming `name` (docs/context.md).
 
     `missing` is the refusal when no tenant was given (default: "<name> is required").
     """
@@ -52,7 +52,7 @@ def parse_tenant(value: RawValue, name: str, *, missing: str | None = None) -> s
 
 
 def parse_conversation(value: RawValue, name: str) -> str | None:
-    """A validated conversation key, None when absent or blank (B §3.4)."""
+    """A validated conversation key, None when absent or blank (docs/context.md)."""
     raw = single_value(value, name)
     conversation = (raw or "").strip()
     if not conversation:
@@ -72,7 +72,7 @@ def caller_from_options(
     conversation_name: str = "--conversation",
     default_tenant: str | None = None,
 ) -> Caller:
-    """The caller of a CLI command or a stdio server (A8)."""
+    """The caller of a CLI command or a stdio server (docs/context.md)."""
     conv = parse_conversation(conversation, conversation_name)
     if (tenant is None or not tenant.strip()) and default_tenant is not None:
         tenant = default_tenant

@@ -74,7 +74,7 @@ def iso(ms: float) -> str:
 def parse_iso(text: str) -> float:
     """Epoch milliseconds of an ISO-8601 timestamp, or NaN when it does not parse.
 
-    The one parse policy (B §19) for createdAt on read, lastAt in counters and
+    The one parse policy (docs/memories.md) for createdAt on read, lastAt in counters and
     lastActivity in ranking: ISO-8601 date-times (a `Z` or a numeric offset; no
     offset means UTC) and bare dates. Anything else is NaN, never an exception.
     """

@@ -1,4 +1,4 @@
-"""One JSON line per event (B §15.4).
+"""One JSON line per event (docs/operations.md).
 
 Info lines go to stdout and errors to stderr; under stdio, where stdout belongs
 to the protocol, everything goes to stderr. Only an allowlisted set of context

@@ -41,7 +41,7 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One stored memory (the reference record, B §2.2)."""
+    """One stored memory (docs/memories.md, the reference record)."""
 
     id: str
     tenant: str
@@ -56,7 +56,7 @@ class Memory:
     trust_base: float = TRUST_MANUAL
 
     def visible_to(self, conversation: str | None) -> bool:
-        """The single visibility rule (B §2.4)."""
+        """The single visibility rule (docs/memories.md)."""
         return self.scope != "conversation" or (bool(conversation) and self.conversation == conversation)
 
 
@@ -87,7 +87,7 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class AccessStats:
-    """Approximate access counters for one memory (B §2.3)."""
+    """Approximate access counters for one memory (docs/memories.md)."""
 
     access_count: int = 0
     last_accessed_at: str = ""

@@ -1,4 +1,4 @@
-"""The object-store key layout (B §10.5), shared by every backend.
+"""The object-store key layout (docs/storage.md), shared by every backend.
 
     index/<tenant>/<invertedTime>#<ulid>#<type>[#<digest>]   empty body; the key is the record
     stats/<tenant>/shard/<ulid>-<podId>.json                  one process's flush of counter deltas
@@ -19,7 +19,7 @@ from mcp_memory.core.model import Memory
 
 
 def conversation_digest(conversation: str) -> str:
-    """First 16 hex chars of SHA-256 of the conversation (the index-key suffix, B §10.5)."""
+    """First 16 hex chars of SHA-256 of the conversation (docs/storage.md, the index-key suffix)."""
     return hashlib.sha256(conversation.encode("utf-8")).hexdigest()[:16]
 
 

@@ -1,4 +1,4 @@
-"""Ranking math (B §7.1, §7.3, §7.4, A6). Pure functions, no I/O.
+"""Ranking math (docs/recall.md). Pure functions, no I/O.
 
 Every function is NaN-safe: an unparseable timestamp sinks a memory (recency 0,
 trust 0) instead of poisoning a sort.
@@ -114,7 +114,7 @@ def composite(mode: Mode | str, rel_sim: float, recency: float, access: float, t
 
 
 def default_high_similarity(floor: float) -> float:
-    """A6: HIGH is reachable for every floor: min(3 × floor, (1 + floor) / 2).
+    """HIGH is reachable for every floor (docs/recall.md#confidence): min(3 × floor, (1 + floor) / 2).
 
     Rounded to 12 decimals so float noise does not move the threshold: 3 × 0.1 is
     0.30000000000000004, which would label a similarity of exactly 0.3 MEDIUM
@@ -140,9 +140,9 @@ def percent(fraction: float) -> int:
     return round_half_up(fraction * 100)
 
 
-# --------------------------------------------------------------------------- dedup (B §8.2)
+# --------------------------------------------------------------------------- dedup (docs/remember.md)
 
-#: remember treats a new memory as already known above this cosine (compiled in, B §8.4) ...
+#: remember treats a new memory as already known above this cosine (docs/remember.md, compiled in) ...
 DEDUP_SIMILARITY = 0.92
 #: ... and only when the two texts also share half their words (Jaccard).
 DEDUP_WORD_OVERLAP = 0.5

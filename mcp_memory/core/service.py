@@ -446,7 +446,7 @@ class MemoryService:
         limit: int = LIST_DEFAULT_LIMIT,
         tags: Sequence[str] = (),
     ) -> ListResult:
-        """The caller's visible memories, newest first, from the recency index (B §9.1);
+        """The caller's visible memories, newest first, from the recency index (docs/tools.md);
         with `tags`, only those carrying any of them (read page by page, FILTER_SCAN_CAP keys at most)."""
         if tags:
             where = MemoryFilter(memory_type, tuple(tags))
@@ -512,7 +512,7 @@ class MemoryService:
     # ----------------------------------------------------------------------- forget
 
     async def forget(self, caller: Caller, memory_id: str) -> ForgetResult:
-        """Delete one memory the caller can see (B §9.2 with A5)."""
+        """Delete one memory the caller can see (docs/tools.md#forget)."""
         existing = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
         if not existing:
             return ForgetResult(memory_id, deleted=False)
@@ -531,7 +531,7 @@ class MemoryService:
     # ----------------------------------------------------------------------- stats
 
     async def stats(self, caller: Caller) -> StatsResult:
-        """How many memories the caller can see, by type; a lower bound past 10,000 keys (B §9.3)."""
+        """How many memories the caller can see, by type; a lower bound past 10,000 keys (docs/tools.md)."""
         keys = await self.objects.list(index_prefix(caller.tenant), STATS_SCAN_CAP)
         total = 0
         by_type: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""The checks every returned vector must pass (B §13); the Embedder port is in core/ports.py."""
+"""The checks every returned vector must pass (docs/embedders.md); the Embedder port is in core/ports.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Bedrock embedder: Amazon Titan Text Embeddings V2 through InvokeModel (B §13.1).
+"""The Bedrock embedder: Amazon Titan Text Embeddings V2 through InvokeModel (docs/embedders.md).
 
 Why it is shaped this way:
 

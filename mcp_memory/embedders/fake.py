@@ -1,7 +1,7 @@
 """A deterministic embedder for tests: a bag of hashed words.
 
 It reproduces the reference server's test embedder bit for bit, so its
-documented similarity scale holds (B §16.1): roughly the fraction of words two
+documented similarity scale holds (docs/embedders.md): roughly the fraction of words two
 texts share. 9/10 words shared → 0.93; 7/10 → 0.86; 4/10 → 0.68; nothing shared
 → about 0. Fixtures meaning "the same fact" must repeat almost every word, and
 "different facts" must not share boilerplate. It is not a semantic model.

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible embedder: `POST <EMBEDDING_BASE_URL>/embeddings` (B §13.2).
+"""The OpenAI-compatible embedder: `POST <EMBEDDING_BASE_URL>/embeddings` (docs/embedders.md).
 
 Speaks the embeddings API that OpenAI, vLLM, Ollama (`/v1`), TEI and most
 in-house model servers share. Why it is shaped this way:

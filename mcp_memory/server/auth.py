@@ -1,4 +1,4 @@
-"""Who may reach the HTTP endpoint (B §4, §4.1, §15.2), as pure functions.
+"""Who may reach the HTTP endpoint (docs/http.md, docs/operations.md), as pure functions.
 
 Tenancy is not authentication: the tenant headers say *whose* memories a call
 uses, and any caller can send any tenant. What keeps strangers out is the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 
-#: The challenge sent with every 401 (B §4 step 4).
+#: The challenge sent with every 401 (docs/http.md, step 4).
 WWW_AUTHENTICATE = 'Bearer realm="mcp"'
 
 

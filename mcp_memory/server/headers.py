@@ -1,4 +1,4 @@
-"""The HTTP request headers that carry the caller (B §3.2, A10).
+"""The HTTP request headers that carry the caller (docs/context.md, docs/http.md).
 
 Core parses and validates the values (core/identity.py); this edge knows the
 header names, which one wins, and how to tell a missing header apart: it is the
@@ -35,7 +35,7 @@ def parse_tenant_header(value: RawValue, name: str) -> str:
 
 
 def caller_from_headers(explicit: RawValue, stamped: RawValue, conversation: RawValue) -> Caller:
-    """The caller of an HTTP request: conversation first, then the tenant (B §3.2).
+    """The caller of an HTTP request: conversation first, then the tenant (docs/context.md).
 
     A non-blank `x-memory-tenant` wins; a blank one gives way to `x-tenant-id`.
     Either header sent more than once is refused, whether or not the other one

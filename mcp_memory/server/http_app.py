@@ -1,5 +1,5 @@
 """The HTTP app: `POST /mcp` served statelessly by the MCP SDK, `GET /health`,
-and the checks in front of them, in the reference order (B §4, A10).
+and the checks in front of them, in the reference order (docs/http.md).
 
 For every request, on the path alone (the query string never matters):
 
@@ -61,7 +61,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
-#: Request bodies above this are refused with 413 (A10).
+#: Request bodies above this are refused with 413 (docs/http.md).
 MAX_BODY_BYTES = 1024 * 1024
 
 HEALTH_BODY = {"status": "ok"}

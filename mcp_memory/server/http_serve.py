@@ -1,5 +1,5 @@
 """Running the HTTP app: the listening sockets, uvicorn, and the graceful stop
-(B §15.3).
+(docs/operations.md).
 
 The sockets are bound here rather than by uvicorn, after the storage is open,
 so "port already in use" is our own clear start-up error and `--port 0` can
@@ -146,7 +146,7 @@ def make_uvicorn(
 
 
 class GracefulServer:
-    """Serves until stopped, then runs `close` exactly once (B §15.3).
+    """Serves until stopped, then runs `close` exactly once (docs/operations.md).
 
     `server` is anything with `should_exit` and `serve()` (uvicorn, or a test's
     stand-in); setting `should_exit` makes it stop accepting and drain.

@@ -316,7 +316,7 @@ class JwtVerifier:
 
 
 def metadata_url(settings: OAuthSettings) -> str:
-    """Where the protected-resource document is (RFC 9728 §3.1, the SDK's derivation)."""
+    """Where the protected-resource document is (RFC 9728 section 3.1, the SDK's derivation)."""
     from mcp.server.auth.routes import build_resource_metadata_url
     from pydantic import AnyHttpUrl
 

@@ -101,7 +101,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
 
 
 def storage_line(settings: Any) -> str:
-    """Which storage serves this process, where, and why it was chosen (A2)."""
+    """Which storage serves this process, where, and why it was chosen (docs/storage.md)."""
     from mcp_memory.app import storage_where
 
     return f"storage: {settings.backend} {storage_where(settings)} — {settings.backend_reason}"
@@ -119,7 +119,7 @@ def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
 
 
 def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], list[str]]:
-    """What start-up prints once the port accepts: (stdout lines, stderr warnings) (B §15.2)."""
+    """What start-up prints once the port accepts: (stdout lines, stderr warnings) (docs/operations.md)."""
     from mcp_memory.server.auth import auth_lines
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
@@ -140,7 +140,7 @@ def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], li
 
 
 async def run_http(settings: Any) -> None:
-    """Serve MCP over stateless Streamable HTTP until SIGTERM or SIGINT (A10, B §4).
+    """Serve MCP over stateless Streamable HTTP until SIGTERM or SIGINT (docs/http.md).
 
     Everything that can be refused is refused before the port is bound: the
     settings (by the caller), the storage (opened here) and the address. A

@@ -1,4 +1,4 @@
-"""search_docs: the shared documentation library, a Bedrock Knowledge Base (B §14).
+"""search_docs: the shared documentation library, a Bedrock Knowledge Base (docs/search_docs.md).
 
 Offered only when KNOWLEDGE_BASE_ID is set (tools.build_tool_layer adds it,
 last). The library is shared by every tenant: the tenant is still required to
@@ -91,7 +91,7 @@ class DocHit:
 
 
 def search_docs_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    """query (required, at most 1000 characters, counted in code points per A9), then limit."""
+    """query (required, at most 1000 characters, counted in code points: docs/memories.md), then limit."""
     query = require_string(args, "query", TOOL_TERMS)
     if len(query) > QUERY_MAX_CHARS:
         raise InvalidArgument(
@@ -247,7 +247,7 @@ def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
 
 
 def describe_docs(knowledge_base_id: str | None) -> str:
-    """The boot line saying whether search_docs is offered (B §15.2)."""
+    """The boot line saying whether search_docs is offered (docs/operations.md)."""
     if knowledge_base_id:
         return f"docs: bedrock-kb://{knowledge_base_id} (search_docs offered)"
     return "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"

@@ -2,7 +2,7 @@
 
 BACKENDS is the one table of backends (name, opener, install hint, where the
 boot line says it stores) that config.py, the boot lines and the tests read;
-`open_stores(settings)` opens the one `Settings` chose (A2). Backends are
+`open_stores(settings)` opens the one `Settings` chose (docs/storage.md). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
 psycopg or boto3. The S3 backend takes credentials and any endpoint override
 from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).

@@ -50,7 +50,7 @@ def _json_number(value: float) -> float | int:
 
 
 def to_metadata(memory: Memory) -> dict[str, Any]:
-    """The reference metadata record, in the reference key order (B §10.3).
+    """The reference metadata record, in the reference key order (docs/storage.md).
 
     Optional keys are omitted rather than empty: S3 Vectors rejects empty arrays.
     """
@@ -101,7 +101,7 @@ def assert_within_metadata_budget(memory: Memory) -> None:
 
 
 def from_metadata(memory_id: str, md: Any, tenant: str) -> Memory | None:
-    """Read a record back, tolerantly (B §10.3). None for a record that cannot be read
+    """Read a record back, tolerantly (docs/storage.md). None for a record that cannot be read
     or that belongs to another tenant (belt and braces on top of every filter)."""
     if not isinstance(md, dict) or not memory_id:
         return None

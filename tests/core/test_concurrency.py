@@ -1,5 +1,5 @@
 """Several processes on one embedded database: identical concurrent remembers
-leave one memory, and concurrent writers lose nothing (issue 2, A2)."""
+leave one memory, and concurrent writers lose nothing (docs/storage.md, issue 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tenant and conversation values from headers, flags and variables (B §3, A8, A10).
+"""Tenant and conversation values from headers, flags and variables (docs/context.md, docs/http.md).
 
 Which headers carry them, and which one wins, is tests/server/test_headers.py."""
 
@@ -15,7 +15,7 @@ from mcp_memory.core.model import Caller
 TENANT_RULE = "must start with a letter or digit and contain only letters, digits, '.', '_' or '-'"
 CONVERSATION_RULE = "may carry printable ASCII only, with no whitespace"
 
-# --------------------------------------------------------------------------- tenant (B §3.3)
+# --------------------------------------------------------------------------- tenant (docs/context.md)
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_a_tenant_in_a_one_element_list_is_read_as_that_value() -> None:
     assert parse_tenant(["acme"], "x-memory-tenant") == "acme"
 
 
-# --------------------------------------------------------------------------- conversation (B §3.4)
+# --------------------------------------------------------------------------- conversation (docs/context.md)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_duplicates_joined_into_one_value_fail_the_character_rule() -> None:
         parse_conversation("chat:1, chat:2", "x-conversation-id")
 
 
-# --------------------------------------------------------------------------- caller_from_options (A8)
+# --------------------------------------------------------------------------- caller_from_options (docs/context.md)
 
 
 def test_cli_options_build_the_caller() -> None:

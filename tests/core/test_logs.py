@@ -1,4 +1,4 @@
-"""One JSON line per event; nothing private reaches a log (B §15.4, A8)."""
+"""One JSON line per event; nothing private reaches a log (docs/operations.md, docs/context.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The object-store key layout (B §10.5)."""
+"""The object-store key layout (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ranking math (B §7.1–7.4, A6, A9)."""
+"""Ranking math (docs/recall.md, docs/memories.md)."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def test_recall_asks_the_store_for_at_least_30_and_at_most_100_candidates(limit:
     assert candidate_count(limit) == count
 
 
-# --------------------------------------------------------------------------- confidence (A6)
+# --------------------------------------------------------------------------- confidence (docs/recall.md)
 
 
 def test_no_result_means_low_confidence() -> None:
@@ -212,7 +212,7 @@ def test_a_similarity_of_exactly_three_times_the_default_floor_is_high() -> None
 
 
 def test_high_confidence_is_reachable_with_a_floor_of_0_7_under_a6() -> None:
-    # The reference demanded 3 × 0.7 = 2.1 (unreachable, so "medium"); A6 caps it at (1 + 0.7) / 2.
+    # The reference demanded 3 × 0.7 = 2.1 (unreachable, so "medium"); this project caps it at (1 + 0.7) / 2.
     high = default_high_similarity(0.7)
     assert high == pytest.approx(0.85)
     assert confidence(0.9, high) == "high"
@@ -229,7 +229,7 @@ def test_an_explicit_high_similarity_is_used_as_given() -> None:
     assert confidence(0.49, 0.5) == "medium"
 
 
-# --------------------------------------------------------------------------- rounding (A9)
+# --------------------------------------------------------------------------- rounding (docs/memories.md)
 
 
 @pytest.mark.parametrize(("value", "rounded"), [(12.5, 13), (0.5, 1), (2.5, 3), (1.49, 1), (0.0, 0), (99.5, 100)])
@@ -244,7 +244,7 @@ def test_percent_shows_a_fraction_as_a_whole_percentage_rounded_half_up(fraction
     assert percent(fraction) == shown
 
 
-# --------------------------------------------------------------------------- dedup math (B §8.2)
+# --------------------------------------------------------------------------- dedup math (docs/remember.md)
 
 from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate, word_overlap  # noqa: E402
 

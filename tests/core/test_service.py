@@ -1,5 +1,5 @@
-"""MemoryService behaviour (SPEC B §7–§9, §16.2 service cases, A4–A6), with the
-fake embedder (floor 0.3, B §16.1), on every storage backend: the in-memory
+"""MemoryService behaviour (docs/recall.md, docs/remember.md, docs/tools.md, docs/memories.md), with the
+fake embedder (docs/embedders.md, floor 0.3), on every storage backend: the in-memory
 reference stores, an SQLite file, a real PostgreSQL schema, and S3 Vectors + S3 over HTTP
 on the moto endpoint."""
 

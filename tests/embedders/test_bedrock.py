@@ -1,4 +1,4 @@
-"""The Bedrock embedder through botocore's Stubber (B §13.1).
+"""The Bedrock embedder through botocore's Stubber (docs/embedders.md).
 
 The Stubber checks every request against the real bedrock-runtime service
 model, so a parameter we misspell or mistype fails here as it would in AWS.

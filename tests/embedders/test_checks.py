@@ -1,4 +1,4 @@
-"""Every returned vector passes the reference checks, in the reference order (B §13)."""
+"""Every returned vector passes the reference checks, in the reference order (docs/embedders.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fake embedder keeps the reference's similarity scale (B §16.1)."""
+"""The fake embedder keeps the reference's similarity scale (docs/embedders.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ QUERY = "Rolling deploys drain in-flight streams before the pod"
 
 
 def spec_vector(text: str, dim: int) -> np.ndarray:
-    """B §16.1 written out again, independently of the package's code."""
+    """The fake embedder (docs/embedders.md) written out again, independently of the package's code."""
     tokens = [t for t in re.split(r"[^a-z0-9가-힣]+", text.lower()) if len(t) >= 2] or [" empty"]
     total = np.zeros(dim)
     for token in tokens:

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible embedder against a real HTTP server on 127.0.0.1 (B §13.2)."""
+"""The OpenAI-compatible embedder against a real HTTP server on 127.0.0.1 (docs/embedders.md)."""
 
 from __future__ import annotations
 

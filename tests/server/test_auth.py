@@ -1,4 +1,4 @@
-"""Who may call the HTTP endpoint: the bearer check (B §4.1 truth table), which
+"""Who may call the HTTP endpoint: the bearer check (docs/http.md, truth table), which
 hosts count as loopback, and the start-up lines describing the auth mode."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The caller of an HTTP request, from its headers (B §3.2, A10)."""
+"""The caller of an HTTP request, from its headers (docs/context.md, docs/http.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_a_missing_tenant_header_is_required_with_a_hint_where_to_set_it(raw: st
     assert str(refused.value) == ("x-memory-tenant header is required — set it on the MCP server entry in the registry")
 
 
-# --------------------------------------------------------------------------- caller_from_headers (B §3.2)
+# --------------------------------------------------------------------------- caller_from_headers (docs/context.md)
 
 
 def test_the_explicit_tenant_header_wins_over_the_stamped_one() -> None:

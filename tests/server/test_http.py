@@ -1,6 +1,6 @@
 """`serve-http` end to end with the MCP SDK's own client over Streamable HTTP:
-both protocol eras, every tool, the tenant and conversation headers (B §3, A10),
-and the access log (B §15.4). The server is real (uvicorn on 127.0.0.1) and runs
+both protocol eras, every tool, the tenant and conversation headers (docs/context.md, docs/http.md),
+and the access log (docs/operations.md). The server is real (uvicorn on 127.0.0.1) and runs
 in the test's event loop around a SQLite file in tmp_path."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The HTTP layer's own answers, over raw HTTP (B §4): health, 404s, Origin,
+"""The HTTP layer's own answers, over raw HTTP (docs/http.md): health, 404s, Origin,
 bearer auth and the body limit, each checked in the reference order."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stopping the HTTP server (B §15.3): stop accepting, let running calls finish
+"""Stopping the HTTP server (docs/operations.md): stop accepting, let running calls finish
 within a bounded grace, close (flush the counters) exactly once, exit 0; a
 second signal changes nothing. The order is tested on GracefulServer with a
 stand-in server; a real server then shows a running call finishing first."""

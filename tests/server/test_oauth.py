@@ -114,7 +114,7 @@ async def test_no_token_gets_a_401_pointing_at_the_protected_resource_document(s
     assert response.status_code == 401
     params = challenge(response)
     assert params["resource_metadata"] == METADATA_URL
-    assert "error" not in params  # no credentials: no error code (RFC 6750 §3.1)
+    assert "error" not in params  # no credentials: no error code (docs/context.md, RFC 6750)
     # the document is served where the challenge points (the path RFC 9728 derives), and at the bare path
     for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
         async with httpx.AsyncClient() as client:

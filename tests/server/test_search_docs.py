@@ -1,4 +1,4 @@
-"""search_docs (B §5, §6.3, §6.4, §14, §16.2 docs.test and the tools.test search_docs cases).
+"""search_docs (docs/tools.md, docs/search_docs.md, docs.test and the tools.test search_docs cases).
 
 The retriever is tested through botocore's Stubber (requests validated against
 the real bedrock-agent-runtime model) and over HTTP against a local stand-in

@@ -1,6 +1,6 @@
 """`mcp-memory serve-http` as an operator runs it, in a subprocess: the boot
-lines (B §15.2), refusals before the port is bound and their exit codes, and a
-stop on SIGTERM/SIGINT that flushes the counters exactly once (B §15.3)."""
+lines (docs/operations.md), refusals before the port is bound and their exit codes, and a
+stop on SIGTERM/SIGINT that flushes the counters exactly once (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tool layer (SPEC B §5, §6, §16.2 tools cases): the catalogue, argument
+"""The tool layer (docs/tools.md, tools cases): the catalogue, argument
 checks in the reference order, pass-through to the service, errors as isError
 results, and one tool_call log line per call that never carries content."""
 

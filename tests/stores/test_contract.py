@@ -1,4 +1,4 @@
-"""The contract every storage backend keeps (B §10.1, §10.4, A4). Runs once per backend."""
+"""The contract every storage backend keeps (docs/storage.md, docs/memories.md). Runs once per backend."""
 
 from __future__ import annotations
 

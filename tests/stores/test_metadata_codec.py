@@ -1,4 +1,4 @@
-"""The metadata record every backend stores, and its byte budget (B §10.3)."""
+"""The metadata record every backend stores, and its byte budget (docs/storage.md)."""
 
 from __future__ import annotations
 

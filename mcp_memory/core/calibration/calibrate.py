@@ -1,5 +1,5 @@
 """`calibrate`: measure where correct answers and unrelated questions fall for the
-configured embedder, and suggest RECALL_MIN_SIMILARITY and RECALL_HIGH_SIMILARITY (A6).
+configured embedder, and suggest RECALL_MIN_SIMILARITY and RECALL_HIGH_SIMILARITY (docs/recall.md).
 
 The relevance floor is the one model-specific number a deployment sets, and a
 wrong one is quiet both ways: too high and questions are told nothing is

@@ -1,4 +1,4 @@
-"""The statistics behind `calibrate` (A6): pure functions over lists of cosines, no I/O.
+"""The statistics behind `calibrate` (docs/recall.md): pure functions over lists of cosines, no I/O.
 
 Two clusters decide the relevance floor: *correct* — the cosine between a
 question and the memory that answers it — and *absent* — for a question about

@@ -1,4 +1,4 @@
-"""The on-store shapes of the access counters (B §11.1, §11.2), and nothing else.
+"""The on-store shapes of the access counters (docs/counters.md), and nothing else.
 
 Kept apart from `counters.py` so the rules a *reader* must apply to whatever it
 finds in the bucket (tolerant coercion, the merge, the key layout) can be read

@@ -1,4 +1,4 @@
-"""Access counters without a lock (B §11; seed 000, "Counters without a lock").
+"""Access counters without a lock (docs/counters.md, seed 000, "Counters without a lock").
 
 An object store has no atomic increment, so nothing here modifies a shared
 object in place. A pod counts in memory and periodically writes a *delta* to a

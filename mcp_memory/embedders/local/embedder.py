@@ -1,4 +1,4 @@
-"""The local embedder: all-MiniLM-L6-v2 run by onnxruntime on this machine (A3).
+"""The local embedder: all-MiniLM-L6-v2 run by onnxruntime on this machine (docs/embedders.md).
 
 Why it is shaped this way:
 

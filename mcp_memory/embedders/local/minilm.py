@@ -3,7 +3,7 @@
 Everything here runs in a worker thread, never on the event loop (see
 `local.py`). onnxruntime and tokenizers are imported inside `load()`, not at the
 top of this module, so that importing the package stays cheap and the MCP
-handshake can answer before the model is touched (A3).
+handshake can answer before the model is touched (docs/embedders.md).
 
 Each file is read once, its sha256 checked against a pin kept in *our* code, and
 the very bytes that were checked are what gets loaded: no window in which the

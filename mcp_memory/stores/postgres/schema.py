@@ -1,4 +1,4 @@
-"""The PostgreSQL schema, created (or checked) by every process at start-up (B §12.1).
+"""The PostgreSQL schema, created (or checked) by every process at start-up (docs/storage.md).
 
 Everything runs in one transaction under one advisory lock, so several
 replicas booting at once create it exactly once (`IF NOT EXISTS` alone races),
@@ -9,7 +9,7 @@ Tables:
 - `memories`: the reference record (`metadata` is exactly `to_metadata`) with
   the embedding in a `vector(EMBEDDING_DIM)` column (seed 003: a fixed width, so
   vectors of another model can never be mixed in), plus two generated columns
-  read from the metadata so visibility is applied in SQL, before the LIMIT (A4).
+  read from the metadata so visibility is applied in SQL, before the LIMIT (docs/memories.md).
 - `objects`: keys in `COLLATE "C"` (byte order), ETags from one global
   sequence (never reissued, even for a recreated key).
 - `mcp_memory_meta`: the embedding model and width the database was created

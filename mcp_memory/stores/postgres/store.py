@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector: both ports over one database (A2, B §12).
+"""PostgreSQL + pgvector: both ports over one database (docs/storage.md).
 
 `open_postgres(url, model=..., dim=...)` creates or checks the schema (under
 an advisory lock, before anything is served), opens the connection pools and
@@ -11,7 +11,7 @@ transaction-scoped advisory lock, so a check-then-insert in one process
 excludes the same in every other (see postgres_db.py).
 
 Queries are an exact scan within the tenant, ordered by cosine distance
-(`<=>`), with visibility in the WHERE clause before the LIMIT (A4). There is
+(`<=>`), with visibility in the WHERE clause before the LIMIT (docs/memories.md). There is
 deliberately no ANN index: it could miss the nearest neighbour dedup needs.
 """
 
@@ -318,7 +318,7 @@ class PgVectorStore:
 
 
 class PgObjectStore:
-    """Keys to bodies; the ETag is the row's version from one global sequence (B §12.3)."""
+    """Keys to bodies; the ETag is the row's version from one global sequence (docs/storage.md)."""
 
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db

@@ -1,4 +1,4 @@
-"""The ObjectStore port over an ordinary S3 bucket (B §10.4), the reference's state bucket.
+"""The ObjectStore port over an ordinary S3 bucket (docs/storage.md), the reference's state bucket.
 
 It holds what changes — the recency index (`index/…`, empty objects whose key
 is the record) and the access-counter shards and `merged.json` (`stats/…`) —

@@ -1,4 +1,4 @@
-"""The AWS backend: memories in S3 Vectors, what changes in an ordinary S3 bucket (A2, B §10).
+"""The AWS backend: memories in S3 Vectors, what changes in an ordinary S3 bucket (docs/storage.md).
 
 `open_s3(settings)` checks the vector index and the state bucket before
 anything is served and returns an S3VectorStore and an S3ObjectStore
@@ -10,7 +10,7 @@ deployment points mcp-memory at its buckets and keeps working:
                  content, createdAt, tags?, trustBase                     non-filterable
 
 The body rides in the vector's metadata, so a recall is QueryVectors and
-nothing else. Visibility is applied before the limit (A4): one query for the
+nothing else. Visibility is applied before the limit (docs/memories.md): one query for the
 tenant's project memories and, in a conversation, one for that conversation's
 notes, merged to the nearest `top_k`. Every filter is built by `tenant_filter`,
 which puts the tenant first and is the only way to make the `TenantFilter`
@@ -228,7 +228,7 @@ class S3VectorStore:
         """The nearest `top_k` (at most 100) memories visible to `conversation`.
 
         Project memories and this conversation's notes are asked for separately,
-        so a busy thread cannot crowd project memories out (A4); the two answers
+        so a busy thread cannot crowd project memories out (docs/memories.md); the two answers
         are merged and cut to the nearest `top_k`. No order is promised.
         """
         vector = self._vector(embedding)

@@ -1,4 +1,4 @@
-"""The embedded backend: both ports over one SQLite file (A2).
+"""The embedded backend: both ports over one SQLite file (docs/storage.md).
 
 `open_sqlite(path, model=..., dim=...)` returns a SqliteVectorStore and a
 SqliteObjectStore sharing one SqliteDatabase (connections and worker threads).
@@ -261,7 +261,7 @@ class SqliteVectorStore:
             after = rows[-1][1]
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
-        """Nearest visible memories: visibility is a mask applied before the top-k (A4).
+        """Nearest visible memories: visibility is a mask applied before the top-k (docs/memories.md).
 
         Queries that arrive while others are being searched are searched together
         (stores/batching.py): one pass over a tenant's embeddings for all of them.

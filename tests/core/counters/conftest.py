@@ -1,4 +1,4 @@
-"""Access counters (B §11.7 and the operator's compaction).
+"""Access counters (docs/counters.md, and the operator's compaction).
 
 These are about convergence more than about the API: many pods writing at once,
 a compaction landing in the middle, a second compaction over the same shards, a

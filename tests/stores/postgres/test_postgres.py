@@ -1,4 +1,4 @@
-"""What only the PostgreSQL backend promises (B §12, §16.2 pg.test, seed 003): the
+"""What only the PostgreSQL backend promises (docs/storage.md, pg.test, seed 003): the
 schema it creates and adopts, the record it stores, and the widths and models it
 refuses. The contract suite (test_contract.py) and the service suite run against
 it too; failures and wiring are in test_postgres_errors.py, replicas in

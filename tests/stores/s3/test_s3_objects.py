@@ -1,4 +1,4 @@
-"""The S3 object store (SPEC B §10.4; the reference's objects.test).
+"""The S3 object store (docs/storage.md, the reference's objects.test).
 
 Behaviour is checked over HTTP against the moto endpoint; the exact request
 parameters a case is about (page sizes, batch sizes, the conditional headers)

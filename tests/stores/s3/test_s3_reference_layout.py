@@ -1,4 +1,4 @@
-"""Buckets are interchangeable with the reference server's (SPEC B §10.2–10.5, §11.1).
+"""Buckets are interchangeable with the reference server's (docs/storage.md, docs/counters.md).
 
 One direction: objects and vectors laid out by hand exactly as the reference
 writes them are read by the service. The other: what the service writes is

@@ -1,4 +1,4 @@
-"""Opening the AWS backend: what is checked before anything is served (issue 5, A2).
+"""Opening the AWS backend: what is checked before anything is served (docs/storage.md, issue 5).
 
 An index that does not fit, or a bucket or index that is not there, stops the
 process at start-up with a message naming what to change — not a failure

@@ -1,4 +1,4 @@
-"""The S3 Vectors store (SPEC B §10.2–10.3, A4; the reference's vectors.test).
+"""The S3 Vectors store (docs/storage.md, docs/memories.md, the reference's vectors.test).
 
 Request shapes — the tenant-first filters, topK, batch sizes, the metadata a
 put sends — are checked with botocore's Stubber; the round trip and the
