@@ -24,7 +24,9 @@ from mcp_memory.cli.common import (
     ConversationOption,
     JsonOption,
     T,
+    TagFilterOption,
     TenantOption,
+    TypeFilterOption,
     _caller,
     _checked,
     _cli_terms,
@@ -150,13 +152,8 @@ def recall(
         int | None, typer.Option(help="How many results (1-50); default: the mode's.", show_default=False)
     ] = None,
     mode: Annotated[Mode | None, typer.Option(help="How wide to look; default: balanced.", show_default=False)] = None,
-    memory_type: Annotated[
-        MemoryType | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
-    ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
-    ] = None,
+    memory_type: TypeFilterOption = None,
+    tag: TagFilterOption = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -175,14 +172,9 @@ def recall(
 
 @app.command("list")
 def list_(
-    memory_type: Annotated[
-        MemoryType | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
-    ] = None,
+    memory_type: TypeFilterOption = None,
     limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
-    ] = None,
+    tag: TagFilterOption = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,

@@ -17,6 +17,7 @@ import typer
 from mcp_memory import __version__
 from mcp_memory.config import DEFAULT_TENANT
 from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
+from mcp_memory.core.model import MemoryType
 
 T = TypeVar("T")
 
@@ -52,6 +53,13 @@ ConversationOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a readable view.")]
+TypeFilterOption = Annotated[
+    MemoryType | None, typer.Option("--type", help="Only memories of this type.", show_default=False)
+]
+TagFilterOption = Annotated[
+    list[str] | None,
+    typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
+]
 
 
 def _version(value: bool) -> None:

@@ -287,14 +287,19 @@ class AccessCounters:
         watermark = max(shard_name(k) for k in absorbed)
         body = dump_merged(Merged(counts, watermark))
         try:
-            if etag is None:
-                await self._objects.put(merged_key(tenant), body, if_none_match=True)
-            else:
-                await self._objects.put(merged_key(tenant), body, if_match=etag)
+            await self._put_merged(tenant, body, etag)
         except PreconditionFailed:
             return False
         await self._collect(tenant, [*absorbed, *stale])
         return True
+
+    async def _put_merged(self, tenant: str, body: str, etag: str | None) -> None:
+        """Write merged.json only over the version read (its ETag), or only where none exists yet;
+        PreconditionFailed when another writer got there first."""
+        if etag is None:
+            await self._objects.put(merged_key(tenant), body, if_none_match=True)
+        else:
+            await self._objects.put(merged_key(tenant), body, if_match=etag)
 
     async def _collect(self, tenant: str, keys: Sequence[str]) -> None:
         """Delete shards the watermark already excludes. A failure costs storage only."""
@@ -365,10 +370,7 @@ class AccessCounters:
                 merged.counts[memory_id] = Entry(entry.access, entry.last_at)
             body = dump_merged(merged)
             try:
-                if etag is None:
-                    await self._objects.put(merged_key(tenant), body, if_none_match=True)
-                else:
-                    await self._objects.put(merged_key(tenant), body, if_match=etag)
+                await self._put_merged(tenant, body, etag)
             except PreconditionFailed:
                 continue
             self._cache.pop(tenant, None)

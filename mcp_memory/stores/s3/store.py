@@ -254,20 +254,11 @@ class S3VectorStore:
         """GetVectors with the vectors, 100 keys a call, and each one's cosine to `embedding`."""
         query = np.asarray(self._vector(embedding), dtype=np.float32)
         hits: list[Hit] = []
-        for chunk in _chunks(ids, GET_BATCH):
-            response = await aws_call(
-                "GetVectors",
-                self._client.get_vectors,
-                **self._where(),
-                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
-                returnMetadata=True,
-                returnData=True,
-            )
-            for item in response.get("vectors", []) or []:
-                memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
-                data = (item.get("data") or {}).get("float32")
-                if memory is not None and isinstance(data, list) and len(data) == self._dim:
-                    hits.append(Hit(memory, float(np.dot(query, np.asarray(data, dtype=np.float32)))))
+        for item in await self._get_vectors(tenant, ids, with_data=True):
+            memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
+            data = (item.get("data") or {}).get("float32")
+            if memory is not None and isinstance(data, list) and len(data) == self._dim:
+                hits.append(Hit(memory, float(np.dot(query, np.asarray(data, dtype=np.float32)))))
         return hits
 
     async def _nearest(
@@ -299,6 +290,16 @@ class S3VectorStore:
     async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
         """GetVectors, 100 keys a call; missing ids and other tenants' records are dropped."""
         found: dict[str, Memory] = {}
+        for item in await self._get_vectors(tenant, ids, with_data=False):
+            memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
+            if memory is not None:
+                found[memory.id] = memory
+        return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
+
+    async def _get_vectors(self, tenant: str, ids: Sequence[str], *, with_data: bool) -> list[dict[str, Any]]:
+        """The GetVectors items for `ids`, 100 keys a call, with their metadata (and vectors)."""
+        data = {"returnData": True} if with_data else {}
+        items: list[dict[str, Any]] = []
         for chunk in _chunks(ids, GET_BATCH):
             response = await aws_call(
                 "GetVectors",
@@ -306,12 +307,10 @@ class S3VectorStore:
                 **self._where(),
                 keys=[vector_key(tenant, memory_id) for memory_id in chunk],
                 returnMetadata=True,
+                **data,
             )
-            for item in response.get("vectors", []) or []:
-                memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), tenant)
-                if memory is not None:
-                    found[memory.id] = memory
-        return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
+            items.extend(response.get("vectors", []) or [])
+        return items
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """DeleteVectors, 500 keys a call (unknown keys are not an error)."""
