@@ -1,7 +1,8 @@
 # bash completion for mcp-memory
 # Generated from the Typer app by `python -m mcp_memory.cli.completions`; do not edit by hand.
-# Install: source this file from ~/.bashrc, or copy it to
-# ~/.local/share/bash-completion/completions/mcp-memory
+# It completes mcp-memory and mcp-tenant-memory. Install: source this file from ~/.bashrc, or copy it to
+# ~/.local/share/bash-completion/completions/mcp-memory and link mcp-tenant-memory to it there
+# (bash-completion loads a file by the name of the command being completed).
 
 _mcp_memory() {
     local cur prev cmd i
@@ -119,4 +120,4 @@ _mcp_memory() {
     esac
 }
 
-complete -o default -F _mcp_memory mcp-memory
+complete -o default -F _mcp_memory mcp-memory mcp-tenant-memory

@@ -74,4 +74,7 @@ def test_the_readme_says_how_to_install_every_completion_script() -> None:
     assert "mcp-memory completion bash > ~/.local/share/bash-completion/completions/mcp-memory" in README
     assert "mcp-memory completion zsh > ~/.zfunc/_mcp-memory" in README
     assert "mcp-memory completion fish > ~/.config/fish/completions/mcp-memory.fish" in README
+    # the second console script: bash-completion and fish load a file by the command's name
+    assert "ln -sf mcp-memory ~/.local/share/bash-completion/completions/mcp-tenant-memory" in README
+    assert "ln -sf mcp-memory.fish ~/.config/fish/completions/mcp-tenant-memory.fish" in README
     assert "python -m mcp_memory.cli.completions" in README

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROG = "mcp-memory"
+# Every console script in pyproject.toml: the package puts one command on PATH under both names,
+# and a script that registered only one would leave the other without completion.
+PROGS = ("mcp-memory", "mcp-tenant-memory")
 FUNCTION = "_mcp_memory"
 REGENERATE = "python -m mcp_memory.cli.completions"
 FILES = {"bash": "mcp-memory.bash", "zsh": "_mcp-memory", "fish": "mcp-memory.fish"}
@@ -103,8 +106,9 @@ def bash(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
     out = [
         f"# bash completion for {PROG}",
         f"# {HEADER}",
-        "# Install: source this file from ~/.bashrc, or copy it to",
-        f"# ~/.local/share/bash-completion/completions/{PROG}",
+        f"# It completes {' and '.join(PROGS)}. Install: source this file from ~/.bashrc, or copy it to",
+        f"# ~/.local/share/bash-completion/completions/{PROG} and link {' and '.join(PROGS[1:])} to it there",
+        "# (bash-completion loads a file by the name of the command being completed).",
         "",
         f"{FUNCTION}() {{",
         "    local cur prev cmd i",
@@ -141,7 +145,7 @@ def bash(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
         options = " ".join(n for o in command.options for n in o.names)
         out.append(f'            COMPREPLY=($(compgen -W "{options}" -- "$cur"))')
         out.append("            ;;")
-    out += ["    esac", "}", "", f"complete -o default -F {FUNCTION} {PROG}", ""]
+    out += ["    esac", "}", "", f"complete -o default -F {FUNCTION} {' '.join(PROGS)}", ""]
     return "\n".join(out)
 
 
@@ -181,10 +185,11 @@ def _zsh_option(opt: Opt) -> str:
 
 def zsh(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
     out = [
-        f"#compdef {PROG}",
+        f"#compdef {' '.join(PROGS)}",
         f"# zsh completion for {PROG}",
         f"# {HEADER}",
-        f"# Install: copy it as _{PROG} into a directory on $fpath, then run compinit.",
+        f"# It completes {' and '.join(PROGS)}. Install: copy it as _{PROG} into a directory on $fpath,",
+        "# then run compinit.",
         "",
         f"{FUNCTION}() {{",
         '    local curcontext="$curcontext" state line',
@@ -220,7 +225,7 @@ def zsh(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
         "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then",
         f'    {FUNCTION} "$@"',
         "else",
-        f"    compdef {FUNCTION} {PROG}",
+        f"    compdef {FUNCTION} {' '.join(PROGS)}",
         "fi",
         "",
     ]
@@ -234,8 +239,8 @@ def _fq(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _fish_option(condition: str, opt: Opt) -> str:
-    parts = [f"complete -c {PROG} -n {condition}"]
+def _fish_option(prog: str, condition: str, opt: Opt) -> str:
+    parts = [f"complete -c {prog} -n {condition}"]
     for name in opt.names:
         parts.append(f"-l {name[2:]}" if name.startswith("--") else f"-s {name[1:]}")
     if opt.takes_value:
@@ -253,15 +258,19 @@ def fish(root: tuple[Opt, ...], commands: tuple[Cmd, ...]) -> str:
     out = [
         f"# fish completion for {PROG}",
         f"# {HEADER}",
-        f"# Install: copy it to ~/.config/fish/completions/{PROG}.fish",
-        "",
-        f"complete -c {PROG} -f",
+        f"# It completes {' and '.join(PROGS)}. Install: copy it to ~/.config/fish/completions/{PROG}.fish",
+        f"# and link {' and '.join(p + '.fish' for p in PROGS[1:])} to it there (fish loads a file by the",
+        "# name of the command being completed).",
     ]
-    out += [_fish_option("__fish_use_subcommand", o) for o in root]
-    out += [f"complete -c {PROG} -n __fish_use_subcommand -a {c.name} -d {_fq(c.help)}" for c in commands]
-    for command in commands:
-        condition = _fq(f"__fish_seen_subcommand_from {command.name}")
-        out += [_fish_option(condition, o) for o in command.options]
+    # The same lines for each name: plain `complete` calls, no variables and no --wraps, so every
+    # fish version reads them alike.
+    for prog in PROGS:
+        out += ["", f"complete -c {prog} -f"]
+        out += [_fish_option(prog, "__fish_use_subcommand", o) for o in root]
+        out += [f"complete -c {prog} -n __fish_use_subcommand -a {c.name} -d {_fq(c.help)}" for c in commands]
+        for command in commands:
+            condition = _fq(f"__fish_seen_subcommand_from {command.name}")
+            out += [_fish_option(prog, condition, o) for o in command.options]
     return "\n".join(out) + "\n"
 
 

@@ -158,3 +158,54 @@ def bash_complete(*words: str) -> list[str]:
 )
 def test_bash_completes_commands_options_and_values(words: tuple[str, ...], expected: list[str]) -> None:
     assert bash_complete(*words) == expected
+
+
+def console_scripts() -> list[str]:
+    """The command names the package puts on PATH ([project.scripts] in pyproject.toml)."""
+    import tomllib
+
+    return sorted(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"])
+
+
+def test_the_package_installs_the_command_under_two_names() -> None:
+    assert console_scripts() == ["mcp-memory", "mcp-tenant-memory"]
+
+
+@pytest.mark.parametrize("prog", console_scripts())
+def test_bash_completes_the_command_under_every_name_it_is_installed_as(prog: str) -> None:
+    registered = subprocess.run(
+        ["bash", "-c", f'source "$1"; complete -p {prog}', "driver", str(DIRECTORY / "mcp-memory.bash")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert registered.returncode == 0, registered.stderr
+    assert registered.stdout.strip() == f"complete -o default -F _mcp_memory {prog}"
+    result = subprocess.run(
+        ["bash", "-c", DRIVER, "driver", str(DIRECTORY / "mcp-memory.bash"), prog, "recall", "--mode", ""],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    assert result.stdout.split() == ["precision", "balanced", "exploratory"]
+
+
+def test_the_zsh_script_is_autoloaded_and_registered_for_every_name() -> None:
+    text = (DIRECTORY / "_mcp-memory").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    # compinit reads the first line to decide which commands the file completes.
+    assert lines[0].split() == ["#compdef", *console_scripts()]
+    assert f"    compdef _mcp_memory {' '.join(console_scripts())}" in lines
+
+
+def test_the_fish_script_gives_every_name_the_same_completions() -> None:
+    text = (DIRECTORY / "mcp-memory.fish").read_text(encoding="utf-8")
+    by_name: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("complete -c "):
+            name, _, rest = line.removeprefix("complete -c ").partition(" ")
+            by_name.setdefault(name, []).append(rest)
+    assert sorted(by_name) == console_scripts()
+    first, *others = by_name.values()
+    assert len(first) > 50 and all(lines == first for lines in others)
