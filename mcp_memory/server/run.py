@@ -40,6 +40,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     from mcp.server.stdio import stdio_server
 
     from mcp_memory.app import open_service
+    from mcp_memory.server.http_serve import library_logs_as_json
 
     log = JsonLog(stdio=True)
     service = await open_service(settings, log=log)
@@ -87,8 +88,11 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
             print(line, file=sys.stderr, flush=True)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        # The SDK's own warnings become JSON lines on stderr too, without their tracebacks
+        # (a stack can quote request data), as under serve-http.
+        with library_logs_as_json(log):
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
     finally:
         if warming is not None and not warming.done():
             warming.cancel()

@@ -155,6 +155,24 @@ def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
     assert boot[3] == "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
 
 
+def test_under_stdio_every_log_line_after_the_boot_lines_is_json_and_quotes_no_request(tmp_path: Path) -> None:
+    """The SDK's own warnings (here: notifications it drops as malformed) are JSON lines on
+    stderr like ours, and carry nothing of the request that caused them."""
+    marker = "zq-stdio-marker-5521"
+    process = start_server(tmp_path / "m.db")
+    rpc(process, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"x": marker}}})
+    rpc(process, {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {marker: 1}}})
+    assert not call(process, 2, "remember", {"content": f"{marker} builds run on the large runners"}).get("isError")
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert out == "" and marker not in err
+    lines = err.splitlines()[4:]  # after the four start-up lines
+    logs = [json.loads(line) for line in lines]  # every one of them JSON
+    assert {"level": "warn", "event": "server_warning", "message": "dropped 'notifications/cancelled': malformed params",
+            "source": "mcp.server.runner"} in logs  # fmt: skip
+    assert [entry["tool"] for entry in logs if entry.get("event") == "tool_call"] == ["remember"]
+
+
 def shard_count(db: Path) -> str:
     listing = subprocess.run(
         [
