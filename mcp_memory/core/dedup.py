@@ -18,7 +18,9 @@ Whatever else differs keeps the two apart, and the first difference found is nam
 `number` (digits, number words, units, weekdays, months, am/pm), `identifier`
 (tokens with digits, snake_case, dotted.names, --flags, paths, URLs, camelCase,
 quoted strings: never typo-tolerant where a digit, a separator or a short part
-differs), `negation` (not, no, never, n't, without, cannot, ...; Korean 안/않/못/없,
+differs; nor is a name, a capitalised word, or a hex run like deadbeef), `symbol`
+(a comparison, an arrow, a currency sign or an emoji standing on its own: > and <,
+→ and ←, ✅ and ❌), `negation` (not, no, never, n't, without, cannot, ...; Korean 안/않/못/없,
 아니다, -지 마), `opposite` (a table of opposites in English and Korean, and
 negating prefixes such as un-, dis-, non-, 비-, 불-) or `wording` (any other word
 added, removed, replaced or moved). Keeping two memories that say the same thing
@@ -65,7 +67,7 @@ __all__ = [
 #: How many words may differ by a typo (one edit each) for two texts to still merge.
 MAX_TYPOS = 2
 
-Reason = str  # "number" | "identifier" | "negation" | "opposite" | "wording"
+Reason = str  # "number" | "identifier" | "symbol" | "negation" | "opposite" | "wording"
 
 # --------------------------------------------------------------------------- the tables, indexed
 
@@ -107,11 +109,21 @@ _EDGE_LEAD = "([{<\"'`«»,;:!?…*—–"
 _EDGE_TRAIL = ")]}>\"'`«»,;:!?.…*—–-/"
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _HAS_DIGIT = re.compile(r"\d")
+#: Six or more hex letters (ffaaaa of #ffaaaa, deadbeef): a colour or a hash, never a typo.
+_HEX = re.compile(r"[a-f]{6,}")
 _DIGIT_RUN = re.compile(r"\d+(?:[.,:]\d+)*")
 _PLAIN_WORD = re.compile(r"[^\W\d_]+(?:[-'][^\W\d_]+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _CAMEL_SPLIT = re.compile(r"([a-z])([A-Z])")
 _SEGMENTS = re.compile(r"[^\W\d_]+|\d+|.", re.DOTALL)
+#: Punctuation around a word that carries no meaning of its own; what else a word without
+#: letters or digits holds is kept as a symbol token.
+_SENTENCE_MARKS = ".,;:!?…\"'`()[]{}«»—–-*•·"
+_OPERATOR_MARKS = "&%#@\\"
+#: A capitalised word this short is taken for a name even where it opens a sentence.
+_SHORT_NAME = 5
+#: After these a capital letter starts a sentence rather than a name.
+_SENTENCE_ENDS = (".", "!", "?", ":", ";", "…", "-", "*", "•", "—", "–")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|`([^`\n]+)`|(?<![\w'])'([^'\n]+)'(?!\w)|「([^」]+)」|『([^』]+)』")
 
 
@@ -124,19 +136,32 @@ class Token:
     identifier: bool
     #: An identifier's parts: letter runs (camelCase split), digit runs and single separators.
     parts: tuple[str, ...] = ()
+    #: A capitalised word inside a sentence (Kristen, Hermes), or a short one opening it
+    #: (Sara, Bryan): most likely a name, and a name one letter from another is another
+    #: person or host, never a typo of it.
+    name: bool = False
 
 
 def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_QUOTES)
 
 
-def _token(raw: str) -> Token | None:
+def _symbols(raw: str) -> str:
+    """What is left of a word without letters or digits once sentence punctuation is off:
+    a comparison, an arrow, a currency sign, an emoji (>, <=, !=, →, ✅, $), or nothing."""
+    kept = raw.strip(_SENTENCE_MARKS)
+    return kept if any(unicodedata.category(ch)[0] == "S" or ch in _OPERATOR_MARKS for ch in kept) else ""
+
+
+def _token(raw: str, *, in_sentence: bool = False) -> Token | None:
     word = raw.lstrip(_EDGE_LEAD).rstrip(_EDGE_TRAIL)
     if not word or not any(ch.isalnum() for ch in word):
-        return None
+        symbols = _symbols(raw)
+        return Token(symbols, identifier=True, parts=(symbols,)) if symbols else None
     folded = word.casefold()
     if _PLAIN_WORD.fullmatch(word) and not _CAMEL.search(word):
-        return Token(folded.replace("-", "").replace("'", ""), identifier=False)
+        name = any(ch.isupper() for ch in word) and (in_sentence or len(word) <= _SHORT_NAME)
+        return Token(folded.replace("-", "").replace("'", ""), identifier=False, name=name)
     parts = tuple(p.casefold() for p in _SEGMENTS.findall(_CAMEL_SPLIT.sub(r"\1 \2", word)) if p != " ")
     return Token(folded, identifier=True, parts=parts)
 
@@ -145,8 +170,10 @@ def _token(raw: str) -> Token | None:
 def tokens(text: str) -> tuple[Token, ...]:
     """The words of `text`; a negative contraction is spelt out (can't, cannot: can not)."""
     out = []
+    in_sentence = False
     for raw in normalise(text).split():
-        token = _token(raw)
+        token = _token(raw, in_sentence=in_sentence)
+        in_sentence = not raw.endswith(_SENTENCE_ENDS)
         if token is None:
             continue
         base = _SPELT_OUT.get(token.key) if not token.identifier else None
@@ -333,7 +360,7 @@ def _identifier_typo(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
             continue
         if not (x.isalpha() and y.isalpha()) or x.rstrip("s") == y.rstrip("s") or _opposed(x, y):
             return False
-        if not _typo_of(x, y, min_insert=3):
+        if _HEX.fullmatch(x) or _HEX.fullmatch(y) or not _typo_of(x, y, min_insert=3):
             return False
         slips += 1
     return slips == 1
@@ -353,14 +380,18 @@ def _pair_is_typo(x: Token, y: Token) -> bool:
     negation (secure/insecure); Fridys for Fridays and fronted for frontend are."""
     if x.identifier or y.identifier:
         return x.identifier and y.identifier and _identifier_typo(x.parts, y.parts)
-    if _opposed(x.key, y.key) or _negated_pair(x.key, y.key):
+    if x.name or y.name or _opposed(x.key, y.key) or _negated_pair(x.key, y.key):
         return False
+    if _HEX.fullmatch(x.key) or _HEX.fullmatch(y.key):
+        return False  # deadbeef is a hash, not a word
     return _typo_of(x.key, y.key)
 
 
 def _reason(words: list[Token]) -> Reason:
     if any(_is_number(t.key) for t in words):
         return "number"
+    if any(t.identifier and not any(ch.isalnum() for ch in t.key) for t in words):
+        return "symbol"
     if any(t.identifier for t in words):
         return "identifier"
     if _negations(tuple(words)):
@@ -407,7 +438,7 @@ def _align(ta: tuple[Token, ...], tb: tuple[Token, ...]) -> tuple[Reason | None,
                     return ("opposite" if _negated_pair(x.key, y.key) else _reason([x, y])), typos
                 typos += x.key != y.key
         elif left and right and _typo_of(_joined(left), _joined(right)):
-            numbered = [t for t in left + right if _is_number(t.key) or t.identifier]
+            numbered = [t for t in left + right if _is_number(t.key) or t.identifier or t.name]
             if numbered or _negations(tuple(left)) != _negations(tuple(right)):
                 return _reason(left + right), typos
             typos += 1  # a space and a slip at once

@@ -150,6 +150,20 @@ APART: list[tuple[str, str, str]] = [
         "The web team owns the push notification service",
         "wording",
     ),
+    # a comparison, an arrow or a status mark is the whole fact
+    ("Page on-call when checkout latency > 200ms", "Page on-call when checkout latency < 200ms", "symbol"),
+    ("Alert when the error budget is >= 5% burned", "Alert when the error budget is <= 5% burned", "symbol"),
+    ("Orders sync one way: shop → warehouse", "Orders sync one way: shop ← warehouse", "symbol"),
+    ("The nightly release build status is ✅", "The nightly release build status is ❌", "symbol"),
+    ("The retry guard is attempts != limit", "The retry guard is attempts == limit", "symbol"),
+    # a name one letter from another is another person, not a typo
+    ("Ask Kristen to review billing changes", "Ask Kirsten to review billing changes", "wording"),
+    ("Sara owns the billing runbook", "Sarah owns the billing runbook", "wording"),
+    ("Brian approves the release notes", "Bryan approves the release notes", "wording"),
+    ("The deploy bot is called Hermes", "The deploy bot is called Hermos", "wording"),
+    # a hash or a colour is not a word with a typo
+    ("The brand colour on the login page is #ffaaaa", "The brand colour on the login page is #ffaaab", "identifier"),
+    ("The last good release commit is deadbeef", "The last good release commit is deadbeaf", "wording"),
 ]
 
 MERGE: list[tuple[str, str]] = [
