@@ -78,3 +78,76 @@ def test_the_readme_says_how_to_install_every_completion_script() -> None:
     assert "ln -sf mcp-memory ~/.local/share/bash-completion/completions/mcp-tenant-memory" in README
     assert "ln -sf mcp-memory.fish ~/.config/fish/completions/mcp-tenant-memory.fish" in README
     assert "python -m mcp_memory.cli.completions" in README
+
+
+def table_rows(heading: str) -> dict[str, list[str]]:
+    """The first table under `## heading`: its first cell → the other cells, backticks kept."""
+    section = README.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def code_spans(cell: str) -> list[str]:
+    return re.findall(r"`([^`]*)`", cell)
+
+
+def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_path, monkeypatch) -> None:
+    """Each default the Configuration table states is what Settings gives when nothing is set,
+    read from the code rather than copied, so a changed default fails here until the README
+    says it too."""
+    from mcp_memory.config import Settings
+
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))  # platformdirs reads the process environment
+    settings = Settings.from_env({"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(xdg), "HOSTNAME": "pod-1"})
+    oauth = Settings.from_env(
+        {
+            "MCP_OAUTH_ISSUER": "https://issuer.example/",
+            "MCP_OAUTH_JWKS_URL": "https://issuer.example/jwks.json",
+            "MCP_RESOURCE_URL": "https://memory.example/mcp",
+        }
+    ).oauth
+    assert oauth is not None
+    limits, calls = settings.http_limits, settings.call_limits
+    expected = {
+        "`MEMORY_DB_PATH`": ["$XDG_DATA_HOME/" + str(settings.db_path.relative_to(xdg))],
+        "`VECTOR_INDEX`": [settings.vector_index],
+        "`RECALL_RETRIEVAL`": [settings.recall_retrieval],
+        "`STATS_FLUSH_MS`": [str(settings.stats_flush_ms)],
+        "`STATS_COMPACT_THRESHOLD`": [str(settings.stats_compact_threshold)],
+        "`HOST`, `PORT`": [settings.host, str(settings.port)],
+        "`AWS_REGION`": [settings.aws_region],
+        "`RATE_LIMIT_PER_TENANT`, `RATE_LIMIT_BURST`": [f"{calls.rate_per_s:g}", str(calls.burst)],
+        "`MAX_CONCURRENT_CALLS`": [str(calls.max_concurrent)],
+        "`HTTP_HEADER_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`, `HTTP_KEEP_ALIVE_MS`": [
+            str(limits.header_timeout_ms),
+            str(limits.body_timeout_ms),
+            str(limits.keep_alive_ms),
+        ],
+        "`MCP_OAUTH_LEEWAY_S`, `MCP_OAUTH_JWKS_CACHE_S`": [str(oauth.leeway_s), str(oauth.jwks_cache_s)],
+        "`MCP_SCOPE_READ`, `MCP_SCOPE_WRITE`, `MCP_SCOPE_FORGET`": [
+            oauth.read_scope,
+            oauth.write_scope,
+            oauth.forget_scope,
+        ],
+        "`MCP_OAUTH_ALLOW_HTTP_LOOPBACK`": [str(oauth.allow_http_loopback).lower()],
+    }
+    rows = table_rows("Configuration")
+    for variables, defaults in expected.items():
+        assert variables in rows, f"the Configuration table has no row for {variables}"
+        assert code_spans(rows[variables][0]) == defaults, f"{variables}: the README's default is not the code's"
+    # the prose beside it, in the same row, must not name another place
+    assert "mcp-memory/memory.db" not in rows["`MEMORY_DB_PATH`"][0] + rows["`MEMORY_DB_PATH`"][1]
+
+
+def test_the_docs_state_the_sqlite_synchronous_setting_the_code_uses() -> None:
+    from mcp_memory.stores.sqlite.db import SYNCHRONOUS
+
+    storage = (ROOT / "docs" / "storage.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"synchronous=(\w+)", storage)) == {SYNCHRONOUS}
+    durability = README.split("\n## Durability\n", 1)[1].split("\n## ", 1)[0]
+    assert f"`synchronous={SYNCHRONOUS}`" in durability.split("\n\n")[2]  # the table row for SQLite
