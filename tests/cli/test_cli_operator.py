@@ -218,6 +218,7 @@ def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, 
         ),
         (("--tenant", "../x", "--cases", "{by_id}"), "--tenant must start with a letter or digit"),
         (("--tenant", " ", "--cases", "{by_id}"), "error: --tenant is empty"),
+        (("--cases", "{huge}"), "holds 10001 texts; one run embeds at most 10000"),
     ],
 )
 def test_calibrate_refuses_bad_usage_with_exit_2(cli, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
@@ -225,6 +226,7 @@ def test_calibrate_refuses_bad_usage_with_exit_2(cli, tmp_path: Path, args: tupl
         "cases": str(write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)),
         "by_id": str(write_cases(tmp_path / "ids.jsonl", {"01J00000000000000000000000": ["q"]}, ABSENT, key="memory")),
         "missing": str(tmp_path / "missing.jsonl"),
+        "huge": str(write_cases(tmp_path / "huge.jsonl", {"a fact": [f"q{i}" for i in range(9_999)]}, ["absent"])),
     }
     result = cli("calibrate", *(a.format(**paths) for a in args))
     assert result.returncode == 2

@@ -3,6 +3,7 @@ the built-in set, and the measurement over the fake embedder and a real store.""
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -165,6 +166,32 @@ def test_the_builtin_set_has_enough_facts_questions_variants_and_absent_question
     assert len(set(questions)) == len(questions) and not set(questions) & set(cases.absent)
     for fact in cases.facts:
         assert all(r != fact.text for r in fact.reworded + fact.typos)
+
+
+def test_the_builtin_set_is_the_size_the_readme_gives() -> None:
+    # "36 facts ..., each with three differently phrased questions, 17 rewordings, 17 typos and
+    # 36 absent questions" (README, Calibrating the relevance floor)
+    cases = builtin_cases()
+    assert len(cases.facts) == 36 and {len(f.questions) for f in cases.facts} == {3}
+    assert sum(len(f.reworded) for f in cases.facts) == 17 and sum(len(f.typos) for f in cases.facts) == 17
+    assert len(cases.absent) == 36
+
+
+def _many(texts: int) -> str:
+    """A cases file of exactly `texts` texts: one fact with questions, and one absent question."""
+    return "\n".join(
+        [
+            json.dumps({"fact": "Deploys go out on Thursdays", "questions": [f"q{i}" for i in range(texts - 2)]}),
+            json.dumps({"absent": "Who approves vacation requests?"}),
+        ]
+    )
+
+
+def test_one_calibration_run_takes_at_most_10000_texts_and_says_so_beyond() -> None:
+    assert parse_cases(_many(10_000), "cases.jsonl").text_count == 10_000
+    with pytest.raises(InvalidArgument) as refused:
+        parse_cases(_many(10_001), "cases.jsonl")
+    assert str(refused.value) == "cases.jsonl holds 10001 texts; one run embeds at most 10000"
 
 
 # --------------------------------------------------------------------------- measuring

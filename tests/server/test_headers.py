@@ -87,3 +87,20 @@ def test_a_conversation_header_sent_twice_is_refused() -> None:
     with pytest.raises(ContextError) as refused:
         caller_from_headers("acme", None, ["chat:1", "chat:2"])
     assert str(refused.value) == "x-conversation-id was sent more than once"
+
+
+@pytest.mark.parametrize(
+    ("explicit", "stamped", "conversation", "named"),
+    [
+        ("acme", ["acme", "other"], None, "x-tenant-id"),  # the explicit header would win, yet the twice is refused
+        (["acme", "other"], "acme", None, "x-memory-tenant"),
+        ("   ", ["acme", "acme"], None, "x-tenant-id"),  # even the same value twice
+        ("acme", "acme", ["chat:1", "chat:1"], "x-conversation-id"),
+    ],
+)
+def test_a_header_sent_twice_is_refused_whether_or_not_the_other_tenant_header_is_there(
+    explicit: object, stamped: object, conversation: object, named: str
+) -> None:
+    with pytest.raises(ContextError) as refused:
+        caller_from_headers(explicit, stamped, conversation)  # type: ignore[arg-type]
+    assert str(refused.value) == f"{named} was sent more than once"
