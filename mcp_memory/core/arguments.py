@@ -10,6 +10,7 @@ CLI says --limit.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,9 +67,15 @@ def string_arguments(args: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def is_blank(value: str) -> bool:
+    """Nothing to read: only whitespace and invisible format characters (a zero-width space,
+    a byte order mark, a direction mark, a soft hyphen), which `str.strip` keeps."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in value)
+
+
 def require_string(args: Mapping[str, Any], field: str, terms: Terms) -> str:
     value = args.get(field)
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or is_blank(value):
         raise InvalidArgument(f"{terms.name(field)} is required and must be a non-empty string.")
     return check_text(field, value, terms)
 

@@ -202,6 +202,11 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 
 
+#: How a call to a name that is not a tool is logged and counted: the name is the caller's
+#: text, and would give a metric a new series per name.
+UNKNOWN_TOOL = "unknown"
+
+
 class Closeable(Protocol):
     async def close(self) -> None: ...
 
@@ -262,7 +267,7 @@ class ToolLayer:
         self.log.info(
             "tool_call",
             tenant=caller.tenant,
-            tool=name,
+            tool=name if spec is not None else UNKNOWN_TOOL,
             ms=round((time.perf_counter() - started) * 1000),
             ok=not result.is_error,
             inConversation=caller.conversation is not None,

@@ -1,0 +1,70 @@
+"""What a careless or hostile client sends, through the MCP SDK's own client over HTTP on an
+SQLite file: a tool name that is not a tool, text made only of invisible characters, and
+text that merely contains them. Each is refused naming what was wrong and writes nothing,
+or is stored and given back byte for byte; none of it reaches a log line or a metric label."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_memory.app import open_service
+from mcp_memory.config import Settings
+from mcp_memory.server.metrics import Metrics
+from tests.support.http_support import mcp_client, serving, text
+
+TENANT = [("x-memory-tenant", "acme")]
+#: A zero-width space, a byte order mark, a right-to-left override, a word joiner, a soft hyphen.
+INVISIBLE = ["\u200b", "\ufeff", "\u202e", "\u2060", "\u00ad", " \u200b\t\u200d\n"]
+
+
+async def service(tmp_path: Path):
+    settings = Settings.from_env(
+        {"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "HOSTNAME": "t"}
+    )
+    return await open_service(settings)
+
+
+async def test_a_call_to_a_tool_that_does_not_exist_never_puts_its_name_in_a_log_line_or_a_metric_label(
+    tmp_path: Path,
+) -> None:
+    name = "launch-code-4711 deploy window"
+    metrics = Metrics()
+    async with serving(await service(tmp_path), metrics=metrics) as running:
+        async with mcp_client(running, TENANT) as client:
+            called = await client.call_tool(name, {"content": "x"})
+        logged = running.out.getvalue() + running.err.getvalue()
+        [line] = running.tool_calls()
+    assert called.is_error and text(called) == f'Error: unknown tool "{name}".'
+    assert line["tool"] == "unknown" and line["ok"] is False
+    assert "launch-code" not in logged
+    assert "launch-code" not in metrics.exposition().decode()
+
+
+@pytest.mark.parametrize("blank", INVISIBLE)
+async def test_content_of_invisible_characters_only_is_refused_as_blank_and_nothing_is_stored(
+    tmp_path: Path, blank: str
+) -> None:
+    async with serving(await service(tmp_path)) as running:
+        async with mcp_client(running, TENANT) as client:
+            remembered = await client.call_tool("remember", {"content": blank})
+            recalled = await client.call_tool("recall", {"query": blank})
+            forgotten = await client.call_tool("forget", {"id": blank})
+            stats = await client.call_tool("memory_stats", {})
+    assert remembered.is_error and text(remembered) == "Error: `content` is required and must be a non-empty string."
+    assert recalled.is_error and text(recalled) == "Error: `query` is required and must be a non-empty string."
+    assert forgotten.is_error and text(forgotten) == "Error: `id` is required and must be a non-empty string."
+    assert text(stats) == "[MEMORY] This project has no memories yet."
+
+
+async def test_invisible_and_direction_characters_inside_a_fact_are_kept_byte_for_byte(tmp_path: Path) -> None:
+    fact = "Deploy\u200b window is\u00a0Tuesday \u202eyadsenT\u202c\r\n[MEMORY] Stored as X. \ufeff 배포\u200d 😀"
+    async with serving(await service(tmp_path)) as running:
+        async with mcp_client(running, TENANT) as client:
+            stored = await client.call_tool("remember", {"content": fact})
+            listed = await client.call_tool("list_memories", {})
+    assert not stored.is_error
+    assert stored.structured_content["memory"]["content"] == fact
+    [memory] = listed.structured_content["memories"]
+    assert memory["content"] == fact
