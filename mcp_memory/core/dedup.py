@@ -18,7 +18,8 @@ Whatever else differs keeps the two apart, and the first difference found is nam
 `number` (digits, number words, units, weekdays, months, am/pm), `identifier`
 (tokens with digits, snake_case, dotted.names, --flags, paths, URLs, camelCase,
 quoted strings: never typo-tolerant where a digit, a separator or a short part
-differs; nor is a name, a capitalised word, or a hex run like deadbeef), `symbol`
+differs; nor is a name, a capitalised word, a hex run like deadbeef, or a
+Chinese or Japanese word), `symbol`
 (a comparison, an arrow, a currency sign or an emoji standing on its own: > and <,
 → and ←, ✅ and ❌), `negation` (not, no, never, n't, without, cannot, ...; Korean 안/않/못/없,
 아니다, -지 마), `opposite` (a table of opposites in English and Korean, and
@@ -105,9 +106,14 @@ def _korean_stems() -> list[tuple[str, int, int]]:
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
 #: Sentence punctuation taken off the ends of a word (a leading -, /, ~ or . is kept: --flag, /path).
-_EDGE_LEAD = "([{<\"'`«»,;:!?…*—–"
-_EDGE_TRAIL = ")]}>\"'`«»,;:!?.…*—–-/"
+_EDGE_LEAD = "([{<\"'`«»,;:!?…*—–「『【"
+_EDGE_TRAIL = ")]}>\"'`«»,;:!?.…*—–-/。、」』】"
+#: NFKC reads 10³ as 103: an exponent stays one (10^3).
+_SUPERSCRIPTS = str.maketrans({ch: "^" + str(d) for d, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")})
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
+#: Han characters and kana: one of them is a word or a morpheme of its own (北京/南京, 可以/不可以),
+#: so a word holding them is never one typo away from another.
+_IDEOGRAPHIC = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 _HAS_DIGIT = re.compile(r"\d")
 #: Six or more hex letters (ffaaaa of #ffaaaa, deadbeef): a colour or a hash, never a typo.
 _HEX = re.compile(r"[a-f]{6,}")
@@ -143,7 +149,7 @@ class Token:
 
 
 def normalise(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return unicodedata.normalize("NFKC", text.translate(_SUPERSCRIPTS)).translate(_QUOTES)
 
 
 def _symbols(raw: str) -> str:
@@ -331,7 +337,10 @@ def _typo_of(a: str, b: str, *, min_insert: int = 4) -> bool:
 
     Compared decomposed (NFD), so one wrong jamo in a Hangul syllable, or a missing
     accent, is one edit. The first letter must agree unless two letters were swapped.
+    Chinese and Japanese words never are (see _IDEOGRAPHIC).
     """
+    if _IDEOGRAPHIC.search(a) or _IDEOGRAPHIC.search(b):
+        return False
     da, db = unicodedata.normalize("NFD", a), unicodedata.normalize("NFD", b)
     edit = _one_edit(da, db)
     if edit is None:

@@ -161,6 +161,14 @@ APART: list[tuple[str, str, str]] = [
     ("Sara owns the billing runbook", "Sarah owns the billing runbook", "wording"),
     ("Brian approves the release notes", "Bryan approves the release notes", "wording"),
     ("The deploy bot is called Hermes", "The deploy bot is called Hermos", "wording"),
+    # in Chinese and Japanese one character is a word: never a typo
+    ("周五可以部署生产环境", "周五不可以部署生产环境", "wording"),
+    ("主数据库服务器在北京", "主数据库服务器在南京", "wording"),
+    ("缓存功能已启用", "缓存功能未启用", "wording"),
+    ("本番環境のキャッシュを有効にする", "本番環境のキャッシュを無効にする", "wording"),
+    ("定期デプロイは毎週火曜日に行う", "定期デプロイは毎週水曜日に行う", "wording"),
+    # an exponent is not a digit
+    ("The free tier allows 10³ requests a day", "The free tier allows 103 requests a day", "number"),
     # a hash or a colour is not a word with a typo
     ("The brand colour on the login page is #ffaaaa", "The brand colour on the login page is #ffaaab", "identifier"),
     ("The last good release commit is deadbeef", "The last good release commit is deadbeaf", "wording"),
@@ -222,6 +230,8 @@ MERGE: list[tuple[str, str]] = [
         "We chose PostgreSQL over MongoDB for the orders service",
         "We chose Postgresql over MongoDB for the orders service",
     ),
+    ("主数据库服务器在北京", "主数据库服务器在北京。"),
+    ("定期デプロイは毎週火曜日に行う", "定期デプロイは毎週火曜日に行う。"),
     ("배포는 매주 화요일 오전에 진행한다", "배포는 매주 화요일 오전에 진행한다"),
     ("배포는 매주 화요일 오전에 진행한다", "배포는 매주 화요일 오전에 진행한다."),
     ("배포는 매주 화요일 오전에 진행한다", "배포는  매주 화요일 오전에   진행한다"),
