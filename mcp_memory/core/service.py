@@ -64,6 +64,10 @@ if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when as
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
+#: When even the farthest of those is at the duplicate cosine, the text may have twins the embedder
+#: cannot tell apart (the local model reads only the first 256 tokens): remember asks for more,
+#: up to this many, so an identical repeat is still found behind them.
+DEDUP_CANDIDATES_MAX = ranking.CANDIDATE_CAP
 #: With a filter, recall and list read at most this many index keys when the store
 #: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
 FILTER_SCAN_CAP = 10_000
@@ -424,7 +428,13 @@ class MemoryService:
         rather than writing a duplicate. "Close" is a memory the rule kept apart only
         by a difference test (core/dedup.py), or one at NEAR_SIMILARITY or above.
         """
-        candidates = await self.vectors.query(caller.tenant, embedding, DEDUP_CANDIDATES, caller.conversation)
+        wanted = DEDUP_CANDIDATES
+        while True:
+            candidates = await self.vectors.query(caller.tenant, embedding, wanted, caller.conversation)
+            crowded = len(candidates) >= wanted and min(h.similarity for h in candidates) >= ranking.DEDUP_SIMILARITY
+            if not crowded or wanted >= DEDUP_CANDIDATES_MAX:
+                break
+            wanted = min(wanted * 4, DEDUP_CANDIDATES_MAX)
         visible = [h for h in candidates if h.memory.visible_to(caller.conversation) and h.memory.id not in exclude]
         visible.sort(key=lambda h: h.similarity, reverse=True)  # stable: ties keep store order
         near: Memory | None = None
