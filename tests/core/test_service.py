@@ -155,6 +155,20 @@ async def test_dedup_scans_for_the_nearest_even_when_the_store_returns_worst_fir
     assert await env.memory_count() == 3
 
 
+async def test_an_identical_repeat_is_known_even_behind_many_memories_with_the_same_embedding(env: Env) -> None:
+    """Texts an embedder cannot tell apart (here: the fake one ignores one-letter words; the local
+    model reads only the first 256 tokens, so two long texts differing at the end) all sit at the
+    same cosine. Repeating one of them must still find it, however many share its vector."""
+    texts = [f"Deploy windows for the billing service close at noon, gate {letter}" for letter in "abcdefghijkl"]
+    vectors = {np.asarray(await env.embedder.embed([t])).tobytes() for t in texts}
+    assert len(vectors) == 1  # the premise: one embedding for all twelve
+    for text in texts:
+        assert "Stored as" in await remember(env, text)
+    for text in texts:
+        assert (await remember(env, text)).startswith("[MEMORY] Already known"), text
+    assert (await env.service.stats(ACME)).total == len(texts)
+
+
 async def test_a_dedup_hit_counts_as_an_access_of_the_existing_memory(env: Env) -> None:
     memory_id = stored_id(await remember(env, DEPLOY))
     await remember(env, DEPLOY)
@@ -320,6 +334,20 @@ async def test_exploratory_keeps_a_near_neighbour_that_precision_cuts(env: Env) 
     exploratory = await recall(env, DEPLOY, mode="exploratory")
     assert "1 memory matched" in precision and DEPLOY_NEAR not in precision
     assert "2 memories matched" in exploratory and DEPLOY_NEAR in exploratory
+
+
+@pytest.mark.parametrize(("mode", "returned"), [("precision", 3), ("balanced", 5), ("exploratory", 10), (None, 5)])
+async def test_without_a_limit_recall_returns_three_five_or_ten_by_mode(
+    env: Env, mode: str | None, returned: int
+) -> None:
+    for word in WORDS[:12]:  # twelve memories, each as close to the query as the next
+        assert "Stored as" in await remember(env, f"{DEPLOY} {word}")
+    mode_argument = {"mode": mode} if mode else {}
+    text = await recall(env, DEPLOY, **mode_argument)
+    assert f"[MEMORY] {returned} memories matched" in text
+    assert len(re.findall(r"^\d+\. \[id:", text, flags=re.MULTILINE)) == returned
+    given = await recall(env, DEPLOY, limit=7, **mode_argument)
+    assert len(re.findall(r"^\d+\. \[id:", given, flags=re.MULTILINE)) == 7
 
 
 async def test_standings_start_at_100_and_never_increase(env: Env) -> None:
