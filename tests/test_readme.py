@@ -151,3 +151,47 @@ def test_the_docs_state_the_sqlite_synchronous_setting_the_code_uses() -> None:
     assert set(re.findall(r"synchronous=(\w+)", storage)) == {SYNCHRONOUS}
     durability = README.split("\n## Durability\n", 1)[1].split("\n## ", 1)[0]
     assert f"`synchronous={SYNCHRONOUS}`" in durability.split("\n\n")[2]  # the table row for SQLite
+
+
+def logged_events() -> set[str]:
+    """Every event name the package can write: the first argument of a `log.info/warn/error`
+    call, of a rate-limited line, of a logged flush, or the name beside a warm-up job."""
+    import ast
+
+    found: set[str] = set()
+    for path in (ROOT / "mcp_memory").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and node.args:
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                receiver = func.value if isinstance(func, ast.Attribute) else None
+                on_a_log = isinstance(receiver, ast.Attribute | ast.Name) and (
+                    getattr(receiver, "attr", getattr(receiver, "id", "")).endswith("log")
+                )
+                candidates = []
+                if name in ("info", "warn", "error") and on_a_log:
+                    candidates.append(node.args[0])
+                elif name == "RateLimitedLine" and len(node.args) > 1:
+                    candidates.append(node.args[1])
+                elif name == "_flush_logged":
+                    candidates.append(node.args[0])
+                elif name == "append" and isinstance(node.args[0], ast.Tuple) and node.args[0].elts:
+                    candidates.append(node.args[0].elts[0])  # service.warm_up's (event, job) pairs
+                for arg in candidates:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.islower():
+                        found.add(arg.value)
+    return {event for event in found if re.fullmatch(r"[a-z]+(_[a-z]+)+", event)}
+
+
+def test_the_logs_section_names_every_event_the_server_writes() -> None:
+    events = logged_events()
+    assert {
+        "tool_call",
+        "tool_failed",
+        "accept_failed",
+        "stats_final_flush_failed",
+        "embedder_warm_up_failed",
+    } <= events
+    logs = README.split("\n## Logs\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", logs)) | set(re.findall(r'"event":"([a-z_]+)"', logs))
+    assert sorted(events - named) == [], "events the README's Logs section does not name"

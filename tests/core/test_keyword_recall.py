@@ -183,3 +183,11 @@ async def test_search_syntax_in_content_and_query_is_data(env: Env, query: str, 
         found = await top_ids(env, query, retrieval=retrieval)  # never an error
         if name is not None:
             assert found[:1] == [ids[name]], (query, retrieval, found)
+
+
+async def test_an_english_word_is_found_by_its_stem(env: Env) -> None:
+    """README: "English words also by their stem (`servers` meets `server`)"."""
+    ids = await store(env, {"servers": "The payment servers are patched every second Tuesday"})
+    for query in ("which server is patched", "patching the payment server", "SERVERS"):
+        assert await top_ids(env, query, retrieval="dense") == [], query
+        assert (await top_ids(env, query))[:1] == [ids["servers"]], query

@@ -218,3 +218,48 @@ async def test_many_exclusive_sections_on_a_tiny_pool_never_deadlock(pg_url: str
         assert pg_support.count(pg_url, "memories") == 24
     finally:
         await close_pair((vectors, objects))
+
+
+async def test_one_process_holds_at_most_ten_statement_and_four_lock_connections(pg_url: str) -> None:
+    """README: "Each process keeps at most 10 connections for statements and 4 for those locks"
+    (what an operator sizes max_connections by), however many calls run at once."""
+    import threading
+
+    from psycopg.conninfo import make_conninfo
+
+    name = f"mcpm-cap-{id(pg_url) % 100_000}"
+    url = make_conninfo(pg_url, application_name=name)
+    embedder = FakeEmbedder()
+    vectors, objects = await open_postgres(url, model=embedder.model, dim=embedder.dim, timeout=60)
+    counters = AccessCounters(objects, pod_id="test", log=NullLog())
+    service = MemoryService(vectors, objects, embedder, counters, floor=0.3)
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        with pg_support.connect(pg_url) as conn:
+            while not done.is_set():
+                held = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,))
+                peak[0] = max(peak[0], int(held.fetchone()[0]))  # type: ignore[index]
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    tenants = [f"tenant-{i}" for i in range(16)]
+    try:
+        for _ in range(3):
+            await asyncio.wait_for(
+                asyncio.gather(
+                    *(
+                        service.remember(Caller(t), f"Deploy windows for {t} close at noon w{n:03d}x")
+                        for t in tenants
+                        for n in range(6)
+                    ),
+                    *(service.recall(Caller(t), "when do deploy windows close?") for t in tenants for _ in range(6)),
+                ),
+                timeout=120,
+            )
+    finally:
+        done.set()
+        sampler.join()
+        await service.close()
+    assert pg_support.count(pg_url, "memories") == 16 * 6
+    assert 2 <= peak[0] <= 10 + 4
