@@ -82,6 +82,13 @@ RATE_BODY = {
 }
 BUSY_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "server busy: try again shortly"}}
 FAILED_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}}
+#: A JSON array of messages: MCP has no batches since 2025-06-18, and the SDK's refusal of one
+#: quotes the start and the end of it (memory content, a query) back in its error text.
+BATCH_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "batch requests are not supported: send one JSON-RPC message per request"},
+}
 
 
 def caller_from_request(ctx: Any) -> Caller:
@@ -234,6 +241,9 @@ class HttpApp:
         if limited is None:
             return
         receive, body = limited
+        if body.lstrip()[:1] == b"[":
+            await send_json(send, 400, BATCH_BODY)
+            return
         if self.oauth is not None and grant.scopes is not None:
             from mcp_memory.server.oauth import challenge, required_scopes
 

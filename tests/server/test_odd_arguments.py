@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp_memory.app import open_service
@@ -68,3 +69,23 @@ async def test_invisible_and_direction_characters_inside_a_fact_are_kept_byte_fo
     assert stored.structured_content["memory"]["content"] == fact
     [memory] = listed.structured_content["memories"]
     assert memory["content"] == fact
+
+
+async def test_a_batch_of_requests_is_refused_without_quoting_any_of_it_and_nothing_is_stored(tmp_path: Path) -> None:
+    secret = "launch-code-4711 deploy window for the payments service"
+    call = {"name": "remember", "arguments": {"content": secret}}
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}]
+    headers = {**dict(TENANT), "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+    async with serving(await service(tmp_path)) as running:
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(running.mcp_url, json=batch, headers=headers)
+        async with mcp_client(running, TENANT) as client:
+            stats = await client.call_tool("memory_stats", {})
+        logged = running.out.getvalue() + running.err.getvalue()
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == (
+        "batch requests are not supported: send one JSON-RPC message per request"
+    )
+    assert "launch-code" not in answer.text and "payments service" not in answer.text
+    assert "launch-code" not in logged
+    assert text(stats) == "[MEMORY] This project has no memories yet."
