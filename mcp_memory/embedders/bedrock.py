@@ -29,7 +29,7 @@ import numpy as np
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vector, check_vectors
-from mcp_memory.runtime.aws import Closed, LazyAwsClient
+from mcp_memory.runtime.aws import AwsClient, Closed
 
 DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
 #: InvokeModel calls in flight for one batch (Bedrock's per-account quotas are the real limit).
@@ -55,7 +55,7 @@ class BedrockEmbedder:
         self.model = model
         self.dim = dim
         self.region = region
-        self._aws = LazyAwsClient(
+        self._aws = AwsClient(
             "bedrock-runtime", region, client=client, workers=concurrency, thread_name="mcp-memory-bedrock"
         )
 
@@ -79,7 +79,7 @@ class BedrockEmbedder:
     async def _embed_one(self, text: str) -> np.ndarray:
         body = json.dumps({"inputText": text, "dimensions": self.dim, "normalize": True})
         try:
-            raw = await self._aws.call(lambda client: self._invoke(client, body))
+            raw = await self._aws.call("InvokeModel", lambda client: self._invoke(client, body))
         except Closed:
             raise EmbeddingError("the Bedrock embedder has been closed") from None
         except EmbeddingError:

@@ -21,7 +21,7 @@ from mcp_memory.core.arguments import optional_limit, require_string
 from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
-from mcp_memory.runtime.aws import Closed, LazyAwsClient
+from mcp_memory.runtime.aws import AwsClient, Closed
 from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, Answer, Hints, ToolSpec
 from mcp_memory.server.quoting import inline, quoted
 
@@ -199,7 +199,7 @@ class DocsRetriever:
         bedrock-agent-runtime client that would be built (tests pass a stubbed one)."""
         self.knowledge_base_id = knowledge_base_id
         self.region = region
-        self._aws = LazyAwsClient(
+        self._aws = AwsClient(
             "bedrock-agent-runtime", region, client=client, workers=workers, thread_name="mcp-memory-docs"
         )
 
@@ -215,7 +215,7 @@ class DocsRetriever:
             )
 
         try:
-            payload = await self._aws.call(call)
+            payload = await self._aws.call("Retrieve", call)
         except Closed:
             raise DocsError("the documentation search has been closed") from None
         except Exception as exc:  # botocore ClientError / BotoCoreError: the message names the cause

@@ -1,6 +1,7 @@
-"""AWS calls off the event loop, and AWS failures in our own words.
+"""AWS failures in the S3 stores' own words, and the client they make every call through.
 
-boto3 blocks, so every call runs in a worker thread (`aws_call`); clients are
+Calls run as every AWS call in this package does, on runtime/aws.py's bounded
+pool (`s3_calls` wraps a store's client with this module's hook); clients are
 thread-safe and made once per store. A failure becomes an `AwsError` — a
 StoreError whose message names the operation and AWS's error code, e.g.
 `PutObject failed: AccessDenied — …` — so an operator can tell which call and
@@ -14,17 +15,14 @@ Imported only with the S3 backend (boto3 is the `aws` extra).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, PartialCredentialsError
+from botocore.exceptions import ClientError, NoCredentialsError, PartialCredentialsError
 
 from mcp_memory.core.errors import StoreError
+from mcp_memory.runtime.aws import AwsClient, Closed
 
-__all__ = ["CREDENTIALS_HINT", "AwsError", "aws_call", "translate"]
-
-T = TypeVar("T")
+__all__ = ["CREDENTIALS_HINT", "AwsError", "s3_calls", "translate"]
 
 #: Said whenever no usable credentials were found. We have no variable of our own
 #: for them on purpose: keys belong to the deployment's role, not to our settings.
@@ -66,12 +64,13 @@ def translate(operation: str, error: Exception) -> AwsError:
     return AwsError(operation, type(error).__name__, str(error))
 
 
-async def aws_call(operation: str, method: Callable[..., T], /, **params: Any) -> T:
-    """`method(**params)` in a worker thread; an AWS failure is raised as AwsError.
+def _hook(operation: str, error: Exception) -> Exception:
+    if isinstance(error, Closed):
+        return StoreError(f"the S3 store has been closed ({operation} was not sent)")
+    return translate(operation, error)
 
-    `operation` is the API name (PutVectors, ListObjectsV2, …) the message names.
-    """
-    try:
-        return await asyncio.to_thread(method, **params)
-    except (ClientError, BotoCoreError) as error:
-        raise translate(operation, error) from None
+
+def s3_calls(client: Any, service: str) -> AwsClient:
+    """`client` (an s3 or s3vectors client the store owns) behind the bounded pool, its
+    failures raised as AwsError."""
+    return AwsClient(service, client=client, owns_client=True, errors=_hook, thread_name=f"mcp-memory-{service}")

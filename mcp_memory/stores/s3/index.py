@@ -12,6 +12,7 @@ same way.
 from __future__ import annotations
 
 import json
+from operator import methodcaller
 from typing import Any, Protocol
 
 import boto3
@@ -19,9 +20,9 @@ from botocore.exceptions import BotoCoreError, InvalidRegionError
 
 from mcp_memory import __version__
 from mcp_memory.core.errors import StartupError
-from mcp_memory.runtime.aws import new_client
+from mcp_memory.runtime.aws import STORAGE_READ_TIMEOUT_S, STORAGE_RETRIES, AwsClient, new_client
 from mcp_memory.stores.base import NON_FILTERABLE_KEYS
-from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError, aws_call
+from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError
 
 __all__ = ["S3Settings", "check_index", "check_state_bucket", "make_clients"]
 
@@ -54,9 +55,8 @@ def make_clients(region: str, *, session: Any = None, endpoint_url: str | None =
     endpoint override come from the standard AWS chain (`AWS_ENDPOINT_URL` too).
     """
     options: dict[str, Any] = {
-        "retries": {"mode": "standard", "max_attempts": 3},
-        "connect_timeout_s": 5,
-        "read_timeout_s": 30,
+        "retries": STORAGE_RETRIES,
+        "read_timeout_s": STORAGE_READ_TIMEOUT_S,
         "max_pool_connections": 32,
         "user_agent_appid": f"mcp-memory-{__version__}",
         "endpoint_url": endpoint_url,
@@ -84,10 +84,10 @@ def _refusal(error: AwsError, what: str, permission: str) -> StartupError:
     return StartupError(f"cannot reach {what}: {error}")
 
 
-async def _missing_index_message(client: Any, settings: S3Settings) -> str:
+async def _missing_index_message(aws: AwsClient, settings: S3Settings) -> str:
     bucket, index = settings.vector_bucket, settings.vector_index
     try:
-        await aws_call("GetVectorBucket", client.get_vector_bucket, vectorBucketName=bucket)
+        await aws.call("GetVectorBucket", methodcaller("get_vector_bucket", vectorBucketName=bucket))
     except AwsError as error:
         if _is_missing(error):
             return (
@@ -133,15 +133,14 @@ def index_problems(index: dict[str, Any], settings: S3Settings) -> list[str]:
     return problems
 
 
-async def check_index(client: Any, settings: S3Settings) -> None:
+async def check_index(aws: AwsClient, settings: S3Settings) -> None:
     """GetIndex, and refuse to start unless the index fits (dimension, cosine, the four keys)."""
+    where = {"vectorBucketName": settings.vector_bucket, "indexName": settings.vector_index}
     try:
-        response = await aws_call(
-            "GetIndex", client.get_index, vectorBucketName=settings.vector_bucket, indexName=settings.vector_index
-        )
+        response = await aws.call("GetIndex", methodcaller("get_index", **where))
     except AwsError as error:
         if _is_missing(error):
-            raise StartupError(await _missing_index_message(client, settings)) from None
+            raise StartupError(await _missing_index_message(aws, settings)) from None
         what = f'the S3 Vectors index "{settings.vector_index}" in bucket "{settings.vector_bucket}"'
         raise _refusal(error, what, "s3vectors:GetIndex") from None
     problems = index_problems(response.get("index") or {}, settings)
@@ -149,11 +148,11 @@ async def check_index(client: Any, settings: S3Settings) -> None:
         raise StartupError("; ".join(problems))
 
 
-async def check_state_bucket(client: Any, settings: S3Settings) -> None:
+async def check_state_bucket(aws: AwsClient, settings: S3Settings) -> None:
     """HeadBucket: the state bucket must exist and be ours to list."""
     bucket = settings.state_bucket
     try:
-        await aws_call("HeadBucket", client.head_bucket, Bucket=bucket)
+        await aws.call("HeadBucket", methodcaller("head_bucket", Bucket=bucket))
     except AwsError as error:
         if _is_missing(error):
             raise StartupError(

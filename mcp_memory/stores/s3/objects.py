@@ -17,11 +17,15 @@ still current.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from operator import methodcaller
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.stores.base import StoredObject
-from mcp_memory.stores.s3.errors import AwsError, aws_call
+from mcp_memory.stores.s3.errors import AwsError, s3_calls
+
+if TYPE_CHECKING:
+    from mcp_memory.runtime.aws import AwsClient
 
 __all__ = ["DELETE_BATCH", "LIST_PAGE", "S3ObjectStore"]
 
@@ -35,8 +39,14 @@ class S3ObjectStore:
 
     def __init__(self, client: Any, bucket: str) -> None:
         self._client = client
+        self._aws = s3_calls(client, "s3")
         self._bucket = bucket
         self._closed = False
+
+    @property
+    def aws(self) -> AwsClient:
+        """How this store calls S3 (the start-up checks call through it too)."""
+        return self._aws
 
     @property
     def bucket(self) -> str:
@@ -45,8 +55,8 @@ class S3ObjectStore:
     async def get(self, key: str) -> StoredObject | None:
         """The body and ETag, or None when there is no such key (or S3 returned neither)."""
 
-        def fetch() -> StoredObject | None:
-            response = self._client.get_object(Bucket=self._bucket, Key=key)
+        def fetch(client: Any) -> StoredObject | None:
+            response = client.get_object(Bucket=self._bucket, Key=key)
             body, etag = response.get("Body"), response.get("ETag")
             if body is None:
                 return None
@@ -55,7 +65,7 @@ class S3ObjectStore:
             return StoredObject(data.decode("utf-8", errors="replace"), etag) if etag else None
 
         try:
-            return await aws_call("GetObject", fetch)
+            return await self._aws.call("GetObject", fetch)
         except AwsError as error:
             if error.status == 404 or error.code in ("NoSuchKey", "404"):
                 return None
@@ -74,7 +84,7 @@ class S3ObjectStore:
         if if_none_match:
             params["IfNoneMatch"] = "*"
         try:
-            response = await aws_call("PutObject", self._client.put_object, **params)
+            response = await self._aws.call("PutObject", methodcaller("put_object", **params))
         except AwsError as error:
             if error.status in (409, 412):
                 raise PreconditionFailed(f"conditional write did not apply for {key}") from None
@@ -105,7 +115,7 @@ class S3ObjectStore:
                 params["StartAfter"] = start_after
             if token:
                 params["ContinuationToken"] = token
-            page = await aws_call("ListObjectsV2", self._client.list_objects_v2, **params)
+            page = await self._aws.call("ListObjectsV2", methodcaller("list_objects_v2", **params))
             keys.extend(item["Key"] for item in page.get("Contents", []) or [])
             token = page.get("NextContinuationToken")
             if not page.get("IsTruncated") or not token:
@@ -117,11 +127,9 @@ class S3ObjectStore:
         unique = list(dict.fromkeys(keys))
         for i in range(0, len(unique), DELETE_BATCH):
             chunk = unique[i : i + DELETE_BATCH]
-            response = await aws_call(
-                "DeleteObjects",
-                self._client.delete_objects,
-                Bucket=self._bucket,
-                Delete={"Objects": [{"Key": key} for key in chunk], "Quiet": True},
+            delete = {"Objects": [{"Key": key} for key in chunk], "Quiet": True}
+            response = await self._aws.call(
+                "DeleteObjects", methodcaller("delete_objects", Bucket=self._bucket, Delete=delete)
             )
             errors = response.get("Errors") or []
             if errors:
@@ -134,4 +142,4 @@ class S3ObjectStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._client.close()
+            await self._aws.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,10 +35,11 @@ from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits
 from mcp_memory.stores.base import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
-from mcp_memory.stores.s3.errors import aws_call
+from mcp_memory.stores.s3.errors import s3_calls
 from mcp_memory.stores.s3.objects import S3ObjectStore
 
 if TYPE_CHECKING:
+    from mcp_memory.runtime.aws import AwsClient
     from mcp_memory.stores.s3.index import S3Settings
 
 __all__ = [
@@ -118,6 +120,7 @@ class S3VectorStore:
 
     def __init__(self, client: Any, bucket: str, index: str, dim: int) -> None:
         self._client = client
+        self._aws = s3_calls(client, "s3vectors")
         self._bucket = bucket
         self._index = index
         self._dim = dim
@@ -131,6 +134,11 @@ class S3VectorStore:
     @property
     def index(self) -> str:
         return self._index
+
+    @property
+    def aws(self) -> AwsClient:
+        """How this store calls S3 Vectors (the start-up checks call through it too)."""
+        return self._aws
 
     def _where(self) -> dict[str, str]:
         return {"vectorBucketName": self._bucket, "indexName": self._index}
@@ -161,9 +169,8 @@ class S3VectorStore:
         """PutVectors, up to 500 vectors a call; every budget is checked before the first call."""
         entries = [self._entry(memory, embedding) for memory, embedding in items]
         for start in range(0, len(entries), PUT_BATCH):
-            await aws_call(
-                "PutVectors", self._client.put_vectors, **self._where(), vectors=entries[start : start + PUT_BATCH]
-            )
+            batch = entries[start : start + PUT_BATCH]
+            await self._aws.call("PutVectors", methodcaller("put_vectors", **self._where(), vectors=batch))
 
     async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
         """ListVectors over the whole index, keeping this tenant's keys (`<tenant>#…`).
@@ -177,13 +184,9 @@ class S3VectorStore:
             options: dict[str, Any] = {"maxResults": min(size, LIST_BATCH)}
             if token:
                 options["nextToken"] = token
-            response = await aws_call(
+            response = await self._aws.call(
                 "ListVectors",
-                self._client.list_vectors,
-                **self._where(),
-                returnData=True,
-                returnMetadata=True,
-                **options,
+                methodcaller("list_vectors", **self._where(), returnData=True, returnMetadata=True, **options),
             )
             page = []
             for item in response.get("vectors", []) or []:
@@ -204,16 +207,16 @@ class S3VectorStore:
         """The one QueryVectors call site; it takes nothing but a tenant-first filter."""
         if not isinstance(where, TenantFilter):
             raise TypeError("QueryVectors needs a TenantFilter from tenant_filter()")
-        response = await aws_call(
-            "QueryVectors",
-            self._client.query_vectors,
+        params = {
             **self._where(),
-            topK=min(top_k, TOP_K_MAX),
-            queryVector={"float32": vector},
-            filter=where.document,
-            returnMetadata=True,
-            returnDistance=True,
-        )
+            "topK": min(top_k, TOP_K_MAX),
+            "queryVector": {"float32": vector},
+            "filter": where.document,
+            "returnMetadata": True,
+            "returnDistance": True,
+        }
+        # Spelled as an attribute, not methodcaller's string, so a test can see this is the only call site.
+        response = await self._aws.call("QueryVectors", lambda client: client.query_vectors(**params))
         hits = []
         for item in response.get("vectors", []) or []:
             memory = from_metadata(_memory_id(item.get("key")), item.get("metadata"), where.tenant)
@@ -301,13 +304,10 @@ class S3VectorStore:
         data = {"returnData": True} if with_data else {}
         items: list[dict[str, Any]] = []
         for chunk in _chunks(ids, GET_BATCH):
-            response = await aws_call(
+            keys = [vector_key(tenant, memory_id) for memory_id in chunk]
+            response = await self._aws.call(
                 "GetVectors",
-                self._client.get_vectors,
-                **self._where(),
-                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
-                returnMetadata=True,
-                **data,
+                methodcaller("get_vectors", **self._where(), keys=keys, returnMetadata=True, **data),
             )
             items.extend(response.get("vectors", []) or [])
         return items
@@ -315,12 +315,8 @@ class S3VectorStore:
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """DeleteVectors, 500 keys a call (unknown keys are not an error)."""
         for chunk in _chunks(ids, DELETE_BATCH):
-            await aws_call(
-                "DeleteVectors",
-                self._client.delete_vectors,
-                **self._where(),
-                keys=[vector_key(tenant, memory_id) for memory_id in chunk],
-            )
+            keys = [vector_key(tenant, memory_id) for memory_id in chunk]
+            await self._aws.call("DeleteVectors", methodcaller("delete_vectors", **self._where(), keys=keys))
 
     @asynccontextmanager
     async def exclusive(self, tenant: str) -> AsyncIterator[None]:
@@ -337,7 +333,7 @@ class S3VectorStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._client.close()
+            await self._aws.close()
 
 
 async def open_s3(
@@ -352,12 +348,13 @@ async def open_s3(
     from mcp_memory.stores.s3.index import check_index, check_state_bucket, make_clients
 
     vectors_client, s3_client = make_clients(settings.aws_region, session=session, endpoint_url=endpoint_url)
-    try:
-        await check_index(vectors_client, settings)
-        await check_state_bucket(s3_client, settings)
-    except BaseException:
-        vectors_client.close()
-        s3_client.close()
-        raise
     vectors = S3VectorStore(vectors_client, settings.vector_bucket or "", settings.vector_index, settings.embedding_dim)
-    return vectors, S3ObjectStore(s3_client, settings.state_bucket or "")
+    objects = S3ObjectStore(s3_client, settings.state_bucket or "")
+    try:
+        await check_index(vectors.aws, settings)
+        await check_state_bucket(objects.aws, settings)
+    except BaseException:
+        await vectors.close()
+        await objects.close()
+        raise
+    return vectors, objects

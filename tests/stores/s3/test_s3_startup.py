@@ -298,6 +298,7 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
 ) -> None:
     from botocore.stub import Stubber
 
+    from mcp_memory.stores.s3.errors import s3_calls
     from mcp_memory.stores.s3.index import check_index, make_clients
     from tests.support.moto_endpoint import signing_session
 
@@ -308,7 +309,7 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
         with Stubber(vectors_client) as stubber:
             stubber.add_client_error("get_index", code, "no", status)
             with pytest.raises(StartupError) as caught:
-                await check_index(vectors_client, settings)
+                await check_index(s3_calls(vectors_client, "s3vectors"), settings)
     finally:
         vectors_client.close()
 
