@@ -66,15 +66,20 @@ def _facets(memory: Memory) -> str:
 
 
 def _print_memory(console: Any, position: int, memory: Memory, extra: str = "") -> None:
+    """The `N. <id>` line at the margin, then the stored text indented, every line of it and
+    every line the terminal wraps it into: a memory is data, and one holding a line such as
+    "2. 01J…  (project, …)" must not pass for the next result (an agent may read this output)."""
+    from rich.padding import Padding
     from rich.text import Text
 
     head = Text(f"{position}. ", style="bold")
     head.append(memory.id, style="cyan")
     head.append(f"  ({_facets(memory)}{extra})", style="dim")
     console.print(head)
-    console.print(Text("   " + memory.content))
-    if memory.tags:
-        console.print(Text("   tags: " + ", ".join(memory.tags), style="dim"))
+    console.print(Padding(Text(memory.content), (0, 0, 0, 3)))
+    if memory.tags:  # a tag may hold a line break: it stays on the tags line
+        tags = ", ".join(" ".join(tag.split()) for tag in memory.tags)
+        console.print(Padding(Text("tags: " + tags, style="dim"), (0, 0, 0, 3)))
 
 
 def print_recall(result: Any, as_json: bool) -> None:
