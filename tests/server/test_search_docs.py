@@ -348,6 +348,27 @@ async def test_a_knowledge_base_failure_names_the_documentation_index_not_the_me
     assert "secret" not in out.getvalue() + err.getvalue()
 
 
+async def test_a_knowledge_base_error_that_quotes_the_query_reaches_no_result_or_log_line(out, err) -> None:
+    """Bedrock's ValidationException quotes the value it refused; a Korean query, in its JSON
+    escaping too, must not come back in the tool result or any log line, while the reason does."""
+    query = "배포 서버를 재시작하기 전에 캐시를 비우는 절차는 무엇인가요?"
+    escaped = json.dumps(query)[1:-1]
+    quoted = (
+        "An error occurred (ValidationException) when calling the Retrieve operation: "
+        f"1 validation error detected: Value '{query}' at 'retrievalQuery.text' failed to satisfy "
+        f'constraint; request was {{"retrievalQuery": {{"text": "{escaped}"}}}}'
+    )
+    retriever = RecordingRetriever(fail=DocsError(f"the knowledge base could not be searched — {quoted}"))
+
+    result = await tools_with(retriever, out, err).call("search_docs", {"query": query}, ACME)
+
+    assert result.is_error and "ValidationException" in result.text and "retrievalQuery.text" in result.text
+    logged = out.getvalue() + err.getvalue()
+    assert '"event":"tool_failed"' in logged
+    for shown in (result.text, logged):
+        assert query[:12] not in shown and "서버를 재시작" not in shown and escaped[:24] not in shown
+
+
 async def test_closing_the_tool_layer_closes_the_retriever(out, err) -> None:
     retriever = RecordingRetriever()
     tools = tools_with(retriever, out, err)
