@@ -2,6 +2,12 @@
 
 Everything is validated up front, in a fixed order, so the first bad value is
 the one reported, by name, with the value that was refused (never a secret).
+
+Which variables a storage backend or an embedding provider needs, and the rule
+a provider's model and width follow, are rows of their tables
+(stores/__init__.py BACKENDS, embedders/__init__.py PROVIDERS); this reader
+reads the tables as they are, so a new row is checked without an edit here.
+How a variable is spelled (a URL, a key) is this module's business.
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ import os
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_memory import DISTRIBUTION
@@ -33,13 +40,6 @@ DB_FILE_NAME = "memory.db"
 #: directory another memory server (mcp-memory-service) also uses.
 LEGACY_DATA_DIR_NAME = "mcp-memory"
 
-#: The backends and providers, read from their tables (stores/__init__.py, embedders/__init__.py).
-BACKENDS = tuple(STORE_BACKENDS)
-PROVIDERS = tuple(EMBEDDING_PROVIDERS)
-
-#: provider → (default model, default dimension)
-PROVIDER_DEFAULTS: dict[str, tuple[str, int]] = {p.name: (p.model, p.dim) for p in EMBEDDING_PROVIDERS.values()}
-
 DEFAULT_FLOOR = 0.1
 #: Relevance floor and HIGH mark measured for a model we ship, by `mcp-memory calibrate --builtin`
 #: (see the README). Other providers default to DEFAULT_FLOOR and the HIGH rule of docs/recall.md#confidence: their model is
@@ -55,6 +55,12 @@ def _one_of(names: tuple[str, ...]) -> str:
     return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
+def _and(names: list[str] | tuple[str, ...]) -> str:
+    """`A`, `A and B`, `A, B and C`, and the verb that goes with them."""
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{listed} {'is' if len(names) == 1 else 'are'}"
+
+
 EMBEDDING_DIM_MAX = 16_000
 PORT_MAX = 65_535
 
@@ -63,9 +69,6 @@ _INTEGER = re.compile(r"\+?[0-9]+")
 _KNOWLEDGE_BASE_ID = re.compile(
     r"[0-9a-zA-Z]{10}|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:[0-9]{12}:knowledge-base/[0-9a-zA-Z]{10}"
 )
-#: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
-TITAN_V2 = "amazon.titan-embed-text-v2:0"
-TITAN_V2_DIMS = (256, 512, 1024)
 
 
 @dataclass(frozen=True)
@@ -223,31 +226,26 @@ class _Reader:
         api_key = self.raw("MCP_API_KEY")
         region = self.raw("AWS_REGION") or "ap-northeast-2"
         backend, reason = self.storage()
-        database_url = self.raw("DATABASE_URL") if backend == "postgres" else None
-        vector_bucket = self.raw("VECTOR_BUCKET") if backend == "s3" else None
-        state_bucket = self.raw("STATE_BUCKET") if backend == "s3" else None
+        # What the chosen backend needs (storage() checked it is set), in its Settings fields.
+        needed: dict[str, Any] = {name.lower(): self.raw(name) for name in STORE_BACKENDS[backend].requires}
         db_path, db_path_notice = self.db_path()
         kb = self.knowledge_base_id()
-        provider, model, dim, base_url, embed_key = self.embedding(backend)
+        provider, model, dim, embedding_needs = self.embedding(backend)
+        needed.update(embedding_needs)
         floor, high = self.relevance(provider)
         flush_ms = self.integer("STATS_FLUSH_MS", 30_000)
         threshold = self.integer("STATS_COMPACT_THRESHOLD", 20)
         tenant, conversation = self.caller_defaults()
-        return Settings(
+        settings = Settings(
             backend=backend,
             backend_reason=reason,
             db_path=db_path,
             db_path_notice=db_path_notice,
-            database_url=database_url,
-            vector_bucket=vector_bucket,
             vector_index=self.raw("VECTOR_INDEX") or "memories",
-            state_bucket=state_bucket,
             knowledge_base_id=kb,
             embedding_provider=provider,
             embedding_model=model,
             embedding_dim=dim,
-            embedding_base_url=base_url,
-            embedding_api_key=embed_key,
             recall_min_similarity=floor,
             recall_high_similarity=high,
             recall_retrieval=self.retrieval(),
@@ -265,6 +263,7 @@ class _Reader:
             tenant=tenant,
             conversation=conversation,
         )
+        return replace(settings, **needed)
 
     def http_limits(self) -> HttpLimits:
         defaults = HttpLimits()
@@ -377,32 +376,25 @@ class _Reader:
     def storage(self) -> tuple[str, str]:
         """Forced by MEMORY_BACKEND, else selected by presence, else embedded SQLite (docs/storage.md)."""
         forced = self.raw("MEMORY_BACKEND")
-        database_url = self.raw("DATABASE_URL")
-        vector_bucket = self.raw("VECTOR_BUCKET")
-        state_bucket = self.raw("STATE_BUCKET")
         if forced is not None:
-            if forced not in BACKENDS:
-                raise ConfigError(f'MEMORY_BACKEND must be {_one_of(BACKENDS)}, got "{forced}"')
-            if forced == "postgres" and database_url is None:
-                raise ConfigError("DATABASE_URL is required when MEMORY_BACKEND=postgres")
-            if forced == "s3":
-                self.buckets(vector_bucket, state_bucket, "when MEMORY_BACKEND=s3")
+            if forced not in STORE_BACKENDS:
+                raise ConfigError(f'MEMORY_BACKEND must be {_one_of(tuple(STORE_BACKENDS))}, got "{forced}"')
+            self.required_together(STORE_BACKENDS[forced].requires, f"when MEMORY_BACKEND={forced}")
             return forced, f"MEMORY_BACKEND={forced}"
-        if database_url is not None:
-            return "postgres", "DATABASE_URL is set"
-        if vector_bucket is not None or state_bucket is not None:
-            self.buckets(vector_bucket, state_bucket, "for the S3 backend")
-            return "s3", "VECTOR_BUCKET and STATE_BUCKET are set"
-        return "sqlite", "embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET is set"
+        for backend in STORE_BACKENDS.values():
+            if any(self.raw(name) is not None for name in backend.requires):
+                self.required_together(backend.requires, f"for the {backend.label} backend")
+                return backend.name, f"{_and(backend.requires)} set"
+        embedded = next(backend for backend in STORE_BACKENDS.values() if not backend.requires)
+        selectors = " nor ".join("/".join(backend.requires) for backend in STORE_BACKENDS.values() if backend.requires)
+        return embedded.name, f"embedded default: neither {selectors} is set"
 
-    @staticmethod
-    def buckets(vector_bucket: str | None, state_bucket: str | None, why: str) -> None:
-        if vector_bucket is None and state_bucket is None:
-            raise ConfigError(f"VECTOR_BUCKET and STATE_BUCKET are required {why}")
-        if vector_bucket is None:
-            raise ConfigError(f"VECTOR_BUCKET is required {why} (STATE_BUCKET is set)")
-        if state_bucket is None:
-            raise ConfigError(f"STATE_BUCKET is required {why} (VECTOR_BUCKET is set)")
+    def required_together(self, names: tuple[str, ...], why: str) -> None:
+        """Refuse, naming what is missing and what is set, unless every one of `names` is set."""
+        missing = [name for name in names if self.raw(name) is None]
+        if missing:
+            present = [name for name in names if name not in missing]
+            raise ConfigError(f"{_and(missing)} required {why}" + (f" ({_and(present)} set)" if present else ""))
 
     def db_path(self) -> tuple[Path, str | None]:
         """MEMORY_DB_PATH, else the platform's user data directory (platformdirs: XDG on Linux,
@@ -434,37 +426,26 @@ class _Reader:
             data_home = str(Path(home) / ".local" / "share")
         return Path(data_home).expanduser() / LEGACY_DATA_DIR_NAME / DB_FILE_NAME
 
-    def embedding(self, backend: str) -> tuple[str, str, int, str | None, str | None]:
-        provider = self.raw("EMBEDDING_PROVIDER") or ("bedrock" if backend == "s3" else "local")
-        if provider not in PROVIDERS:
-            raise ConfigError(f'EMBEDDING_PROVIDER must be {_one_of(PROVIDERS)}, got "{provider}"')
-        default_model, default_dim = PROVIDER_DEFAULTS[provider]
-        base_url = key = None
-        if provider == "openai":
-            base_url = self.base_url()
-            key = self.raw("EMBEDDING_API_KEY")
-            if key is None:
-                raise ConfigError("EMBEDDING_API_KEY is required when EMBEDDING_PROVIDER=openai")
-            if not all(" " <= ch <= "~" for ch in key):  # never echoed: it is a secret
-                raise ConfigError(
-                    "EMBEDDING_API_KEY may hold printable ASCII only (it is sent in an HTTP header); "
-                    "a server that needs no key accepts any placeholder, e.g. not-required"
-                )
-        model = self.raw("EMBEDDING_MODEL") or default_model
-        dim = self.integer("EMBEDDING_DIM", default_dim, EMBEDDING_DIM_MAX)
-        if provider == "local":
-            if model != default_model:
-                raise ConfigError(
-                    f'EMBEDDING_MODEL must be "{default_model}" under EMBEDDING_PROVIDER=local '
-                    f'(the only model shipped), got "{model}"'
-                )
-            if dim != default_dim:
-                raise ConfigError(f'EMBEDDING_DIM must be {default_dim} for {default_model}, got "{dim}"')
-        if provider == "bedrock" and model == TITAN_V2 and dim not in TITAN_V2_DIMS:
-            raise ConfigError(
-                f'EMBEDDING_DIM must be 256, 512 or 1024 for {TITAN_V2} (the widths it can return), got "{dim}"'
-            )
-        return provider, model, dim, base_url, key
+    def embedding(self, backend: str) -> tuple[str, str, int, dict[str, str]]:
+        """The provider, its model and width, and what it needs (Settings field → value)."""
+        provider = self.raw("EMBEDDING_PROVIDER") or STORE_BACKENDS[backend].default_provider
+        if provider not in EMBEDDING_PROVIDERS:
+            raise ConfigError(f'EMBEDDING_PROVIDER must be {_one_of(tuple(EMBEDDING_PROVIDERS))}, got "{provider}"')
+        entry = EMBEDDING_PROVIDERS[provider]
+        needed = {name.lower(): self.required(name, f"when EMBEDDING_PROVIDER={provider}") for name in entry.requires}
+        model = self.raw("EMBEDDING_MODEL") or entry.model
+        dim = self.integer("EMBEDDING_DIM", entry.dim, EMBEDDING_DIM_MAX)
+        if entry.check is not None:
+            entry.check(model, dim)
+        return provider, model, dim, needed
+
+    def required(self, name: str, why: str) -> str:
+        """A variable that must be set, checked as its kind is spelled (a URL, a key)."""
+        raw = self.raw(name)
+        if raw is None:
+            raise ConfigError(f"{name} is required {why}")
+        spelled = {"EMBEDDING_BASE_URL": _base_url, "EMBEDDING_API_KEY": _api_key}.get(name)
+        return raw if spelled is None else spelled(raw)
 
     def knowledge_base_id(self) -> str | None:
         """Checked here, because botocore would refuse a malformed id on every search."""
@@ -476,35 +457,9 @@ class _Reader:
             )
         return raw
 
-    def base_url(self) -> str:
-        raw = self.raw("EMBEDDING_BASE_URL")
-        if raw is None:
-            raise ConfigError("EMBEDDING_BASE_URL is required when EMBEDDING_PROVIDER=openai")
-        message = (
-            "EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment, "
-            f'got "{_scrub(raw)}"'
-        )
-        try:
-            parts = urlsplit(raw)
-            has_credentials = parts.username is not None or parts.password is not None
-            _ = parts.port  # raises on a malformed port
-        except ValueError:
-            raise ConfigError(message) from None
-        if (
-            parts.scheme not in ("http", "https")
-            or not parts.hostname
-            or has_credentials
-            or parts.query
-            or parts.fragment
-            or "?" in raw
-            or "#" in raw
-        ):
-            raise ConfigError(message)
-        return raw.rstrip("/")
-
     def relevance(self, provider: str) -> tuple[float, float]:
         """The floor and the HIGH mark: what is set, else the shipped model's calibrated pair."""
-        calibrated = CALIBRATED_DEFAULTS.get(provider)
+        calibrated = EMBEDDING_PROVIDERS[provider].calibrated
         floor_set = self.raw("RECALL_MIN_SIMILARITY") is not None
         floor = self.ratio("RECALL_MIN_SIMILARITY", calibrated[0] if calibrated else DEFAULT_FLOOR)
         fallback = calibrated[1] if calibrated and not floor_set else default_high_similarity(floor)
@@ -543,6 +498,38 @@ class _Reader:
         except ContextError as exc:
             raise ConfigError(str(exc)) from None
         return tenant, conversation
+
+
+def _base_url(raw: str) -> str:
+    message = (
+        f'EMBEDDING_BASE_URL must be an HTTP(S) base URL without credentials, query or fragment, got "{_scrub(raw)}"'
+    )
+    try:
+        parts = urlsplit(raw)
+        has_credentials = parts.username is not None or parts.password is not None
+        _ = parts.port  # raises on a malformed port
+    except ValueError:
+        raise ConfigError(message) from None
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or has_credentials
+        or parts.query
+        or parts.fragment
+        or "?" in raw
+        or "#" in raw
+    ):
+        raise ConfigError(message)
+    return raw.rstrip("/")
+
+
+def _api_key(raw: str) -> str:
+    if not all(" " <= ch <= "~" for ch in raw):  # never echoed: it is a secret
+        raise ConfigError(
+            "EMBEDDING_API_KEY may hold printable ASCII only (it is sent in an HTTP header); "
+            "a server that needs no key accepts any placeholder, e.g. not-required"
+        )
+    return raw
 
 
 def _is_loopback_host(host: str) -> bool:

@@ -1,6 +1,9 @@
 """Embedders: pick one from the settings, importing only what it needs.
 
-Each provider's module is imported inside `open_embedder`, so importing this
+PROVIDERS is the one table of providers (name, default model and width,
+opener, calibrated marks, the settings it needs and the rule its model and
+width must follow) that config.py and the tests read; adding a provider is its
+module and one row here. Each provider's module is imported inside `open_embedder`, so importing this
 package never pulls in onnxruntime, tokenizers, boto3 or aiohttp; a server that
 embeds with Bedrock never loads onnxruntime, and `mcp-memory --help` stays fast.
 Opening is cheap for every provider: the model, the HTTP session or the boto3
@@ -13,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from mcp_memory.core.errors import StartupError
+from mcp_memory.core.errors import ConfigError, StartupError
 from mcp_memory.embedders.base import Embedder, check_vector, check_vectors, describe
 
 __all__ = [
@@ -48,8 +51,8 @@ class EmbedderSettings(Protocol):
 @dataclass(frozen=True)
 class Provider:
     """One embedding provider: its name (EMBEDDING_PROVIDER), its default model and
-    width, how it is opened, and the floor and HIGH mark measured for a model we ship.
-    config.py and the tests read this table."""
+    width, how it is opened, the floor and HIGH mark measured for a model we ship,
+    and the settings it needs. config.py and the tests read this table."""
 
     name: str
     model: str
@@ -57,6 +60,35 @@ class Provider:
     open: Callable[[EmbedderSettings], Embedder]
     #: (RECALL_MIN_SIMILARITY, RECALL_HIGH_SIMILARITY) measured by `mcp-memory calibrate --builtin`.
     calibrated: tuple[float, float] | None = None
+    #: The variables it cannot work without, checked in this order and each read into the
+    #: Settings field of the same name in lower case (config.py knows how each is spelled).
+    requires: tuple[str, ...] = ()
+    #: `check(model, dim)`: raises ConfigError, naming the variable, when this provider cannot
+    #: embed with that model at that width.
+    check: Callable[[str, int], None] | None = None
+
+
+LOCAL_MODEL, LOCAL_DIM = "all-MiniLM-L6-v2", 384
+#: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
+TITAN_V2 = "amazon.titan-embed-text-v2:0"
+TITAN_V2_DIMS = (256, 512, 1024)
+
+
+def _only_the_shipped_model(model: str, dim: int) -> None:
+    if model != LOCAL_MODEL:
+        raise ConfigError(
+            f'EMBEDDING_MODEL must be "{LOCAL_MODEL}" under EMBEDDING_PROVIDER=local '
+            f'(the only model shipped), got "{model}"'
+        )
+    if dim != LOCAL_DIM:
+        raise ConfigError(f'EMBEDDING_DIM must be {LOCAL_DIM} for {LOCAL_MODEL}, got "{dim}"')
+
+
+def _a_width_titan_returns(model: str, dim: int) -> None:
+    if model == TITAN_V2 and dim not in TITAN_V2_DIMS:
+        raise ConfigError(
+            f'EMBEDDING_DIM must be 256, 512 or 1024 for {TITAN_V2} (the widths it can return), got "{dim}"'
+        )
 
 
 def _open_local(settings: EmbedderSettings) -> Embedder:
@@ -96,9 +128,15 @@ def _open_bedrock(settings: EmbedderSettings) -> Embedder:
 PROVIDERS: dict[str, Provider] = {
     provider.name: provider
     for provider in (
-        Provider("local", "all-MiniLM-L6-v2", 384, _open_local, calibrated=(0.2, 0.6)),
-        Provider("openai", "text-embedding-3-small", 1536, _open_openai),
-        Provider("bedrock", "amazon.titan-embed-text-v2:0", 1024, _open_bedrock),
+        Provider("local", LOCAL_MODEL, LOCAL_DIM, _open_local, calibrated=(0.2, 0.6), check=_only_the_shipped_model),
+        Provider(
+            "openai",
+            "text-embedding-3-small",
+            1536,
+            _open_openai,
+            requires=("EMBEDDING_BASE_URL", "EMBEDDING_API_KEY"),
+        ),
+        Provider("bedrock", TITAN_V2, 1024, _open_bedrock, check=_a_width_titan_returns),
         Provider("fake", "fake-bag-of-words", 64, _open_fake),
     )
 }

@@ -1,7 +1,8 @@
 """Storage backends behind the two ports (stores/base.py).
 
 BACKENDS is the one table of backends (name, opener, install hint, where the
-boot line says it stores) that config.py, the boot lines and the tests read;
+boot line says it stores, the settings it needs) that config.py, the boot
+lines and the tests read; adding a backend is its folder and one row here;
 `open_stores(settings)` opens the one `Settings` chose (docs/storage.md). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
 psycopg or boto3. The S3 backend takes credentials and any endpoint override
@@ -55,12 +56,22 @@ Stores = tuple[VectorStore, ObjectStore]
 @dataclass(frozen=True)
 class Backend:
     """One storage backend: its name (MEMORY_BACKEND), how it is opened (the opener
-    says which extra to install when a driver is missing), and where the boot line
-    says it stores. config.py, the boot lines and the tests read this table."""
+    says which extra to install when a driver is missing), where the boot line
+    says it stores, and the settings it needs. config.py, the boot lines and the
+    tests read this table."""
 
     name: str
     open: Callable[[StoreSettings], Awaitable[Stores]]
     where: Callable[[StoreSettings], str]
+    #: The variables it cannot work without, each read into the Settings field of the same
+    #: name in lower case. config.py refuses the backend, naming them, while any is unset; and
+    #: when MEMORY_BACKEND is not set, the first backend (in table order) with one of them set
+    #: is chosen. A backend that needs none is the embedded default.
+    requires: tuple[str, ...] = ()
+    #: The embedding provider when EMBEDDING_PROVIDER is not set.
+    default_provider: str = "local"
+    #: How messages name it: "the S3 backend".
+    label: str = ""
 
 
 async def _open_sqlite(settings: StoreSettings) -> Stores:
@@ -103,9 +114,22 @@ def _s3_where(settings: StoreSettings) -> str:
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
-        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path)),
-        Backend("postgres", _open_postgres, lambda settings: str(redact_url(settings.database_url or ""))),
-        Backend("s3", _open_s3, _s3_where),
+        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path), label="SQLite"),
+        Backend(
+            "postgres",
+            _open_postgres,
+            lambda settings: str(redact_url(settings.database_url or "")),
+            requires=("DATABASE_URL",),
+            label="PostgreSQL",
+        ),
+        Backend(
+            "s3",
+            _open_s3,
+            _s3_where,
+            requires=("VECTOR_BUCKET", "STATE_BUCKET"),
+            default_provider="bedrock",
+            label="S3",
+        ),
     )
 }
 
