@@ -354,7 +354,9 @@ class MemoryService:
         embedding = await self._embed(content)
         async with self.vectors.exclusive(caller.tenant):
             old = await self._replaceable(caller, replaces)
-            known, near = await self._already_known(caller, content, embedding, exclude=frozenset(replaces))
+            known, near = await self._already_known(
+                caller, content, embedding, exclude=frozenset(replaces), scope=scope
+            )
             if known is not None:
                 self.counters.record(caller.tenant, known.id, self.clock())
                 memory, created = known, False
@@ -418,9 +420,19 @@ class MemoryService:
         return tuple(replaced), tuple(not_removed)
 
     async def _already_known(
-        self, caller: Caller, content: str, embedding: np.ndarray, *, exclude: frozenset[str] = frozenset()
+        self,
+        caller: Caller,
+        content: str,
+        embedding: np.ndarray,
+        *,
+        exclude: frozenset[str] = frozenset(),
+        scope: Scope = "project",
     ) -> tuple[Memory | None, Memory | None]:
         """(the nearest visible memory that says the same thing, the nearest one that is close).
+
+        A fact told to the whole project is already known only from a project memory: a
+        conversation's own note saying the same is seen by that conversation alone, and
+        merging into it would keep the fact from every other conversation.
 
         Candidates are tried nearest first (the store promises no order), so the
         answer is the nearest neighbour whenever that one qualifies; when it fails
@@ -440,7 +452,7 @@ class MemoryService:
         near: Memory | None = None
         for hit in visible:
             verdict = dedup.judge(hit.similarity, content, hit.memory.content)
-            if verdict.same:
+            if verdict.same and (scope == "conversation" or hit.memory.scope == "project"):
                 return hit.memory, None
             if near is None and (verdict.near or hit.similarity >= NEAR_SIMILARITY):
                 near = hit.memory
