@@ -9,6 +9,7 @@ CLI says --limit.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -87,6 +88,7 @@ def optional_limit(args: Mapping[str, Any], fallback: int | None, terms: Terms) 
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
+        or not math.isfinite(value)  # NaN and Infinity parse as JSON numbers in Python
         or value != int(value)
         or not 1 <= value <= LIMIT_MAX
     ):

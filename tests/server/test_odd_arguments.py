@@ -5,6 +5,7 @@ or is stored and given back byte for byte; none of it reaches a log line or a me
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -89,3 +90,28 @@ async def test_a_batch_of_requests_is_refused_without_quoting_any_of_it_and_noth
     assert "launch-code" not in answer.text and "payments service" not in answer.text
     assert "launch-code" not in logged
     assert text(stats) == "[MEMORY] This project has no memories yet."
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize("tool", ["recall", "list_memories"])
+async def test_a_limit_that_is_not_a_finite_number_is_refused_naming_the_limit_not_failed(
+    tmp_path: Path, number: str, tool: str
+) -> None:
+    # Python's JSON reader (and the SDK's) take these literals; the SDK's client cannot send them.
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}})
+    body = call[:-2] + f', "arguments": {{"query": "x", "limit": {number}}}}}}}'
+    assert json.loads(body)["params"]["arguments"]["query"] == "x"
+    headers = {
+        **dict(TENANT),
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    async with serving(await service(tmp_path)) as running:
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(running.mcp_url, content=body, headers=headers)
+        failures = running.err.getvalue()
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Error: `limit` must be an integer between 1 and 50."
+    assert "tool_failed" not in failures
