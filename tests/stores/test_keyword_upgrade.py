@@ -1,6 +1,7 @@
 """A SQLite file or PostgreSQL schema written before the keyword index gains it at its first
-start, once, with a progress line; its memories are then found by keyword. The old databases
-are built from the previous release's schema SQL, kept in tests/stores/fixtures/."""
+start, once, with a progress line; its memories are then found by keyword. A SQLite file of
+schema 2 (one index for the whole file, counted across tenants) rebuilds it per tenant. The old
+databases are built from the previous releases' schema SQL, kept in tests/stores/fixtures/."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcp_memory.core import keywords as core_keywords
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.base import to_metadata
 from mcp_memory.stores.postgres import keywords as pg_keywords
@@ -96,7 +98,7 @@ async def test_an_old_database_gains_its_keyword_index_at_first_start_once(
     try:
         err = capfd.readouterr().err
         assert PROGRESS.format(2) in err and PROGRESS.format(3) in err
-        assert schema_version(backend, request) == "2"
+        assert schema_version(backend, request) == ("3" if backend == "sqlite" else "2")
         assert await found(vectors, ["econnrefused"]) == ["m1"]
         assert await found(vectors, ["pg_hba.conf"]) == ["m2"]
         assert await found(vectors, ["서버"]) == ["m3"]
@@ -130,6 +132,105 @@ async def test_a_repeated_id_replaces_its_keyword_entry(backend: str, request: p
         await vectors.put(Memory(id="m1", tenant="acme", content="Checkout fails with E1234"), unit(1))
         assert await found(vectors, ["econnrefused"]) == []
         assert await found(vectors, ["e1234"]) == ["m1"]
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
+#: A schema-2 file: two tenants share one index, and a conversation note (tenant, id, content,
+#: conversation of a conversation note).
+V2 = [
+    ("acme", "m1", "The ledger worker logs ECONNREFUSED whenever the billing database restarts", None),
+    ("acme", "m2", "Allow the app subnet in pg_hba.conf before the migration", None),
+    ("acme", "m3", "배포 서버가 재시작되면 캐시를 비운다", None),
+    ("acme", "m4", "Thread A chose the canary flag CANARY_77", "chat:a"),
+    ("globex", "g1", "Globex also sees ECONNREFUSED from the ledger proxy", None),
+    ("globex", "g2", "Globex restarts the ledger proxy after ECONNREFUSED", None),
+]
+
+
+def schema_2_sqlite(path: Path) -> None:
+    """A file as the release with the file-wide index wrote it: its schema, and each memory's
+    tokens in `memories_fts` beside it."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript((FIXTURES / "sqlite_schema_v2.sql").read_text())
+        for rev, (tenant, memory_id, content, conversation) in enumerate(V2, start=1):
+            conn.execute(
+                "INSERT INTO memories (tenant, id, content, memory_type, tags, created_at, scope, conversation, "
+                "trust_base, embedding, rev) VALUES (?, ?, ?, 'project', '[]', '2026-07-01T00:00:00.000Z', ?, ?, "
+                "1.0, ?, ?)",
+                (
+                    tenant,
+                    memory_id,
+                    content,
+                    "conversation" if conversation else "project",
+                    conversation,
+                    unit(1, rev).astype("<f4").tobytes(),
+                    rev,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
+                (core_keywords.index_text(content), memory_id, tenant),
+            )
+        conn.execute("INSERT INTO tenants (tenant, generation, purged) VALUES ('acme', 4, 0), ('globex', 2, 0)")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def tables(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        conn.close()
+
+
+async def test_a_schema_2_sqlite_file_rebuilds_its_keyword_index_per_tenant_at_first_start_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sqlite_keywords, "PROGRESS_EVERY", 4)
+    monkeypatch.setattr(sqlite_keywords, "BACKFILL_BATCH", 4)
+    path = tmp_path / "schema2.db"
+    schema_2_sqlite(path)
+    vectors, objects = await open_sqlite(path, model="test-model", dim=8)
+    try:
+        err = capfd.readouterr().err
+        assert "building the keyword index: 4 of 6 memories" in err
+        assert "building the keyword index: 6 of 6 memories" in err
+        conn = sqlite3.connect(path)
+        try:
+            assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        finally:
+            conn.close()
+        assert "memories_fts" not in tables(path)
+        acme = await vectors.keyword_query("acme", unit(0, 0, 1), ["econnrefused"], 10, None)
+        assert [hit.memory.id for hit in acme.hits] == ["m1"]
+        assert (acme.stats.docs, dict(acme.stats.frequency)) == (4, {"econnrefused": 1})  # acme's own counts
+        globex = await vectors.keyword_query("globex", unit(0, 0, 1), ["econnrefused"], 10, None)
+        assert sorted(hit.memory.id for hit in globex.hits) == ["g1", "g2"]
+        assert (globex.stats.docs, dict(globex.stats.frequency)) == (2, {"econnrefused": 2})
+        assert await found(vectors, ["pg_hba.conf"]) == ["m2"]
+        assert await found(vectors, ["서버"]) == ["m3"]
+        assert await found(vectors, ["canary_77"]) == []  # a conversation note stays in its conversation
+        note = await vectors.keyword_query("acme", unit(0, 0, 1), ["canary_77"], 10, "chat:a")
+        assert [hit.memory.id for hit in note.hits] == ["m4"]
+        await vectors.put(Memory(id="m5", tenant="acme", content="Retry E1234 after the coupon refresh"), unit(1, 7))
+        await vectors.delete("acme", ["m1"])
+        assert await found(vectors, ["e1234"]) == ["m5"]
+        assert await found(vectors, ["econnrefused"]) == []
+        assert (await vectors.keyword_query("acme", unit(0, 0, 1), ["e1234"], 10, None)).stats.docs == 4
+    finally:
+        await vectors.close()
+        await objects.close()
+    vectors, objects = await open_sqlite(path, model="test-model", dim=8)  # the second start finds it in place
+    try:
+        assert "building the keyword index" not in capfd.readouterr().err
+        assert await found(vectors, ["e1234"]) == ["m5"]
+        globex = await vectors.keyword_query("globex", unit(0, 0, 1), ["econnrefused"], 10, None)
+        assert sorted(hit.memory.id for hit in globex.hits) == ["g1", "g2"]
     finally:
         await vectors.close()
         await objects.close()

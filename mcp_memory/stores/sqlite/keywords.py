@@ -1,23 +1,41 @@
-"""The SQLite keyword index: an FTS5 table over the tokens of core/keywords.py.
+"""The SQLite keyword index: an FTS5 table over the tokens of core/keywords.py, counted per tenant.
 
-Each memory's token string (`keywords.index_text`) is written to `memories_fts` in the same
-transaction as the memory, and removed with it. The tokens are made in Python, so SQLite,
-PostgreSQL and the in-memory store index exactly the same words; FTS5's tokenizer is told to
-keep the identifier punctuation our tokens carry (`pg_hba.conf` stays one token).
+Each memory's token string (`keywords.index_text`) is written in the same transaction as the
+memory, and removed with it. The tokens are made in Python, so SQLite, PostgreSQL and the
+in-memory store index exactly the same words; FTS5's tokenizer is told to keep the identifier
+punctuation our tokens carry (`pg_hba.conf` stays one token).
 
-Why a table of its own rather than an external-content table over `memories`: external content
-is joined by rowid, and `memories` has no INTEGER PRIMARY KEY, so a VACUUM may renumber its
-rowids and silently point the index at other memories; a contentless table that can delete rows
-needs SQLite 3.43. So the index keeps its own copy of the tokens, and finds a memory's entry
-through its id, which is an indexed column.
+Three tables:
 
-Document counts come from `memories_vocab` (fts5vocab): they are counted over the whole file,
-every tenant together. For a file with one tenant (the usual embedded case) that is exact; with
-several it only shifts how rare a word looks, never what a tenant can see.
+- `keyword_tenants`: one row per tenant with a small integer key, its number of indexed memories
+  and their total token count (BM25's N and average length, kept up to date by every write);
+- `keyword_docs`: one row per memory (its tenant key, id, conversation when it is a conversation
+  note, token count); its INTEGER PRIMARY KEY is the memory's rowid in the FTS5 table;
+- `keyword_fts`: the tokens, each written as `<tenant key>:<token>`, so the index holds every
+  tenant's words apart: `keyword_vocab` (fts5vocab) gives a term's document count *in this
+  tenant*, and a search for a tenant's terms can only walk that tenant's postings.
+
+So one tenant's memories never change another's counts, the keyword candidates or their order:
+recall in tenant A reads nothing of tenant B, not even how common a word is there. Counts are per
+tenant, over all of its memories whatever their scope (as on PostgreSQL and in the in-memory store):
+a conversation's notes count in its tenant's statistics, but only a caller who may see a note can
+ever get it back.
+
+Candidates are ranked in one statement without touching `memories` (the wide table with the
+embeddings): the postings of each searched term, joined to `keyword_docs` by rowid for visibility
+and length, ordered by BM25 as FTS5's own bm25() computes it (its idf, k1 = 1.2, b = 0.75), but with
+the tenant's N and average length instead of the whole file's.
+
+Why tables of their own rather than an external-content table over `memories`: external content is
+joined by rowid, and `memories` has no INTEGER PRIMARY KEY, so a VACUUM may renumber its rowids and
+silently point the index at other memories; a contentless table that can delete rows needs SQLite
+3.43. So the index keeps its own copy of the tokens.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -28,16 +46,41 @@ from mcp_memory.core import keywords
 _TOKENCHARS = "._:/-@#$%+\\_"
 
 SCHEMA = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
-    "keywords, id, tenant UNINDEXED, "
-    f"tokenize = \"unicode61 remove_diacritics 0 tokenchars '{_TOKENCHARS}'\")",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'col')",
+    """CREATE TABLE IF NOT EXISTS keyword_tenants (
+        key INTEGER PRIMARY KEY,
+        tenant TEXT NOT NULL UNIQUE,
+        docs INTEGER NOT NULL DEFAULT 0,
+        tokens INTEGER NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE IF NOT EXISTS keyword_docs (
+        entry INTEGER PRIMARY KEY,
+        tenant_key INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        conversation TEXT,
+        length INTEGER NOT NULL,
+        UNIQUE (tenant_key, id)
+    )""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS keyword_fts USING fts5("
+    f"keywords, tokenize = \"unicode61 remove_diacritics 0 tokenchars '{_TOKENCHARS}'\")",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS keyword_vocab USING fts5vocab(keyword_fts, 'row')",
 )
+#: The index of schema 2: one FTS5 table for the whole file, counted across tenants.
+OLD_TABLES = ("memories_vocab", "memories_fts")
 #: Memories indexed per statement batch while an old file is upgraded, and how often it says so.
 BACKFILL_BATCH = 2000
 PROGRESS_EVERY = 10_000
 
-_VISIBLE = "(m.scope = 'project' OR (? IS NOT NULL AND m.scope = 'conversation' AND m.conversation = ?))"
+#: FTS5's bm25() constants, for the candidate order.
+_K1 = 1.2
+_B = 0.75
+
+_SEARCH = (
+    "SELECT d.id FROM json_each(?) AS q "
+    "JOIN keyword_fts AS f ON f.keyword_fts MATCH q.key "
+    "JOIN keyword_docs AS d ON d.entry = f.rowid "
+    "WHERE d.conversation IS NULL OR d.conversation = ? "
+    "GROUP BY d.entry ORDER BY sum(q.value) / (? + ? * d.length) DESC, d.entry LIMIT ?"
+)
 
 
 def phrase(term: str) -> str:
@@ -45,84 +88,145 @@ def phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _entry(conn: sqlite3.Connection, tenant: str, memory_id: str) -> list[int]:
-    rows = conn.execute(
-        "SELECT rowid, tenant, id FROM memories_fts WHERE memories_fts MATCH ?",
-        (f"id : {phrase(memory_id)}",),
-    ).fetchall()
-    return [rowid for rowid, row_tenant, row_id in rows if row_tenant == tenant and row_id == memory_id]
+def _tenant_key(conn: sqlite3.Connection, tenant: str) -> tuple[int, int, int] | None:
+    """The tenant's key, memory count and token count in the index (None: nothing indexed yet)."""
+    row = conn.execute("SELECT key, docs, tokens FROM keyword_tenants WHERE tenant = ?", (tenant,)).fetchone()
+    return (int(row[0]), int(row[1]), int(row[2])) if row else None
+
+
+def _new_key(conn: sqlite3.Connection, tenant: str) -> int:
+    conn.execute("INSERT OR IGNORE INTO keyword_tenants (tenant) VALUES (?)", (tenant,))
+    found = _tenant_key(conn, tenant)
+    assert found is not None
+    return found[0]
+
+
+def _tokens(key: int, content: str) -> tuple[str, int]:
+    """The FTS5 text of `content` in the tenant `key`, and how many tokens it holds."""
+    own = keywords.index_text(content).split()
+    return " ".join(f"{key}:{token}" for token in own), len(own)
 
 
 def remove(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> None:
     """Inside a write transaction: drop these memories' index entries."""
-    for memory_id in ids:
-        for rowid in _entry(conn, tenant, memory_id):
-            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    found = _tenant_key(conn, tenant)
+    if found is not None:
+        for memory_id in ids:
+            _drop(conn, found[0], memory_id)
 
 
-def write(conn: sqlite3.Connection, tenant: str, memory_id: str, content: str, *, replacing: bool) -> None:
-    """Inside the write transaction that stores the memory: index its tokens (`replacing`: the id
-    was stored before, so its old entry goes first)."""
-    if replacing:
-        remove(conn, tenant, [memory_id])
-    conn.execute(
-        "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
-        (keywords.index_text(content), memory_id, tenant),
+def _drop(conn: sqlite3.Connection, key: int, memory_id: str) -> None:
+    row = conn.execute(
+        "SELECT entry, length FROM keyword_docs WHERE tenant_key = ? AND id = ?", (key, memory_id)
+    ).fetchone()
+    if row is None:
+        return
+    entry, length = row
+    conn.execute("DELETE FROM keyword_fts WHERE rowid = ?", (entry,))
+    conn.execute("DELETE FROM keyword_docs WHERE entry = ?", (entry,))
+    conn.execute("UPDATE keyword_tenants SET docs = docs - 1, tokens = tokens - ? WHERE key = ?", (int(length), key))
+
+
+def write(conn: sqlite3.Connection, tenant: str, memory_id: str, content: str, conversation: str | None) -> None:
+    """Inside the write transaction that stores the memory: index its tokens, replacing the entry
+    the id had (`conversation`: `visibility_key` of the memory)."""
+    key = _new_key(conn, tenant)
+    _drop(conn, key, memory_id)
+    text, length = _tokens(key, content)
+    cursor = conn.execute(
+        "INSERT INTO keyword_docs (tenant_key, id, conversation, length) VALUES (?, ?, ?, ?)",
+        (key, memory_id, conversation, length),
     )
+    conn.execute("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", (cursor.lastrowid, text))
+    conn.execute("UPDATE keyword_tenants SET docs = docs + 1, tokens = tokens + ? WHERE key = ?", (length, key))
 
 
-def stats(conn: sqlite3.Connection, terms: Sequence[str]) -> keywords.TermStats:
-    """The file's memory count and each term's document count."""
-    frequency: dict[str, int] = {}
-    for start in range(0, len(terms), 200):
-        chunk = list(terms[start : start + 200])
-        marks = ", ".join("?" * len(chunk))
-        for term, doc in conn.execute(
-            f"SELECT term, doc FROM memories_vocab WHERE col = 'keywords' AND term IN ({marks})", chunk
-        ):
-            frequency[term] = int(doc)
-    (docs,) = conn.execute("SELECT count(*) FROM memories").fetchone()
-    return keywords.TermStats(int(docs), frequency)
+def visibility_key(scope: str, conversation: str | None) -> str | None:
+    """What `keyword_docs.conversation` holds: None for a project memory; a conversation note's
+    conversation ('' when it has none, which no caller matches)."""
+    return (conversation or "") if scope == "conversation" else None
 
 
-def search(
-    conn: sqlite3.Connection, tenant: str, terms: Sequence[str], top_k: int, conversation: str | None
-) -> list[str]:
-    """The ids of up to `top_k` of `tenant`'s memories visible to `conversation` holding any of
-    `terms`, best BM25 first (tenant and visibility before the limit)."""
-    if not terms or top_k <= 0:
-        return []
-    match = "keywords : (" + " OR ".join(phrase(t) for t in terms) + ")"
-    rows = conn.execute(
-        "SELECT f.id FROM memories_fts f JOIN memories m ON m.tenant = f.tenant AND m.id = f.id "
-        f"WHERE memories_fts MATCH ? AND f.tenant = ? AND {_VISIBLE} ORDER BY f.rank LIMIT ?",
-        (match, tenant, conversation, conversation, top_k),
-    ).fetchall()
-    return [row[0] for row in rows]
+class Index:
+    """One read of the tenant's counts, then searches against them (inside one read transaction)."""
+
+    def __init__(self, conn: sqlite3.Connection, tenant: str, terms: Sequence[str]) -> None:
+        self._conn = conn
+        found = _tenant_key(conn, tenant)
+        self._key, docs, self._tokens = found if found is not None else (0, 0, 0)
+        frequency: dict[str, int] = {}
+        if found is not None:
+            prefix = f"{self._key}:"
+            own = list(dict.fromkeys(terms))
+            for start in range(0, len(own), 200):
+                chunk = [prefix + t for t in own[start : start + 200]]
+                marks = ", ".join("?" * len(chunk))
+                for term, doc in conn.execute(f"SELECT term, doc FROM keyword_vocab WHERE term IN ({marks})", chunk):
+                    frequency[term[len(prefix) :]] = int(doc)
+        #: The tenant's memory count and each term's document count.
+        self.stats = keywords.TermStats(docs, frequency)
+
+    def search(self, terms: Sequence[str], top_k: int, conversation: str | None) -> list[str]:
+        """The ids of up to `top_k` of the tenant's memories visible to `conversation` holding any
+        of `terms`, best BM25 first (visibility before the limit)."""
+        docs = self.stats.docs
+        if not terms or top_k <= 0 or docs <= 0:
+            return []
+        weights = {}
+        for term in dict.fromkeys(terms):
+            held = self.stats.frequency.get(term, 0)
+            idf = math.log((docs - held + 0.5) / (held + 0.5))
+            weights[phrase(f"{self._key}:{term}")] = idf if idf > 0 else 1e-6  # FTS5's floor
+        average = max(self._tokens / docs, 1e-9)
+        rows = self._conn.execute(
+            _SEARCH,
+            (json.dumps(weights), conversation or None, 1 + _K1 * (1 - _B), _K1 * _B / average, top_k),
+        ).fetchall()
+        return [row[0] for row in rows]
 
 
 def missing(conn: sqlite3.Connection) -> bool:
-    """True when the file has no keyword index yet (written by a release before it)."""
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+    """True when the file has no per-tenant keyword index yet (written by a release before it)."""
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'keyword_docs'").fetchone()
     return row is None
 
 
-def backfill(conn: sqlite3.Connection) -> int:
-    """Inside the start-up transaction: index every stored memory; returns how many.
+def build(conn: sqlite3.Connection) -> int:
+    """Inside the start-up transaction: drop an older index, create this one and index every
+    stored memory; returns how many.
 
     Says how far it got on stderr every PROGRESS_EVERY memories (counts only: no content and
     no tenant names), so a large file's first start is not mistaken for a hang.
     """
+    for table in OLD_TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in SCHEMA:
+        conn.execute(statement)
+    conn.execute("INSERT OR IGNORE INTO keyword_tenants (tenant) SELECT DISTINCT tenant FROM memories")
+    tenant_keys = {tenant: int(key) for key, tenant in conn.execute("SELECT key, tenant FROM keyword_tenants")}
+    counts: dict[int, list[int]] = {key: [0, 0] for key in tenant_keys.values()}
     (total,) = conn.execute("SELECT count(*) FROM memories").fetchone()
     done = 0
-    cursor = conn.execute("SELECT tenant, id, content FROM memories")
+    cursor = conn.execute("SELECT tenant, id, scope, conversation, content FROM memories")
     while batch := cursor.fetchmany(BACKFILL_BATCH):
+        docs, texts = [], []
+        for n, (tenant, memory_id, scope, conversation, content) in enumerate(batch, start=done + 1):
+            key = tenant_keys[tenant]
+            text, length = _tokens(key, content)
+            docs.append((n, key, memory_id, visibility_key(scope, conversation), length))
+            texts.append((n, text))
+            counts[key][0] += 1
+            counts[key][1] += length
         conn.executemany(
-            "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
-            [(keywords.index_text(content), memory_id, tenant) for tenant, memory_id, content in batch],
+            "INSERT INTO keyword_docs (entry, tenant_key, id, conversation, length) VALUES (?, ?, ?, ?, ?)", docs
         )
+        conn.executemany("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", texts)
         before, done = done, done + len(batch)
         crossed = done // PROGRESS_EVERY > before // PROGRESS_EVERY or done == total
         if total >= PROGRESS_EVERY and crossed:
             print(f"mcp-memory: building the keyword index: {done} of {total} memories", file=sys.stderr)
+    conn.executemany(
+        "UPDATE keyword_tenants SET docs = ?, tokens = ? WHERE key = ?",
+        [(n, length, key) for key, (n, length) in counts.items()],
+    )
     return int(total)

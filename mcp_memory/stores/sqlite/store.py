@@ -209,13 +209,6 @@ class SqliteVectorStore:
             )
 
         def write(conn: sqlite3.Connection) -> None:
-            replaced = {
-                (memory.tenant, memory.id)
-                for memory, _ in items
-                if conn.execute(
-                    "SELECT 1 FROM memories WHERE tenant = ? AND id = ?", (memory.tenant, memory.id)
-                ).fetchone()
-            }
             revs = {tenant: _bump_generation(conn, tenant, purge=False) for tenant in dict.fromkeys(r[0] for r in rows)}
             conn.executemany(
                 f"INSERT INTO memories ({_COLUMNS}, embedding, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -226,10 +219,9 @@ class SqliteVectorStore:
                 "embedding = excluded.embedding, rev = excluded.rev",
                 [(*row, revs[row[0]]) for row in rows],
             )
-            for memory, _ in items:
-                keywords.write(
-                    conn, memory.tenant, memory.id, memory.content, replacing=(memory.tenant, memory.id) in replaced
-                )
+            for memory, _ in items:  # a repeated id replaces its entry (keywords.write)
+                visibility = keywords.visibility_key(memory.scope, memory.conversation or None)
+                keywords.write(conn, memory.tenant, memory.id, memory.content, visibility)
 
         await self._db.write(write, "put memory" if len(rows) == 1 else "put memories")
 
@@ -346,14 +338,14 @@ class SqliteVectorStore:
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:
         """Memories holding the query's rarer terms, from the FTS5 index (stores/sqlite/keywords.py),
-        each with its cosine from the vector cache; document counts are the file's."""
+        each with its cosine; document counts are the tenant's own."""
         vector = self._vector(embedding)
 
         def read(conn: sqlite3.Connection) -> KeywordAnswer:
-            stats = keywords.stats(conn, terms)
-            ids = keywords.search(conn, tenant, stats.searchable(terms), top_k, conversation)
+            index = keywords.Index(conn, tenant, terms)
+            ids = index.search(index.stats.searchable(terms), top_k, conversation)
             if not ids:
-                return KeywordAnswer([], stats)
+                return KeywordAnswer([], index.stats)
             snapshot = self._cache.current(conn, tenant)
             memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), ids)
             cosines = _cosines(conn, tenant, vector, ids)
@@ -362,7 +354,7 @@ class SqliteVectorStore:
                 for i in ids
                 if i in memories and memories[i].visible_to(conversation)
             ]
-            return KeywordAnswer(hits, stats)
+            return KeywordAnswer(hits, index.stats)
 
         return await self._db.read(read, "keyword query")
 
