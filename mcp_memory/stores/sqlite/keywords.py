@@ -79,7 +79,7 @@ _SEARCH = (
     "JOIN keyword_fts AS f ON f.keyword_fts MATCH q.key "
     "JOIN keyword_docs AS d ON d.entry = f.rowid "
     "WHERE d.conversation IS NULL OR d.conversation = ? "
-    "GROUP BY d.entry ORDER BY sum(q.value) / (? + ? * d.length) DESC, d.entry LIMIT ?"
+    "GROUP BY d.entry ORDER BY sum(q.value) / (? + ? * (d.length + 1)) DESC, d.entry LIMIT ?"
 )
 
 
@@ -177,7 +177,9 @@ class Index:
             held = self.stats.frequency.get(term, 0)
             idf = math.log((docs - held + 0.5) / (held + 0.5))
             weights[phrase(f"{self._key}:{term}")] = idf if idf > 0 else 1e-6  # FTS5's floor
-        average = max(self._tokens / docs, 1e-9)
+        # A row's length counts one token more than its keywords, as schema 2's rows did with their
+        # id column: a one-tenant file orders its candidates as it did before.
+        average = (self._tokens + docs) / docs
         rows = self._conn.execute(
             _SEARCH,
             (json.dumps(weights), conversation or None, 1 + _K1 * (1 - _B), _K1 * _B / average, top_k),
