@@ -260,8 +260,9 @@ class ToolLayer:
         except InvalidArgument as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
         except Exception as exc:
-            # a dependency's error text may quote what it was sent (content, a query)
-            sent = checks.string_arguments(args)
+            # a dependency's error text may quote what it was sent (content, a query, the
+            # conversation a store filtered on)
+            sent = checks.string_arguments(args) + ([caller.conversation] if caller.conversation else [])
             self.log.error("tool_failed", exc, sent=sent, tenant=caller.tenant, tool=name)
             result = ToolResult(self.failure_text(name, exc, sent), is_error=True)
         self.log.info(

@@ -308,3 +308,15 @@ async def test_the_real_service_answers_through_the_tools(env: Env, out, err) ->
     assert stored.text.startswith("[MEMORY] Stored as ")
     assert recalled.text.startswith("[MEMORY] 1 memory matched")
     assert stats.text == "[MEMORY] 1 memory for this project (project: 1)."
+
+
+async def test_a_failure_quoting_the_conversation_id_shows_it_neither_in_the_result_nor_in_the_log(out, err) -> None:
+    # e.g. a store refusing a query filter and quoting it, conversation value and all
+    conversation = "chat:thread-7f3a9c2e"
+    service = RecordingService(fail=OSError(f"invalid filter {{'conversation': {{'$eq': '{conversation}'}}}}"))
+    caller = Caller("acme", conversation)
+    result = await layer(service, out, err).call("recall", {"query": "q"}, caller)
+    assert result.is_error and result.text.startswith("Error: the memory store could not complete this request")
+    assert "invalid filter" in result.text  # the reason stays
+    assert "7f3a9c2e" not in result.text
+    assert "7f3a9c2e" not in out.getvalue() + err.getvalue()
