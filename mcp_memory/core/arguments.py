@@ -131,7 +131,7 @@ def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:
         raise InvalidArgument(f"{terms.name('tags')} must be an array of strings.")
     for tag in value:
         check_text("tags", tag, terms)
-    tags = [t.strip() for t in value if t.strip()]
+    tags = [t.strip() for t in value if not is_blank(t)]
     if len(tags) > TAGS_MAX:
         raise InvalidArgument(f"{terms.name('tags')} may hold at most {TAGS_MAX} entries.")
     for tag in tags:
@@ -190,7 +190,7 @@ def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
             f"{terms.name('category')} may be at most {CATEGORY_MAX_BYTES} bytes. "
             "Use a short label such as decision or convention."
         )
-    return value.strip() or None
+    return None if is_blank(value) else value.strip()
 
 
 # --------------------------------------------------------------------------- one parser per operation

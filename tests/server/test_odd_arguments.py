@@ -115,3 +115,16 @@ async def test_a_limit_that_is_not_a_finite_number_is_refused_naming_the_limit_n
     assert result["isError"] is True
     assert result["content"][0]["text"] == "Error: `limit` must be an integer between 1 and 50."
     assert "tool_failed" not in failures
+
+
+async def test_an_invisible_tag_or_category_is_dropped_like_an_empty_one(tmp_path: Path) -> None:
+    async with serving(await service(tmp_path)) as running:
+        async with mcp_client(running, TENANT) as client:
+            stored = await client.call_tool(
+                "remember",
+                {"content": "Deploys go out on Tuesdays", "tags": ["ops", "\u200b", " \ufeff "], "category": "\u2060"},
+            )
+    memory = stored.structured_content["memory"]
+    assert memory["tags"] == ["ops"]
+    assert "category" not in memory
+    assert "tags: ops\n" in text(stored) + "\n"
