@@ -191,3 +191,27 @@ async def test_an_english_word_is_found_by_its_stem(env: Env) -> None:
     for query in ("which server is patched", "patching the payment server", "SERVERS"):
         assert await top_ids(env, query, retrieval="dense") == [], query
         assert (await top_ids(env, query))[:1] == [ids["servers"]], query
+
+
+SCRIPTS = {
+    "cyrillic": ("Сервер биллинга перезапускается каждую ночь", "перезапускается"),
+    "greek": ("Ο διακομιστής χρεώσεων επανεκκινείται κάθε βράδυ", "διακομιστής"),
+    "arabic": ("خادم الفواتير يعيد التشغيل كل ليلة", "الفواتير"),
+    "hindi": ("बिलिंग सर्वर हर रात पुनः आरंभ होता है", "सर्वर"),
+    "accented": ("Le résumé de la migration est dans le wiki", "RÉSUMÉ"),
+}
+
+
+async def test_a_word_in_any_spaced_script_is_found_by_keyword(env: Env) -> None:
+    """README: keyword matching "reads every language as it is written: words in any script"."""
+    ids = await store(env, {name: fact for name, (fact, _) in SCRIPTS.items()})
+    for name, (_, word) in SCRIPTS.items():
+        assert await top_ids(env, word, retrieval="dense") == [], name
+        assert (await top_ids(env, word))[:1] == [ids[name]], name
+
+
+async def test_a_script_written_without_spaces_is_read_in_runs(env: Env) -> None:
+    """README (Languages): Thai and the like are read in runs between spaces and punctuation."""
+    ids = await store(env, {"spaced": "เซิร์ฟเวอร์ รีสตาร์ท ทุกคืน", "run": "ฐานข้อมูลสำรองทุกวันอาทิตย์"})
+    assert (await top_ids(env, "รีสตาร์ท"))[:1] == [ids["spaced"]]
+    assert ids["run"] not in await top_ids(env, "สำรอง")  # a term inside a longer run: not by keyword

@@ -234,3 +234,46 @@ async def test_a_schema_2_sqlite_file_rebuilds_its_keyword_index_per_tenant_at_f
     finally:
         await vectors.close()
         await objects.close()
+
+
+#: The FTS5 tokenizer the keyword index was first created with: it split words at combining marks.
+FIRST_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '._:/-@#$%+\\_'"
+
+
+async def test_a_sqlite_index_that_split_words_at_combining_marks_is_rebuilt_once_and_finds_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "first.db"
+    vectors, objects = await open_sqlite(path, model="test-model", dim=8)
+    try:
+        await vectors.put(Memory(id="m1", tenant="acme", content="बिलिंग सर्वर हर रात पुनः आरंभ होता है"), unit(1))
+        await vectors.put(Memory(id="m2", tenant="acme", content="Allow the app subnet in pg_hba.conf"), unit(1, 1))
+    finally:
+        await vectors.close()
+        await objects.close()
+    conn = sqlite3.connect(path)  # as a release with the old tokenizer left the file
+    try:
+        rows = conn.execute("SELECT rowid, keywords FROM keyword_fts").fetchall()
+        conn.execute("DROP TABLE keyword_vocab")
+        conn.execute("DROP TABLE keyword_fts")
+        conn.execute(f'CREATE VIRTUAL TABLE keyword_fts USING fts5(keywords, tokenize = "{FIRST_TOKENIZER}")')
+        conn.execute("CREATE VIRTUAL TABLE keyword_vocab USING fts5vocab(keyword_fts, 'row')")
+        conn.executemany("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", rows)
+        conn.commit()
+    finally:
+        conn.close()
+    for _ in range(2):  # the first start rebuilds the index; the second finds it in place
+        vectors, objects = await open_sqlite(path, model="test-model", dim=8)
+        try:
+            assert await found(vectors, ["सर्वर"]) == ["m1"]
+            assert await found(vectors, ["pg_hba.conf"]) == ["m2"]
+        finally:
+            await vectors.close()
+            await objects.close()
+    conn = sqlite3.connect(path)
+    try:
+        (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'keyword_fts'").fetchone()
+        assert "categories" in sql
+        assert conn.execute("SELECT count(*) FROM keyword_docs").fetchone()[0] == 2  # rebuilt, not doubled
+    finally:
+        conn.close()

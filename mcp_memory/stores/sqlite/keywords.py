@@ -44,6 +44,12 @@ from mcp_memory.core import keywords
 
 #: The punctuation our tokens carry inside them (core/keywords.py `_EDGE`), kept by the tokenizer.
 _TOKENCHARS = "._:/-@#$%+\\_"
+#: The Unicode categories FTS5 keeps inside a token: everything our tokens can hold, so that it
+#: splits only where index_text put a space. unicode61's default (letters, numbers, Co) split
+#: words at their combining marks: Hindi सर्वर became सर and वर, and was never found (nor a
+#: Bengali word, Arabic with its vowel marks, or a decomposed é).
+_CATEGORIES = "L* M* N* P* S* Co Cf"
+_TOKENIZE = f"unicode61 remove_diacritics 0 categories '{_CATEGORIES}' tokenchars '{_TOKENCHARS}'"
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS keyword_tenants (
@@ -60,12 +66,13 @@ SCHEMA = (
         length INTEGER NOT NULL,
         UNIQUE (tenant_key, id)
     )""",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS keyword_fts USING fts5("
-    f"keywords, tokenize = \"unicode61 remove_diacritics 0 tokenchars '{_TOKENCHARS}'\")",
+    f'CREATE VIRTUAL TABLE IF NOT EXISTS keyword_fts USING fts5(keywords, tokenize = "{_TOKENIZE}")',
     "CREATE VIRTUAL TABLE IF NOT EXISTS keyword_vocab USING fts5vocab(keyword_fts, 'row')",
 )
 #: The index of schema 2: one FTS5 table for the whole file, counted across tenants.
 OLD_TABLES = ("memories_vocab", "memories_fts")
+#: This index's own tables, dropped to be built again when its tokenizer is an older one.
+TABLES = ("keyword_vocab", "keyword_fts", "keyword_docs", "keyword_tenants")
 #: Memories indexed per statement batch while an old file is upgraded, and how often it says so.
 BACKFILL_BATCH = 2000
 PROGRESS_EVERY = 10_000
@@ -188,9 +195,16 @@ class Index:
 
 
 def missing(conn: sqlite3.Connection) -> bool:
-    """True when the file has no per-tenant keyword index yet (written by a release before it)."""
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'keyword_docs'").fetchone()
-    return row is None
+    """True when the file has no per-tenant keyword index yet (written by a release before it),
+    or one whose tokenizer splits words at their combining marks (made before _CATEGORIES): that
+    one is dropped here, inside the start-up transaction, for `build` to make again."""
+    docs = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'keyword_docs'").fetchone()
+    fts = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'keyword_fts'").fetchone()
+    if docs is not None and fts is not None and f"categories '{_CATEGORIES}'" in fts[0]:
+        return False
+    for table in TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    return True
 
 
 def build(conn: sqlite3.Connection) -> int:
