@@ -235,6 +235,15 @@ async def test_a_category_over_128_bytes_is_refused(out, err) -> None:
     assert result.is_error and "`category` may be at most" in result.text
 
 
+async def test_a_category_is_measured_in_bytes_before_it_is_trimmed(out, err) -> None:
+    """docs/tools.md: "a string of at most 128 bytes, measured before trimming"."""
+    tools = layer(RecordingService(), out, err)
+    assert not (await tools.call("remember", {"content": "c", "category": "é" * 64}, ACME)).is_error  # 128 bytes
+    padded = " " + "x" * 127 + " "  # 127 bytes once trimmed, 129 as sent
+    refused = await tools.call("remember", {"content": "c", "category": padded}, ACME)
+    assert refused.is_error and "`category` may be at most 128 bytes" in refused.text
+
+
 async def test_a_long_tag_is_refused_quoting_its_start(out, err) -> None:
     tag = "x" * 65
     result = await layer(RecordingService(), out, err).call("remember", {"content": "c", "tags": [tag]}, ACME)
