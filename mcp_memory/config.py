@@ -120,11 +120,19 @@ class OAuthSettings:
 @dataclass(frozen=True)
 class CallLimits:
     """Per-process backpressure on `serve-http` (server/limits.py): a token bucket per tenant
-    (`rate_per_s` sustained, `burst` at once) and a cap on requests being answered at once."""
+    (`rate_per_s` sustained, `burst` at once), a cap on requests being answered at once, and
+    the share of that cap one tenant may hold (`per_tenant`; None: a quarter of it)."""
 
     rate_per_s: float = 20.0
     burst: int = 40
     max_concurrent: int = 64
+    per_tenant: int | None = None
+
+    @property
+    def tenant_share(self) -> int:
+        """How many requests one tenant may have answered at once in this process."""
+        share = self.per_tenant if self.per_tenant is not None else self.max_concurrent // 4
+        return max(1, min(share, self.max_concurrent))
 
 
 @dataclass(frozen=True)
@@ -364,6 +372,7 @@ class _Reader:
             rate_per_s=rate,
             burst=self.integer("RATE_LIMIT_BURST", defaults.burst, 100_000),
             max_concurrent=self.integer("MAX_CONCURRENT_CALLS", defaults.max_concurrent, 10_000),
+            per_tenant=self.integer("MAX_CONCURRENT_PER_TENANT", 0, 10_000) or None,
         )
 
     def metrics(self, host: str) -> MetricsSettings:

@@ -15,7 +15,9 @@ For every request, on the path alone (the query string never matters):
    GET stream (the SDK would hold one open, silent, until shutdown) and no
    session for a DELETE to end.
 6. limits (server/limits.py): the process already answering its cap → 503;
-   the tenant over its rate → 429; both with Retry-After, at once.
+   the tenant holding its share of the cap, or over its rate → 429; all with
+   Retry-After, at once, before the body is read (the connection's next
+   request is then read no sooner than Retry-After says).
 7. a body over 1 MiB → 413, decided on Content-Length before reading any of
    it, or by counting a chunked body and stopping at the limit.
 8. with OAuth, a tool call the token's scopes do not cover → 403
@@ -49,7 +51,7 @@ from mcp_memory.server.headers import (
     caller_from_headers,
     tenant_required_message,
 )
-from mcp_memory.server.limits import TenantBuckets, retry_after
+from mcp_memory.server.limits import HOLD_KEY, TenantBuckets, retry_after
 from mcp_memory.server.metrics import Metrics, MetricsLog
 from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
 from mcp_memory.server.tools import ToolLayer
@@ -79,6 +81,11 @@ RATE_BODY = {
     "jsonrpc": "2.0",
     "id": None,
     "error": {"code": -32000, "message": "rate limit: too many requests for this tenant"},
+}
+SHARE_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32000, "message": "rate limit: too many calls at once for this tenant"},
 }
 BUSY_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "server busy: try again shortly"}}
 FAILED_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "internal error"}}
@@ -125,9 +132,13 @@ def _has_header(scope: Scope, name: bytes) -> bool:
     return any(key == name for key, _ in scope.get("headers", ()))
 
 
+def _json_bytes(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode("utf-8")
+
+
 async def send_json(send: Send, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """One complete hand-written JSON answer."""
-    payload = json.dumps(body, separators=(",", ":")).encode("utf-8")
+    payload = _json_bytes(body)
     await send(
         {
             "type": "http.response.start",
@@ -179,6 +190,9 @@ class HttpApp:
             self.metadata = metadata_router(oauth)
         self.limits = call_limits or CallLimits()
         self.buckets = TenantBuckets(self.limits)
+        #: MCP requests being answered, per tenant (only tenants with one or more).
+        self.tenant_in_flight: dict[str, int] = {}
+        self._refusals = {body_id: _json_bytes(body) for body_id, body in (("rate", RATE_BODY), ("share", SHARE_BODY))}
         self.metrics = metrics
         if metrics is not None:
             tools.log = MetricsLog(tools.log, metrics)
@@ -235,7 +249,8 @@ class HttpApp:
         if scope["method"] != "POST":
             await send_json(send, 405, METHOD_BODY, [(b"allow", b"POST")])
             return
-        if not await self._admit(scope, grant, send):
+        admitted, tenant = await self._admit(scope, grant, send)
+        if not admitted:
             return
         limited = await self._limited(scope, receive, send)
         if limited is None:
@@ -256,7 +271,7 @@ class HttpApp:
                 await send_json(send, 403, SCOPE_BODY, [(b"www-authenticate", value.encode("ascii"))])
                 return
         scope[GRANT_KEY] = grant
-        await self._mcp(scope, receive, send)
+        await self._mcp(scope, receive, send, tenant)
 
     def _reject(self, reason: str) -> None:
         if self.metrics is not None:
@@ -295,22 +310,47 @@ class HttpApp:
             await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])
             return None
 
-    async def _admit(self, scope: Scope, grant: Grant, send: Send) -> bool:
-        """False once 429 (the tenant's rate) or 503 (this process is full) has been sent."""
+    async def _admit(self, scope: Scope, grant: Grant, send: Send) -> tuple[bool, str | None]:
+        """Whether the request may go on, and its tenant when it can be told now.
+
+        False once 503 (this process is full) or 429 (the tenant holds its share of
+        the cap, or is over its rate) has been sent. A 429 leaves its wait in the
+        scope, so the protocol holds the connection's next request until then.
+        """
         from starlette.datastructures import Headers
 
         if self.in_flight >= self.limits.max_concurrent:
             self._reject("busy")
             await send_json(send, 503, BUSY_BODY, [(b"retry-after", b"1")])
-            return False
+            return False, None
         tenant = grant.transport_tenant(Headers(scope=scope))
-        if tenant is not None:
-            wait = self.buckets.take(tenant)
-            if wait > 0:
-                self._reject("rate")
-                await send_json(send, 429, RATE_BODY, [(b"retry-after", retry_after(wait))])
-                return False
-        return True
+        if tenant is None:
+            return True, None
+        if self.tenant_in_flight.get(tenant, 0) >= self.limits.tenant_share:
+            await self._too_many(scope, send, "share", 1.0)
+            return False, None
+        wait = self.buckets.take(tenant)
+        if wait > 0:
+            await self._too_many(scope, send, "rate", wait)
+            return False, None
+        return True, tenant
+
+    async def _too_many(self, scope: Scope, send: Send, which: str, wait: float) -> None:
+        self._reject("rate")
+        scope[HOLD_KEY] = wait
+        payload = self._refusals[which]
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 429,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode("ascii")),
+                    (b"retry-after", retry_after(wait)),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, bytes] | None:
         """`receive` replaying the whole body, and the body, within the limit; None once 413 has
@@ -357,7 +397,7 @@ class HttpApp:
         # connection is free for the next request.
         await send_json(send, 413, TOO_LARGE_BODY)
 
-    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send, tenant: str | None) -> None:
         started = False
 
         async def tracked(message: Message) -> None:
@@ -366,6 +406,8 @@ class HttpApp:
             await send(message)
 
         self.in_flight += 1
+        if tenant is not None:
+            self.tenant_in_flight[tenant] = self.tenant_in_flight.get(tenant, 0) + 1
         if self.metrics is not None:
             self.metrics.in_flight.inc()
         try:
@@ -376,6 +418,12 @@ class HttpApp:
                 await send_json(send, 500, FAILED_BODY)
         finally:
             self.in_flight -= 1
+            if tenant is not None:
+                left = self.tenant_in_flight[tenant] - 1
+                if left:
+                    self.tenant_in_flight[tenant] = left
+                else:
+                    del self.tenant_in_flight[tenant]
             if self.metrics is not None:
                 self.metrics.in_flight.dec()
 

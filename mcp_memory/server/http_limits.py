@@ -38,6 +38,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from mcp_memory.config import HttpLimits
 from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.limits import HOLD_KEY, MAX_HOLD_S
 
 #: The cap when HTTP_MAX_CONNECTIONS is not set (fewer when the file limit is lower).
 DEFAULT_MAX_CONNECTIONS = 1000
@@ -152,6 +153,7 @@ class LimitedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._header_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
+        self._hold_timer: asyncio.TimerHandle | None = None
         self._cut = False
         super().connection_made(transport)
         if not self.connections_open.admit(self):
@@ -175,12 +177,28 @@ class LimitedH11Protocol(H11Protocol):
         self._follow_request()
 
     def on_response_complete(self) -> None:
+        scope: dict[str, Any] = self.scope or {}  # type: ignore[assignment]  # the app's key is ours
+        hold = scope.pop(HOLD_KEY, None)
+        if hold and not self.transport.is_closing():
+            # Told to wait: read nothing more (a pipelined request included) until then.
+            self.flow.pause_reading()
+            self._hold_timer = self.loop.call_later(min(float(hold), MAX_HOLD_S), self._end_hold)
+            return
         super().on_response_complete()
         self._follow_request()
 
+    def _end_hold(self) -> None:
+        self._hold_timer = None
+        if self._cut or self.transport.is_closing():
+            return
+        super().on_response_complete()  # the keep-alive timer, reading again, a pipelined request
+        self._follow_request()
+
     def evictable(self) -> bool:
-        """Idle, or still sending its request: nothing is being answered."""
-        return not self._cut and self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+        """Idle, held after a 429, or still sending its request: nothing is being answered."""
+        if self._cut:
+            return False
+        return self._hold_timer is not None or self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
 
     def cut(self, *, answer: bool) -> None:
         """Close the connection, with a 408 first when `answer` and no answer has begun."""
@@ -220,10 +238,10 @@ class LimitedH11Protocol(H11Protocol):
         self.cut(answer=True)
 
     def _cancel_timers(self) -> None:
-        for timer in (self._header_timer, self._body_timer):
+        for timer in (self._header_timer, self._body_timer, self._hold_timer):
             if timer is not None:
                 timer.cancel()
-        self._header_timer = self._body_timer = None
+        self._header_timer = self._body_timer = self._hold_timer = None
 
 
 def limited_protocol(limits: HttpLimits, log: JsonLog) -> type[LimitedH11Protocol]:

@@ -7,7 +7,16 @@ answering `max_concurrent` MCP requests answers `503` with `Retry-After: 1`, so 
 load balancer can try another replica. A request counts against its tenant's
 bucket when the tenant can be told from the credential and the headers before the
 body is read; one whose tenant headers are wrong is not counted (its tool call is
-refused without running, and the concurrency cap still holds).
+refused without running, and the concurrency cap still holds). One tenant may hold at
+most its share of the cap (`CallLimits.tenant_share`, a quarter by default): past it,
+`429` too, so a tenant with slow calls cannot take every slot from the others.
+
+Refusing costs the event loop something too (parsing, the answer), and a client that
+ignores `Retry-After` would otherwise make the loop refuse it as fast as it can send,
+slowing every other tenant's calls. So after a `429` its connection's next request is
+not read until the wait is over (at most `MAX_HOLD_S`): the answer itself is never
+delayed, a client that waits as told never notices, and a flood costs what its rate is
+worth rather than what the client's CPU can send (bench/RESULTS.md, noisy neighbour).
 
 Written here rather than taken from a library: the per-key buckets must answer
 "how long until the next token" for Retry-After, on one event loop, with a bounded
@@ -25,6 +34,11 @@ from mcp_memory.config import CallLimits
 
 #: Buckets kept at most; past this, the full ones (idle tenants) are dropped first.
 MAX_BUCKETS = 10_000
+#: Where the app leaves, in a request's ASGI scope, how long its 429 told the client to wait;
+#: the HTTP protocol (server/http_limits.py) reads that connection's next request no sooner.
+HOLD_KEY = "mcp_memory.hold_s"
+#: The longest a connection is held after a 429, whatever the wait.
+MAX_HOLD_S = 1.0
 
 
 @dataclass
