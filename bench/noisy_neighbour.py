@@ -3,7 +3,8 @@
 Three processes on the same machine: `serve-http` (default limits: 20/s per tenant, burst 40,
 64 calls at once; SQLite with 300 memories, fake embedder, a static key), the flooder (its own
 process, `--flood`: raw keep-alive HTTP/1.1 POSTs of a `recall` from tenant `noisy`, `--conns`
-connections each sending its next request the moment the answer is in) and this process, the
+connections each sending its next request the moment the answer is in; `--fresh`: a new
+connection for every request, as a flooder that notices the hold after a 429 would) and this process, the
 quiet tenant, one `recall` every 50 ms over one keep-alive connection (httpx).
 
 Idle and flood windows take turns, `--rounds` times, so the machine's drift hits both alike; each
@@ -58,7 +59,10 @@ def flood_request(host: str, port: int, path: str, tenant: str) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + BODY
 
 
-async def flood_connection(host: str, port: int, request: bytes, codes: dict[int, int], stop: asyncio.Event) -> None:
+async def flood_connection(
+    host: str, port: int, request: bytes, codes: dict[int, int], stop: asyncio.Event, fresh: bool
+) -> None:
+    """Send, read the answer, send again; `fresh`: a new connection for every request."""
     while not stop.is_set():
         try:
             reader, writer = await asyncio.open_connection(host, port)
@@ -81,7 +85,7 @@ async def flood_connection(host: str, port: int, request: bytes, codes: dict[int
                         close = True
                 await reader.readexactly(length)
                 codes[status] = codes.get(status, 0) + 1
-                if close:
+                if close or fresh:
                     break
         except (OSError, asyncio.IncompleteReadError, ValueError):
             codes[-1] = codes.get(-1, 0) + 1
@@ -89,7 +93,7 @@ async def flood_connection(host: str, port: int, request: bytes, codes: dict[int
             writer.close()
 
 
-async def flood(url: str, conns: int) -> None:
+async def flood(url: str, conns: int, fresh: bool) -> None:
     """Flood until SIGTERM; print the answers' statuses (JSON) on stdout."""
     hostport = url.removeprefix("http://").split("/", 1)[0]
     host, port = hostport.rsplit(":", 1)
@@ -98,7 +102,7 @@ async def flood(url: str, conns: int) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     started = time.monotonic()
-    tasks = [asyncio.create_task(flood_connection(host, int(port), request, codes, stop)) for _ in range(conns)]
+    tasks = [asyncio.create_task(flood_connection(host, int(port), request, codes, stop, fresh)) for _ in range(conns)]
     while not codes:
         await asyncio.sleep(0.01)
     print("flooding", flush=True)
@@ -175,7 +179,8 @@ async def bench(args: argparse.Namespace) -> None:
         idle_m, flood_m = statistics.median(r["idle"]), statistics.median(r["flood"])
         print(
             f"MEDIAN of {args.rounds} rounds, {name}: quiet p95 idle {idle_m:.1f} ms, flood {flood_m:.1f} ms "
-            f"({flood_m / idle_m:.2f}x); flood {statistics.median(r['rate']):.0f} req/s from {args.conns} connections"
+            f"({flood_m / idle_m:.2f}x); flood {statistics.median(r['rate']):.0f} req/s from {args.conns} "
+            f"{'fresh ' if args.fresh else 'keep-alive '}connections"
         )
     print(f"load average after: {os.getloadavg()}")
 
@@ -187,7 +192,8 @@ async def one_round(http, server, args: argparse.Namespace) -> dict:
     idle = await quiet_window(http, server.mcp_url, args.per_window)
     idle_cpu = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
     flooder = subprocess.Popen(
-        [sys.executable, __file__, "--flood", server.mcp_url, "--conns", str(args.conns)],
+        [sys.executable, __file__, "--flood", server.mcp_url, "--conns", str(args.conns)]
+        + (["--fresh"] if args.fresh else []),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -219,10 +225,11 @@ def main() -> None:
     parser.add_argument(
         "--config", action="append", help="NAME=VAR=VALUE,VAR=VALUE: a serve-http to compare (several: interleaved)"
     )
+    parser.add_argument("--fresh", action="store_true", help="the flooder opens a new connection per request")
     parser.add_argument("--flood", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood:
-        asyncio.run(flood(args.flood, args.conns))
+        asyncio.run(flood(args.flood, args.conns, args.fresh))
     else:
         asyncio.run(bench(args))
 
