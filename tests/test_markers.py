@@ -52,3 +52,20 @@ def test_a_misspelt_marker_is_an_error_not_a_silently_new_marker(tmp_path: Path)
     )
     assert result.returncode != 0
     assert "'postgress' not found in `markers` configuration option" in result.stdout + result.stderr
+
+
+def test_no_test_is_ever_skipped_or_expected_to_fail() -> None:
+    """README (Development): "Every test runs on every run — nothing is skipped"."""
+    import re
+
+    forbidden = re.compile(r"pytest\.(skip|xfail|importorskip)\b|mark\.(skip|skipif|xfail)\b|unittest\.skip")
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name == "test_markers.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if forbidden.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "-m " not in config.split("addopts", 1)[1].split("\n", 1)[0]  # no marker deselected by default

@@ -90,6 +90,17 @@ async def test_remembering_the_same_text_twice_writes_it_once(env: Env) -> None:
     assert await env.memory_count() == 1
 
 
+async def test_an_already_known_repeat_leaves_the_stored_tags_and_category_as_they_were(env: Env) -> None:
+    """docs/remember.md: on "Already known" the new request's tags and category are discarded."""
+    first = await env.service.remember(ACME, DEPLOY, tags=["ops"])
+    again = await env.service.remember(ACME, DEPLOY, tags=["security"], category="decision")
+    assert first.created and not again.created and again.memory.id == first.memory.id
+    [kept] = (await env.service.list(ACME)).memories
+    assert kept.tags == ("ops",) and kept.category is None
+    assert (await env.service.recall(ACME, DEPLOY, tags=["security"])).results == []
+    assert [r.memory.id for r in (await env.service.recall(ACME, DEPLOY, tags=["ops"])).results] == [first.memory.id]
+
+
 async def test_a_different_fact_is_stored(env: Env) -> None:
     await remember(env, DEPLOY)
     text = await remember(env, "Payments service retries webhooks three times with jitter")
