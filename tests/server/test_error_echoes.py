@@ -60,6 +60,8 @@ class EchoingServer(OpenAIStandIn):
             answer = json.dumps({"error": {"message": f"input too long: {text[:40]}…", "type": "invalid_request"}})
         elif self.style == "request":  # the whole request body, JSON-escaped inside JSON
             answer = json.dumps({"detail": f"Internal error while processing {json.dumps(body)}"})
+        elif self.style == "collapsed":  # the input with its line breaks and runs of spaces folded
+            answer = json.dumps({"error": f"rejected input <{' '.join(text.split())}> (policy)"})
         else:  # plain text, upper-cased by a shouting server
             answer = f"VALIDATION FAILED FOR {text.upper()}"
         return web.Response(status=self.status, text=answer, content_type="application/json")
@@ -85,7 +87,7 @@ def env_for(server: EchoingServer, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("status", [400, 500])
-@pytest.mark.parametrize("style", ["truncated", "request", "shouted"])
+@pytest.mark.parametrize("style", ["truncated", "request", "shouted", "collapsed"])
 async def test_no_log_line_or_tool_text_carries_the_content_or_the_query(
     echoing: EchoingServer, tmp_path: Path, status: int, style: str
 ) -> None:
