@@ -19,7 +19,7 @@ Whatever else differs keeps the two apart, and the first difference found is nam
 (tokens with digits, snake_case, dotted.names, --flags, paths, URLs, camelCase,
 quoted strings: never typo-tolerant where a digit, a separator or a short part
 differs; nor is a name, a capitalised word, a hex run like deadbeef, or a
-Chinese or Japanese word), `symbol`
+Chinese, Japanese or Korean word), `symbol`
 (a comparison, an arrow, a currency sign or an emoji standing on its own: > and <,
 → and ←, ✅ and ❌), `negation` (not, no, never, n't, without, cannot, ...; Korean 안/않/못/없,
 아니다, -지 마), `opposite` (a table of opposites in English and Korean, and
@@ -111,9 +111,10 @@ _EDGE_TRAIL = ")]}>\"'`«»,;:!?.…*—–-/。、」』】"
 #: NFKC reads 10³ as 103: an exponent stays one (10^3).
 _SUPERSCRIPTS = str.maketrans({ch: "^" + str(d) for d, ch in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")})
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-#: Han characters and kana: one of them is a word or a morpheme of its own (北京/南京, 可以/不可以),
+#: Han characters, kana and Hangul syllables: one of them is a word or a morpheme of its own
+#: (北京/南京, 可以/不可以), and one jamo turns a Hangul word into another (결제/결재, 지훈/지환),
 #: so a word holding them is never one typo away from another.
-_IDEOGRAPHIC = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_SYLLABIC = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff\uff66-\uff9f]")
 _HAS_DIGIT = re.compile(r"\d")
 #: Six or more hex letters (ffaaaa of #ffaaaa, deadbeef): a colour or a hash, never a typo.
 _HEX = re.compile(r"[a-f]{6,}")
@@ -335,11 +336,11 @@ def _one_edit(a: str, b: str) -> str | None:
 def _typo_of(a: str, b: str, *, min_insert: int = 4) -> bool:
     """Two spellings of one word: one edit apart and long enough for that edit to be a slip.
 
-    Compared decomposed (NFD), so one wrong jamo in a Hangul syllable, or a missing
-    accent, is one edit. The first letter must agree unless two letters were swapped.
-    Chinese and Japanese words never are (see _IDEOGRAPHIC).
+    Compared decomposed (NFD), so a missing accent is one edit. The first letter must
+    agree unless two letters were swapped. Chinese, Japanese and Korean words never are
+    (see _SYLLABIC).
     """
-    if _IDEOGRAPHIC.search(a) or _IDEOGRAPHIC.search(b):
+    if _SYLLABIC.search(a) or _SYLLABIC.search(b):
         return False
     da, db = unicodedata.normalize("NFD", a), unicodedata.normalize("NFD", b)
     edit = _one_edit(da, db)

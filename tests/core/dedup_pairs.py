@@ -167,6 +167,9 @@ APART: list[tuple[str, str, str]] = [
     ("缓存功能已启用", "缓存功能未启用", "wording"),
     ("本番環境のキャッシュを有効にする", "本番環境のキャッシュを無効にする", "wording"),
     ("定期デプロイは毎週火曜日に行う", "定期デプロイは毎週水曜日に行う", "wording"),
+    # in Korean one jamo makes another word or another person
+    ("지훈이 결제 서비스의 장애 대응을 담당한다", "지환이 결제 서비스의 장애 대응을 담당한다", "wording"),
+    ("환불 요청은 결제 시스템에서 먼저 처리한다", "환불 요청은 결재 시스템에서 먼저 처리한다", "wording"),
     # an exponent is not a digit
     ("The free tier allows 10³ requests a day", "The free tier allows 103 requests a day", "number"),
     # a hash or a colour is not a word with a typo
