@@ -69,17 +69,42 @@ def fuse(
 COVERAGE_HIGH = 0.7
 #: ... and to stand this far above the next candidate's relevance.
 MARGIN_HIGH = 0.1
+#: A query with more informative terms than this (distinct words, stop words left out) is a
+#: conversation or a pasted text rather than a question: most of its words are not its subject.
+QUESTION_TERMS = 20
 
 
-def confidence(top: float, runner_up: float, covered: float, high: float) -> Confidence:
-    """HIGH when the top result is relevant (`high`), holds most of what the query names, and
-    stands clear of the next candidate; MEDIUM otherwise.
+def confidence(
+    top: float,
+    runner_up: float,
+    covered: float,
+    high: float,
+    *,
+    terms: int = 0,
+    cosine: float = 0.0,
+    cosine_runner_up: float = 0.0,
+) -> Confidence:
+    """HIGH when the evidence for the top result is strong; MEDIUM otherwise (docs/recall.md).
 
-    Measured (bench/confidence_probe.py, RESULTS.md): a high cosine alone is no sign of a right
-    answer when the question names something nothing stored says — a near miss ("MySQL 8.4" where
-    8.0 is stored) is as similar as the answer would be. What separates them is whether the
-    question's distinctive words are there, and whether one memory stands out.
+    A question (at most QUESTION_TERMS informative terms) is HIGH when its top result is relevant
+    (`high`), holds most of what the question names (`covered`), and stands clear of the next
+    candidate. A longer query is also HIGH when its meaning alone is decisive: the top result's
+    cosine reaches `high` and stands MARGIN_HIGH clear of every other candidate's cosine.
+
+    Measured (bench/confidence_rules.py, RESULTS.md): a high cosine alone is no sign of a right
+    answer when a question names something nothing stored says: a near miss ("MySQL 8.4" where
+    8.0 is stored) is as similar as the answer would be, and only the missing words give it away.
+    A whole dialogue asked as one query never covers 70 % of its words (they are mostly
+    conversation), so coverage cannot judge it; there the clear lead in meaning is the evidence.
     """
-    if top >= high and covered >= COVERAGE_HIGH and top - runner_up >= MARGIN_HIGH:
+    if top >= high and covered >= COVERAGE_HIGH and _lead(top, runner_up) >= MARGIN_HIGH:
+        return "high"
+    if terms > QUESTION_TERMS and cosine >= high and _lead(cosine, cosine_runner_up) >= MARGIN_HIGH:
         return "high"
     return "medium"
+
+
+def _lead(top: float, next_best: float) -> float:
+    """How far the top stands above the next, rounded to 12 decimals so that float noise does not
+    decide a tie with the margin (0.7 − 0.6 is 0.09999999999999998)."""
+    return round(top - next_best, 12)

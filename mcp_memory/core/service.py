@@ -287,9 +287,18 @@ class MemoryService:
         if self.retrieval == "dense" or answer is None:
             return ranking.confidence(results[0].similarity, self.high)
         top = results[0]
-        runner_up = max((c.relevance for c in relevant if c.memory.id != top.memory.id), default=0.0)
+        others = [c for c in relevant if c.memory.id != top.memory.id]
+        runner_up = max((c.relevance for c in others), default=0.0)
         covered = keywords.coverage(terms, top.memory.content, answer.stats)
-        return fusion.confidence(top.relevance, runner_up, covered, self.high)
+        return fusion.confidence(
+            top.relevance,
+            runner_up,
+            covered,
+            self.high,
+            terms=len(terms),
+            cosine=top.similarity,
+            cosine_runner_up=max((c.similarity for c in others), default=0.0),
+        )
 
     @staticmethod
     def _rank(

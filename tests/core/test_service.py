@@ -424,6 +424,39 @@ async def test_confidence_is_medium_when_the_question_names_what_no_memory_holds
     assert "MEDIUM CONFIDENCE:" in text
 
 
+# A whole conversation asked as one query (33 informative terms, most of them chit-chat): no
+# memory can hold 70 % of its words, so only a clear lead in meaning can make it HIGH.
+DIALOGUE = (
+    "hey there, long week again: honestly tired, kids school pickup in the rain and traffic. anyway, remember "
+    "our lighthouse trip with the cliffs, seagulls, picnic sandwiches, sunset photos, grandma and the ferry ride?"
+)
+LIGHTHOUSE = "Our lighthouse trip: cliffs, seagulls, picnic sandwiches, sunset photos, grandma and the ferry ride"
+SCHOOL_RUN = "Kids school pickup in the rain and traffic, a long week, honestly tired; the lighthouse trip cliffs"
+
+
+async def test_a_conversation_is_high_when_one_memory_leads_it_clearly_by_meaning(env: Env) -> None:
+    await remember(env, LIGHTHOUSE)
+    await remember(env, DEPLOY)
+    text = await recall(env, DIALOGUE)
+    assert "HIGH CONFIDENCE" in text and LIGHTHOUSE in text
+
+
+async def test_a_conversation_is_medium_when_two_memories_are_about_as_near(env: Env) -> None:
+    await remember(env, LIGHTHOUSE)
+    await remember(env, SCHOOL_RUN)
+    text = await recall(env, DIALOGUE)
+    assert LIGHTHOUSE in text and SCHOOL_RUN in text
+    assert "MEDIUM CONFIDENCE:" in text
+
+
+async def test_a_conversation_is_medium_when_its_subject_is_not_stored(env: Env) -> None:
+    await remember(env, "Grandma keeps the ferry tickets in the kitchen drawer")
+    await remember(env, DEPLOY)
+    text = await recall(env, DIALOGUE, mode="exploratory")
+    assert "Grandma keeps the ferry tickets" in text
+    assert "MEDIUM CONFIDENCE:" in text
+
+
 async def test_only_a_confident_top_result_counts_as_used(env: Env) -> None:
     mysql_id = stored_id(await remember(env, MYSQL))
     deploy_id = stored_id(await remember(env, DEPLOY))
