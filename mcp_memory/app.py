@@ -90,6 +90,7 @@ async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progr
             high=settings.recall_high_similarity,
             scratch=InMemoryVectorStore(),
             progress=progress,
+            retrieval=settings.recall_retrieval,
         )
     finally:
         await embedder.close()

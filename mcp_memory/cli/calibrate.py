@@ -1,6 +1,7 @@
-"""How `mcp-memory calibrate` prints: the seed's calibration table, a histogram of the
-two clusters, the suggested floor and HIGH threshold with their rules, what the
-current and suggested settings do to the measured cases, and the closest calls.
+"""How `mcp-memory calibrate` prints: the seed's calibration table (cosines), the same
+clusters by the relevance recall's floor and HIGH read, a histogram of the two clusters
+by relevance, the suggested floor and HIGH threshold with their rules, what the current
+and suggested settings do to the measured cases, and the closest calls.
 `--json` prints the same numbers; the progress bar goes to stderr, only on a terminal.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.calibration.calibrate import CalibrationReport, Progress
+from mcp_memory.core.fusion import KEYWORD_WEIGHT
 
 #: How many of the closest calls (lowest correct answers, highest absent questions) to show.
 CLOSEST = 5
@@ -66,9 +68,29 @@ def _clusters(r: CalibrationReport) -> dict[str, list[float]]:
     }
 
 
+RELEVANCE_ROWS = (
+    ("correct", "a correct answer to a question phrased differently"),
+    ("nearestOther", "the most relevant other memory to that question"),
+    ("absent", "a question about something not stored (its most relevant memory)"),
+)
+
+
+def _relevance_clusters(r: CalibrationReport) -> dict[str, list[float]]:
+    return {"correct": r.correct_relevance, "nearestOther": r.nearest_other_relevance, "absent": r.absent_relevance}
+
+
+def scoring(r: CalibrationReport) -> str:
+    """What the floor and HIGH read under the configured retrieval, in words."""
+    if r.retrieval == "hybrid":
+        return f"relevance = cosine + {KEYWORD_WEIGHT:g} × keyword (RECALL_RETRIEVAL=hybrid; the weight is compiled in)"
+    if r.retrieval == "dense":
+        return "relevance = the cosine (RECALL_RETRIEVAL=dense)"
+    return "relevance = the keyword score (RECALL_RETRIEVAL=keyword)"
+
+
 def _closest(r: CalibrationReport) -> tuple[list[Any], list[Any]]:
-    lowest = sorted(r.correct, key=lambda p: p.cosine)[:CLOSEST]
-    highest = sorted(r.absent, key=lambda p: p.cosine, reverse=True)[:CLOSEST]
+    lowest = sorted(r.correct, key=lambda p: p.score)[:CLOSEST]
+    highest = sorted(r.absent, key=lambda p: p.score, reverse=True)[:CLOSEST]
     return lowest, highest
 
 
@@ -87,6 +109,12 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
             "typos": len(r.typos),
         },
         "clusters": {name: _summary(values) for name, values in _clusters(r).items()},
+        "relevance": {name: _summary(values) for name, values in _relevance_clusters(r).items()},
+        "scoring": {
+            "retrieval": r.retrieval,
+            "keywordWeight": KEYWORD_WEIGHT if r.retrieval == "hybrid" else None,
+            "reads": scoring(r),
+        },
         "answeredFirst": r.answered_first,
         "separated": r.floor.separated,
         "suggested": {
@@ -97,8 +125,7 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
             "clamped": r.floor.clamped,
             "dropsCorrect": r.floor.drops,
             "admitsAbsent": r.floor.admits,
-            "correctHigh": r.high.correct_high,
-            "absentHigh": r.high.absent_high,
+            **r.labelled_high(r.high.high),
         },
         "fewestErrors": {
             "floor": r.fewest_errors.floor,
@@ -107,8 +134,14 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
         },
         "current": {"floor": r.current_floor, "high": r.current_high, **current},
         "histogram": [{"from": b.low, "to": b.high, "correct": b.correct, "absent": b.absent} for b in _histogram(r)],
-        "lowestCorrect": [{"cosine": _r(p.cosine), "question": p.question, "memory": p.memory} for p in lowest],
-        "highestAbsent": [{"cosine": _r(p.cosine), "question": p.question, "nearest": p.memory} for p in highest],
+        "lowestCorrect": [
+            {"cosine": _r(p.cosine), "relevance": _r(p.score), "question": p.question, "memory": p.memory}
+            for p in lowest
+        ],
+        "highestAbsent": [
+            {"cosine": _r(p.cosine), "relevance": _r(p.score), "question": p.question, "nearest": p.memory}
+            for p in highest
+        ],
         "warnings": list(r.warnings),
         "environment": {
             "RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}",
@@ -118,7 +151,7 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
 
 
 def _histogram(r: CalibrationReport) -> list[cs.Bin]:
-    return cs.histogram(r.correct_cosines, r.absent_cosines, marks=(r.current_floor, r.floor.floor))
+    return cs.histogram(r.correct_relevance, r.absent_relevance, marks=(r.current_floor, r.floor.floor))
 
 
 def _bar(count: int, most: int) -> str:
@@ -159,14 +192,25 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
         if s is not None:
             table.add_row(label, str(s.n), f"{s.min:.3f}", f"{s.median:.3f}", f"{s.max:.3f}")
     console.print(table)
-    console.print(f"{r.answered_first} of {len(r.correct)} questions have their answer as the nearest memory.")
+    console.print(f"{r.answered_first} of {len(r.correct)} questions have their answer as the most relevant memory.")
+
+    fused = Table(title=scoring(r), title_justify="left")
+    fused.add_column("")
+    for name in ("n", "min", "median", "max"):
+        fused.add_column(name, justify="right")
+    by_relevance = _relevance_clusters(r)
+    for key, label in RELEVANCE_ROWS:
+        s = cs.summarise(by_relevance[key])
+        if s is not None:
+            fused.add_row(label, str(s.n), f"{s.min:.3f}", f"{s.median:.3f}", f"{s.max:.3f}")
+    console.print(fused)
 
     bins = _histogram(r)
     most = max(max(b.correct, b.absent) for b in bins) or 1
     hist = Table(
-        title="correct answers and absent questions by cosine, with the floors", title_justify="left", box=None
+        title="correct answers and absent questions by relevance, with the floors", title_justify="left", box=None
     )
-    hist.add_column("cosine", no_wrap=True)
+    hist.add_column("relevance", no_wrap=True)
     hist.add_column("correct answers", style="green", no_wrap=True)
     hist.add_column("absent questions", style="red", no_wrap=True)
     hist.add_column("floor", no_wrap=True)
@@ -180,14 +224,15 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
     console.print(hist)
 
     console.print(Text("Suggested", style="bold"))
+    console.print(f"  measured on {scoring(r)}", markup=False)
     console.print(f"  RECALL_MIN_SIMILARITY={r.floor.floor:g}   rule: {r.floor.rule}", markup=False)
     console.print(f"  RECALL_HIGH_SIMILARITY={r.high.high:g}   rule: {r.high.rule}", markup=False)
 
     n_c, n_a = len(r.correct), len(r.absent)
-    now = r.current()
+    now, suggested = r.current(), r.labelled_high(r.high.high)
     effect = Table(title="what each setting does to these cases", title_justify="left")
     effect.add_column("floor / HIGH", no_wrap=True)
-    for name in ("drops correct", "admits absent", "correct HIGH", "absent HIGH"):
+    for name in ("drops correct", "admits absent", "correct HIGH", "absent HIGH", "wrong answer HIGH"):
         effect.add_column(name, justify="right")
     effect.add_row(
         f"current {r.current_floor:g} / {r.current_high:g}",
@@ -195,26 +240,28 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
         f"{now['admitsAbsent']} of {n_a}",
         f"{now['correctHigh']} of {n_c}",
         f"{now['absentHigh']} of {n_a}",
+        f"{now['wrongHigh']}",
     )
     effect.add_row(
         f"suggested {r.floor.floor:g} / {r.high.high:g}",
         f"{r.floor.drops} of {n_c}",
         f"{r.floor.admits} of {n_a}",
-        f"{r.high.correct_high} of {n_c}",
-        f"{r.high.absent_high} of {n_a}",
+        f"{suggested['correctHigh']} of {n_c}",
+        f"{suggested['absentHigh']} of {n_a}",
+        f"{suggested['wrongHigh']}",
     )
     if not r.floor.separated:
         fe = r.fewest_errors
-        effect.add_row(f"fewest errors {fe.floor:g}", f"{fe.drops} of {n_c}", f"{fe.admits} of {n_a}", "", "")
+        effect.add_row(f"fewest errors {fe.floor:g}", f"{fe.drops} of {n_c}", f"{fe.admits} of {n_a}", "", "", "")
     console.print(effect)
 
     lowest, highest = _closest(r)
     console.print(Text("Closest calls", style="bold"))
     console.print("  lowest correct answers:")
     for p in lowest:
-        console.print(f"    {p.cosine:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
-    console.print("  highest absent questions (and the memory nearest to them):")
+        console.print(f"    {p.score:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
+    console.print("  highest absent questions (and the memory most relevant to them):")
     for p in highest:
-        console.print(f"    {p.cosine:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
+        console.print(f"    {p.score:.3f}  {_short(p.question, 60)}  →  {_short(p.memory)}", markup=False)
     for warning in r.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))

@@ -97,11 +97,21 @@ def confidence(
     A whole dialogue asked as one query never covers 70 % of its words (they are mostly
     conversation), so coverage cannot judge it; there the clear lead in meaning is the evidence.
     """
-    if top >= high and covered >= COVERAGE_HIGH and _lead(top, runner_up) >= MARGIN_HIGH:
-        return "high"
-    if terms > QUESTION_TERMS and cosine >= high and _lead(cosine, cosine_runner_up) >= MARGIN_HIGH:
-        return "high"
-    return "medium"
+    reach = high_reach(top, runner_up, covered, terms=terms, cosine=cosine, cosine_runner_up=cosine_runner_up)
+    return "high" if reach > 0 and reach >= high else "medium"
+
+
+def high_reach(
+    top: float, runner_up: float, covered: float, *, terms: int = 0, cosine: float = 0.0, cosine_runner_up: float = 0.0
+) -> float:
+    """The highest HIGH mark (RECALL_HIGH_SIMILARITY) at which `confidence` calls this evidence
+    HIGH, or 0 when no mark would: what `calibrate` measures a HIGH mark against."""
+    reach = 0.0
+    if covered >= COVERAGE_HIGH and _lead(top, runner_up) >= MARGIN_HIGH:
+        reach = top
+    if terms > QUESTION_TERMS and _lead(cosine, cosine_runner_up) >= MARGIN_HIGH:
+        reach = max(reach, cosine)
+    return reach
 
 
 def _lead(top: float, next_best: float) -> float:

@@ -602,6 +602,7 @@ class MemoryService:
             vectors=self.vectors,
             tenant=tenant,
             progress=progress,
+            retrieval=self.retrieval,
         )
 
     # ----------------------------------------------------------------------- export and import

@@ -108,7 +108,11 @@ def test_calibrate_puts_the_suggested_floor_between_the_clusters(cli, tmp_path: 
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     correct, absent = clusters(FACTS, ABSENT)
-    assert max(absent) < report["suggested"]["floor"] < min(correct)
+    relevance = report["relevance"]  # what the floor reads: the cosine plus the keyword evidence
+    assert relevance["absent"]["max"] < report["suggested"]["floor"] < relevance["correct"]["min"]
+    assert relevance["correct"]["min"] > min(correct) and relevance["absent"]["max"] == pytest.approx(
+        max(absent), abs=1e-4
+    )
     assert report["separated"] is True and report["suggested"]["dropsCorrect"] == 0
     assert report["suggested"]["floor"] <= report["suggested"]["high"] <= 1
     assert report["clusters"]["correct"]["min"] == pytest.approx(min(correct), abs=1e-4)
@@ -121,9 +125,9 @@ def test_calibrate_reports_overlapping_clusters(cli, tmp_path: Path) -> None:
     absent = [*ABSENT, "alpha bravo charlie delta echo foxtrot golf hotel zebra"]
     cases = write_cases(tmp_path / "cases.jsonl", FACTS, absent)
     report = json.loads(cli("calibrate", "--cases", str(cases), "--json").stdout)
-    correct, _ = clusters(FACTS, absent)
     assert report["separated"] is False
-    assert report["suggested"]["floor"] <= min(correct) and report["suggested"]["dropsCorrect"] == 0
+    lowest = report["relevance"]["correct"]["min"]
+    assert report["suggested"]["floor"] <= lowest and report["suggested"]["dropsCorrect"] == 0
     assert report["suggested"]["admitsAbsent"] >= 1
     assert report["highestAbsent"][0]["question"] == "alpha bravo charlie delta echo foxtrot golf hotel zebra"
     (overlap,) = [w for w in report["warnings"] if w.startswith("The clusters overlap")]
@@ -154,6 +158,8 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "highestAbsent",
         "warnings",
         "environment",
+        "relevance",
+        "scoring",
     }
     assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
     assert report["counts"] == {"facts": 2, "questions": 4, "absent": 3, "reworded": 0, "typos": 0}
@@ -183,6 +189,51 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "RECALL_MIN_SIMILARITY": f"{report['suggested']['floor']:g}",
         "RECALL_HIGH_SIMILARITY": f"{report['suggested']['high']:g}",
     }
+    assert set(report["relevance"]) == {"correct", "nearestOther", "absent"}
+    assert report["scoring"] == {
+        "retrieval": "hybrid",
+        "keywordWeight": 0.6,
+        "reads": "relevance = cosine + 0.6 × keyword (RECALL_RETRIEVAL=hybrid; the weight is compiled in)",
+    }
+    assert set(report["lowestCorrect"][0]) == {"cosine", "relevance", "question", "memory"}
+
+
+IDENTIFIERS = {
+    "Deploy host api.internal:8443 serves checkout_v2 behind the blue gateway": ["where does checkout_v2 run"],
+    "Error E1234 from pg_hba.conf means the replica rejected our certificate": ["what is E1234 about"],
+    "Release v0.8.2 pins tokenizer ECONNREFUSED retries to five attempts": ["what changed in v0.8.2"],
+}
+NOT_STORED = ["who approves vacation requests", "where is the office coffee machine", "what is the wifi password"]
+
+
+def test_calibrate_suggests_the_settings_the_fused_scoring_reads(cli, tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "ids.jsonl", IDENTIFIERS, NOT_STORED)
+    hybrid = cli("calibrate", "--cases", str(cases))
+    dense = cli("calibrate", "--cases", str(cases), RECALL_RETRIEVAL="dense")
+    assert hybrid.returncode == 0 and dense.returncode == 0, hybrid.stderr + dense.stderr
+    assert "measured on relevance = cosine + 0.6 × keyword (RECALL_RETRIEVAL=hybrid" in hybrid.stdout
+    assert "measured on relevance = the cosine (RECALL_RETRIEVAL=dense)" in dense.stdout
+    as_json = {
+        name: json.loads(cli("calibrate", "--cases", str(cases), "--json", **extra).stdout)
+        for name, extra in (("hybrid", {}), ("dense", {"RECALL_RETRIEVAL": "dense"}))
+    }
+    for name, report in as_json.items():
+        suggested = report["environment"]
+        assert set(suggested) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"}
+        view = hybrid.stdout if name == "hybrid" else dense.stdout
+        assert f"RECALL_MIN_SIMILARITY={suggested['RECALL_MIN_SIMILARITY']}" in view
+        assert f"RECALL_HIGH_SIMILARITY={suggested['RECALL_HIGH_SIMILARITY']}" in view
+    # the questions share little but an identifier with their fact: the keyword evidence moves the floor
+    assert as_json["hybrid"]["suggested"]["floor"] > as_json["dense"]["suggested"]["floor"]
+    assert as_json["hybrid"]["relevance"]["correct"]["min"] > as_json["dense"]["relevance"]["correct"]["max"]
+    assert as_json["hybrid"]["clusters"]["correct"] == as_json["dense"]["clusters"]["correct"]  # same cosines
+
+
+def test_calibrate_refuses_an_unknown_retrieval_naming_the_setting(cli, tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "ids.jsonl", IDENTIFIERS, NOT_STORED)
+    result = cli("calibrate", "--cases", str(cases), RECALL_RETRIEVAL="fuzzy")
+    assert result.returncode == 2 and result.stdout == ""
+    assert 'RECALL_RETRIEVAL must be "hybrid", "dense" or "keyword", got "fuzzy"' in result.stderr
 
 
 def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, tmp_path: Path) -> None:
@@ -199,7 +250,8 @@ def test_calibrate_on_a_tenant_uses_its_stored_memories_and_writes_nothing(cli, 
     correct, absent = clusters(FACTS, ABSENT)
     assert report["tenant"] == "acme" and report["answeredFirst"] == 4
     assert report["clusters"]["correct"]["min"] == pytest.approx(min(correct), abs=1e-4)
-    assert max(absent) < report["suggested"]["floor"] < min(correct)
+    relevance = report["relevance"]
+    assert relevance["absent"]["max"] < report["suggested"]["floor"] < relevance["correct"]["min"]
     assert db.execute("select key from objects order by key").fetchall() == before  # no counters, no index
     db.close()
 

@@ -68,16 +68,23 @@ def test_rounding_never_moves_the_floor_across_a_measured_case() -> None:
 # --------------------------------------------------------------------------- the HIGH rule
 
 
-def test_high_is_the_median_correct_answer_when_nothing_absent_reaches_it() -> None:
-    high = cs.suggest_high([0.5, 0.6, 0.7], [0.1, 0.2], floor=0.35)
-    assert high.high == 0.6 and (high.correct_high, high.absent_high) == (2, 0)
-    assert high.rule.startswith("the median correct answer (0.600)")
+def test_high_sits_midway_between_the_floor_and_the_lowest_right_answer_when_nothing_wrong_is_high() -> None:
+    # each value: the highest mark at which recall's whole rule labels the case HIGH; 0: none does
+    high = cs.suggest_high([0.5, 0.6, 0.7, 0.0], [0.0, 0.0], floor=0.3)
+    assert high.high == 0.4 and (high.correct_high, high.absent_high) == (3, 0)
+    assert high.rule.startswith("midpoint between the floor (0.300; no absent question or wrong answer")
 
 
-def test_high_is_raised_above_the_highest_absent_question() -> None:
-    high = cs.suggest_high([0.3, 0.5, 0.6, 0.8], [0.1, 0.62], floor=0.2)
+def test_high_is_raised_above_the_highest_absent_question_or_wrong_answer_labelled_high() -> None:
+    high = cs.suggest_high([0.3, 0.5, 0.6, 0.8], [0.0, 0.62], floor=0.2)
     assert high.high == 0.71 and (high.correct_high, high.absent_high) == (1, 0)
-    assert "so that no absent question is labelled HIGH" in high.rule
+    assert "the highest absent question or wrong answer any mark labels HIGH (0.620)" in high.rule
+
+
+def test_high_is_1_when_no_right_answer_can_be_labelled_high() -> None:
+    high = cs.suggest_high([0.0, 0.0], [0.4], floor=0.2)
+    assert high.high == 1.0 and (high.correct_high, high.absent_high) == (0, 0)
+    assert high.rule.startswith("1: no correct answer is labelled HIGH at any mark")
 
 
 def test_suggestions_always_satisfy_floor_high_and_one_on_random_clusters() -> None:
@@ -232,14 +239,21 @@ async def test_calibrate_measures_the_clusters_and_suggests_a_floor_between_them
     absent = sorted(max(_cos(a, f) for f in FACTS) for a in ABSENT)
     assert sorted(report.correct_cosines) == pytest.approx(correct, abs=1e-5)
     assert sorted(report.absent_cosines) == pytest.approx(absent, abs=1e-5)
-    assert max(absent) < report.floor.floor < min(correct) and report.floor.separated
+    # the floor and HIGH read the fused relevance: these questions share their fact's words, so the
+    # keyword evidence lifts every correct answer above its cosine; the absent ones share none
+    assert all(p.relevance > p.cosine for p in report.correct)
+    assert report.absent_relevance == pytest.approx(report.absent_cosines, abs=1e-6)
+    assert max(report.absent_relevance) < report.floor.floor < min(report.correct_relevance)
+    assert report.floor.separated and report.retrieval == "hybrid"
     assert report.floor.floor <= report.high.high <= 1
     assert report.answered_first == 4 and len(report.nearest_other) == 4 and len(report.reworded) == 2
     assert report.current() == {
         "dropsCorrect": 0,
         "admitsAbsent": cs.admits(absent, 0.1),
-        "correctHigh": cs.admits(correct, 0.3),
-        "absentHigh": cs.admits(absent, 0.3),
+        # the questions share most of their words with their fact and lead the other one clearly
+        "correctHigh": 4,
+        "absentHigh": 0,
+        "wrongHigh": 0,
     }
     assert seen[0] == (0, 11) and seen[-1] == (11, 11)
     assert any("the suggestion is rough" in w for w in report.warnings)
@@ -271,3 +285,78 @@ async def test_a_case_naming_a_memory_the_tenant_lacks_is_refused_by_line(clock)
     with pytest.raises(InvalidArgument) as refused:
         await env.service.calibrate("acme", parse_cases(text, "cases.jsonl", by_id=True))
     assert str(refused.value) == 'cases.jsonl line 1: no memory with id "01J00000000000000000000000" in tenant "acme"'
+
+
+async def test_under_dense_retrieval_the_floor_sits_between_the_cosine_clusters() -> None:
+    report = await calibrate(
+        FakeEmbedder(),
+        parse_cases(_cases_text(), "cases"),
+        floor=0.1,
+        high=0.3,
+        scratch=InMemoryVectorStore(),
+        retrieval="dense",
+    )
+    correct = [_cos(q, f) for f, qs in zip(FACTS, QUESTIONS) for q in qs]
+    assert report.correct_relevance == pytest.approx(report.correct_cosines, abs=1e-6)
+    assert max(report.absent_cosines) < report.floor.floor < min(correct)
+
+
+# Memories an agent finds by their identifiers: the questions share little but the identifier
+# with their fact, so the embedding ranks them weakly and the keyword index finds them.
+BY_IDENTIFIER = [
+    ("Deploy host api.internal:8443 serves checkout_v2 behind the blue gateway", ["where does checkout_v2 run"]),
+    ("Error E1234 from pg_hba.conf means the replica rejected our certificate", ["what is E1234 about"]),
+    ("Release v0.8.2 pins tokenizer ECONNREFUSED retries to five attempts", ["what changed in v0.8.2"]),
+    ("Nightly job reindex_orders_v3 rebuilds the search shards at 02:00 UTC", ["when does reindex_orders_v3 run"]),
+]
+NOT_STORED = ["who approves vacation requests", "where is the office coffee machine", "what is the wifi password"]
+
+
+def _identifier_cases() -> str:
+    import json
+
+    lines = [json.dumps({"fact": f, "questions": q}) for f, q in BY_IDENTIFIER]
+    return "\n".join(lines + [json.dumps({"absent": a}) for a in NOT_STORED])
+
+
+async def test_the_suggestions_follow_the_keyword_evidence_of_a_store_found_by_identifiers() -> None:
+    async def run(retrieval):
+        cases = parse_cases(_identifier_cases(), "ids.jsonl")
+        return await calibrate(
+            FakeEmbedder(), cases, floor=0.1, high=0.3, scratch=InMemoryVectorStore(), retrieval=retrieval
+        )
+
+    dense, hybrid = await run("dense"), await run("hybrid")
+    # the same cosines either way; the fused relevance adds each identifier's keyword evidence
+    assert hybrid.correct_cosines == pytest.approx(dense.correct_cosines, abs=1e-6)
+    assert min(hybrid.correct_relevance) > max(dense.correct_relevance)
+    assert hybrid.floor.floor > dense.floor.floor and hybrid.high.high > dense.high.high
+    assert max(hybrid.absent_relevance) < hybrid.floor.floor < min(hybrid.correct_relevance)
+
+
+NEAR_MISS_CASES = [
+    ("The production MySQL runs version 8.0 on db-main", ["which version does the production MySQL on db-main run"]),
+    ("Rolling deploys drain in-flight streams before the pod exits", ["how do rolling deploys drain streams"]),
+]
+
+
+async def test_high_is_measured_against_the_whole_rule_so_a_near_miss_does_not_raise_it() -> None:
+    import json
+
+    lines = [json.dumps({"fact": f, "questions": q}) for f, q in NEAR_MISS_CASES]
+    text = "\n".join(lines + [json.dumps({"absent": "when do we upgrade the production MySQL on db-main to 8.4"})])
+
+    async def run(retrieval):
+        cases = parse_cases(text, "near.jsonl")
+        return await calibrate(
+            FakeEmbedder(), cases, floor=0.1, high=0.3, scratch=InMemoryVectorStore(), retrieval=retrieval
+        )
+
+    dense, hybrid = await run("dense"), await run("hybrid")
+    (near_dense,), (near_hybrid,) = dense.absent, hybrid.absent
+    # by its cosine alone the near miss is as close as an answer, and the dense mark must clear it
+    assert near_dense.reach == pytest.approx(near_dense.cosine) and dense.high.high > near_dense.cosine
+    # fused, the missing "8.4" keeps it below HIGH at every mark: the mark need not clear it
+    assert near_hybrid.reach == 0 and hybrid.labelled_high(hybrid.high.high)["absentHigh"] == 0
+    assert hybrid.high.high < near_hybrid.relevance
+    assert hybrid.labelled_high(hybrid.high.high)["correctHigh"] == 2

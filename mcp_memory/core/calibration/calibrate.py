@@ -14,8 +14,12 @@ Cases are JSON lines (blank lines and lines starting with `#` are skipped):
 With a tenant, a case names a stored memory instead of giving its text:
 `{"memory": "<id>", "questions": [...]}`. Without one, the facts go into a
 scratch in-memory store and nothing touches the configured storage. Either way
-the questions are answered by the same VectorStore.query that recall uses.
-The statistics and the rules for the suggestions are in calibration_stats.py.
+each question is answered as recall answers it: the nearest memories by cosine and
+the memories holding its rarer words (VectorStore.query and keyword_query), scored
+by the configured retrieval's relevance (core/fusion.py: cosine + 0.6 × keyword
+under hybrid, the cosine alone under dense). The floor and the HIGH mark read that
+relevance, so the suggestions are measured on it; the cosines are reported beside
+it. The statistics and the rules for the suggestions are in stats.py.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from mcp_memory.core import fusion, keywords, ranking
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
-from mcp_memory.core.model import Memory
+from mcp_memory.core.model import Memory, Retrieval
 from mcp_memory.core.ports import Embedder, VectorStore, describe
 
 __all__ = [
@@ -191,11 +196,20 @@ def builtin_cases() -> Cases:
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """A question (or variant) and the memory it was compared with."""
+    """A question (or variant) and the memory it was compared with: its cosine, and the relevance
+    recall's floor and HIGH mark read (equal to the cosine under dense retrieval)."""
 
     cosine: float
     question: str
     memory: str
+    relevance: float | None = None
+    #: The highest HIGH mark at which recall labels this question's answer HIGH (0: none would).
+    #: For a question, only when its answer is the top result (a HIGH wrong answer is `wrong_high`).
+    reach: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return self.cosine if self.relevance is None else self.relevance
 
 
 @dataclass(frozen=True)
@@ -217,6 +231,12 @@ class CalibrationReport:
     typos: list[float]
     current_floor: float
     current_high: float
+    #: What the floor and HIGH read: "hybrid" (cosine + KEYWORD_WEIGHT × keyword), "dense", "keyword".
+    retrieval: Retrieval
+    #: For each question, the relevance of the most relevant memory that is not its answer.
+    nearest_other_relevance: list[float]
+    #: For each question whose top result is another memory, the highest mark labelling that HIGH.
+    wrong_reach: list[float]
     floor: cs.FloorSuggestion
     high: cs.HighSuggestion
     fewest_errors: cs.Threshold
@@ -230,19 +250,39 @@ class CalibrationReport:
     def absent_cosines(self) -> list[float]:
         return [p.cosine for p in self.absent]
 
+    @property
+    def correct_relevance(self) -> list[float]:
+        return [p.score for p in self.correct]
+
+    @property
+    def absent_relevance(self) -> list[float]:
+        return [p.score for p in self.absent]
+
+    def labelled_high(self, high: float) -> dict[str, int]:
+        """How many cases recall's whole HIGH rule labels HIGH at the mark `high`: right answers,
+        absent questions, and questions whose top result is not their answer."""
+
+        def at(reaches: Sequence[float]) -> int:
+            return sum(1 for x in reaches if x > 0 and x >= high)
+
+        return {
+            "correctHigh": at([p.reach for p in self.correct]),
+            "absentHigh": at([p.reach for p in self.absent]),
+            "wrongHigh": at(self.wrong_reach),
+        }
+
     def current(self) -> dict[str, int]:
-        """What the configured floor and HIGH threshold do to the measured cases."""
-        c, a = self.correct_cosines, self.absent_cosines
+        """What the configured floor and HIGH threshold do to the measured cases (by relevance)."""
+        c, a = self.correct_relevance, self.absent_relevance
         return {
             "dropsCorrect": cs.drops(c, self.current_floor),
             "admitsAbsent": cs.admits(a, self.current_floor),
-            "correctHigh": cs.admits(c, self.current_high),
-            "absentHigh": cs.admits(a, self.current_high),
+            **self.labelled_high(self.current_high),
         }
 
 
 def _warnings(report: CalibrationReport) -> list[str]:
-    c, a = report.correct_cosines, report.absent_cosines
+    c, a = report.correct_relevance, report.absent_relevance
     out: list[str] = []
     if not report.floor.separated:
         lowest, highest = min(c), max(a)
@@ -271,6 +311,10 @@ def _warnings(report: CalibrationReport) -> list[str]:
         out.append(
             f"The current HIGH threshold ({report.current_high:g}) labels {now['absentHigh']} of {len(a)} absent "
             "questions HIGH CONFIDENCE."
+        )
+    if report.retrieval == "keyword":
+        out.append(
+            "RECALL_RETRIEVAL=keyword reads no floor (every keyword hit is a candidate): only the HIGH mark applies."
         )
     if len(c) < FEW_CASES or len(a) < FEW_CASES:
         out.append(
@@ -311,6 +355,63 @@ async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memor
     return memories
 
 
+#: recall's candidate pool at the default mode's limit: what each question is answered from.
+CANDIDATES = ranking.candidate_count(ranking.MODE_TABLE[ranking.DEFAULT_MODE].limit)
+
+
+async def _candidates(
+    store: VectorStore, tenant: str, vector: np.ndarray, text: str, retrieval: Retrieval
+) -> tuple[list[fusion.Candidate], list[str], keywords.KeywordAnswer | None]:
+    """The candidates recall would score for `text`, with their relevance (core/fusion.py)."""
+    dense = await store.query(tenant, vector, CANDIDATES, None) if retrieval != "keyword" else []
+    terms = keywords.query_terms(text) if retrieval != "dense" else []
+    answer = await store.keyword_query(tenant, vector, terms, CANDIDATES, None) if terms else None
+    found = [c for c in fusion.fuse(retrieval, terms, dense, answer) if c.memory.scope != "conversation"]
+    return sorted(found, key=lambda c: c.relevance, reverse=True), terms, answer
+
+
+def _relevance(
+    memory: Memory,
+    cosine: float,
+    found: Sequence[fusion.Candidate],
+    terms: Sequence[str],
+    answer: keywords.KeywordAnswer | None,
+    retrieval: Retrieval,
+) -> float:
+    """`memory`'s relevance to the question: as scored among the candidates, or, when it is not
+    one of them, as it would score beside them."""
+    for candidate in found:
+        if candidate.memory.id == memory.id:
+            return candidate.relevance
+    if answer is None:
+        return 0.0 if retrieval == "keyword" else cosine
+    texts = {c.memory.id: c.memory.content for c in found} | {memory.id: memory.content}
+    keyword = keywords.bm25_scores(terms, texts, answer.stats)[memory.id]
+    return keyword if retrieval == "keyword" else cosine + fusion.KEYWORD_WEIGHT * keyword
+
+
+def _reach(
+    found: Sequence[fusion.Candidate],
+    terms: Sequence[str],
+    answer: keywords.KeywordAnswer | None,
+    retrieval: Retrieval,
+) -> float:
+    """The highest HIGH mark at which recall would label its top result HIGH (service._confidence)."""
+    if not found:
+        return 0.0
+    top, others = found[0], found[1:]
+    if retrieval == "dense" or answer is None:
+        return top.similarity
+    return fusion.high_reach(
+        top.relevance,
+        max((c.relevance for c in others), default=0.0),
+        keywords.coverage(terms, top.memory.content, answer.stats),
+        terms=len(terms),
+        cosine=top.similarity,
+        cosine_runner_up=max((c.similarity for c in others), default=0.0),
+    )
+
+
 async def calibrate(
     embedder: Embedder,
     cases: Cases,
@@ -321,8 +422,10 @@ async def calibrate(
     tenant: str | None = None,
     scratch: VectorStore | None = None,
     progress: Progress | None = None,
+    retrieval: Retrieval = "hybrid",
 ) -> CalibrationReport:
-    """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold.
+    """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold for the relevance
+    `retrieval` scores by (the setting RECALL_RETRIEVAL; hybrid by default).
 
     With `cases.by_id` the facts are `tenant`'s memories in `vectors` (read, never
     written). Otherwise they go into `scratch`, an empty store this call fills and
@@ -353,33 +456,39 @@ async def calibrate(
         if not cases.by_id:
             for memory, vector in zip(memories, fact_v):
                 await store.put(memory, vector)
-        correct, nearest_other, first = [], [], 0
+        correct, nearest_other, nearest_other_relevance, wrong_reach, first = [], [], [], [], 0
         q = 0
         for i, fact in enumerate(facts):
             for question in fact.questions:
                 vector = question_v[q]
                 q += 1
-                correct.append(Pair(float(np.dot(vector, fact_v[i])), question, memories[i].content))
-                hits = sorted(
-                    await store.query(store_tenant, vector, 2, None), key=lambda h: h.similarity, reverse=True
-                )
-                first += bool(hits) and hits[0].memory.id == memories[i].id
-                others = [h.similarity for h in hits if h.memory.id != memories[i].id]
+                cosine = float(np.dot(vector, fact_v[i]))
+                found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval)
+                relevance = _relevance(memories[i], cosine, found, terms, answer, retrieval)
+                reach = _reach(found, terms, answer, retrieval)
+                answered = bool(found) and found[0].memory.id == memories[i].id
+                correct.append(Pair(cosine, question, memories[i].content, relevance, reach if answered else 0.0))
+                first += answered
+                if not answered:
+                    wrong_reach.append(reach)
+                others = [c for c in found if c.memory.id != memories[i].id]
                 if others:
-                    nearest_other.append(others[0])
+                    nearest_other.append(max(c.similarity for c in others))
+                    nearest_other_relevance.append(others[0].relevance)
         absent = []
         for question, vector in zip(cases.absent, absent_v):
-            hits = await store.query(store_tenant, vector, 1, None)
-            best = max(hits, key=lambda h: h.similarity, default=None)
-            if best is not None:
-                absent.append(Pair(best.similarity, question, best.memory.content))
+            found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval)
+            if found:
+                nearest = max(c.similarity for c in found)
+                reach = _reach(found, terms, answer, retrieval)
+                absent.append(Pair(nearest, question, found[0].memory.content, found[0].relevance, reach))
     finally:
         if not cases.by_id:
             await store.close()
     owners = [i for i, f in enumerate(facts) for _ in f.reworded]
     typo_owners = [i for i, f in enumerate(facts) for _ in f.typos]
-    c = [p.cosine for p in correct]
-    a = [p.cosine for p in absent]
+    c = [p.score for p in correct]
+    a = [p.score for p in absent]
     floor_suggestion = cs.suggest_floor(c, a)
     report = CalibrationReport(
         embedder=describe(embedder),
@@ -394,8 +503,16 @@ async def calibrate(
         typos=[float(np.dot(v, fact_v[i])) for v, i in zip(typo_v, typo_owners)],
         current_floor=floor,
         current_high=high,
+        retrieval=retrieval,
+        nearest_other_relevance=nearest_other_relevance,
+        wrong_reach=wrong_reach,
         floor=floor_suggestion,
-        high=cs.suggest_high(c, a, floor_suggestion.floor),
+        # HIGH is measured against recall's whole rule: a question counts at the highest mark that
+        # labels its right answer HIGH; an absent question, or a wrong top result, at the highest
+        # mark that labels it HIGH, and the suggestion is raised above those
+        high=cs.suggest_high(
+            [p.reach for p in correct], [p.reach for p in absent] + wrong_reach, floor_suggestion.floor
+        ),
         fewest_errors=cs.fewest_errors(c, a),
     )
     report.warnings.extend(_warnings(report))

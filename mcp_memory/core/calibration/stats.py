@@ -1,8 +1,9 @@
-"""The statistics behind `calibrate` (docs/recall.md): pure functions over lists of cosines, no I/O.
+"""The statistics behind `calibrate` (docs/recall.md): pure functions over lists of scores, no I/O.
 
-Two clusters decide the relevance floor: *correct* — the cosine between a
-question and the memory that answers it — and *absent* — for a question about
-something not stored, the cosine of its nearest memory. A floor at or below a
+Two clusters decide the relevance floor: *correct* — the relevance (what recall's
+floor reads: the cosine plus the weighted keyword evidence under hybrid retrieval,
+the cosine under dense) of the memory that answers a question — and *absent* — for
+a question about something not stored, the relevance of its most relevant memory. A floor at or below a
 correct answer keeps it; a floor at or below an absent question's nearest
 memory admits that question (it gets a weak match instead of "nothing stored").
 
@@ -18,9 +19,12 @@ question comes back as a match the confidence label can still call MEDIUM
   report says how many and what the fewest-misclassifications floor would cost.
   Never 0 or less: a floor of 0 admits every hit and, because HIGH confidence
   is a multiple of the floor, labels every result HIGH CONFIDENCE.
-- **high**: the median correct answer (half the correct answers are labelled
-  HIGH), raised when needed above the highest absent question, so that nothing
-  unrelated is labelled HIGH; always between the floor and 1.
+- **high**: measured against recall's whole HIGH rule (core/fusion.py: the mark,
+  the question's coverage and the lead over the next candidate), each case at the
+  highest mark that still labels it HIGH: the midpoint between the highest absent
+  question or wrong top result any mark labels HIGH (the floor when none is) and
+  the lowest right answer above it, so that nothing unrelated is labelled HIGH and
+  every right answer the rule allows is; always between the floor and 1.
 
 Both are rounded to the fewest decimals (2 to 6) that classify every measured
 case exactly as the unrounded value does.
@@ -149,24 +153,33 @@ class HighSuggestion:
     absent_high: int
 
 
-def suggest_high(correct: Sequence[float], absent: Sequence[float], floor: float) -> HighSuggestion:
-    """The suggested RECALL_HIGH_SIMILARITY: floor ≤ high ≤ 1 (see the module docstring)."""
-    median = statistics.median(correct)
-    top_absent = max(absent)
-    raw, rule = median, f"the median correct answer ({median:.3f}): half the correct answers reach HIGH"
-    if top_absent >= median:
-        above = [c for c in correct if c > top_absent]
-        upper = min(above) if above else 1.0
-        raw = (top_absent + upper) / 2
-        rule = (
-            f"midpoint between the highest absent question ({top_absent:.3f}) and "
-            + (f"the next correct answer above it ({upper:.3f})" if above else "1 (no correct answer is above it)")
-            + f", above the median correct answer ({median:.3f}), so that no absent question is labelled HIGH"
-        )
+def suggest_high(correct: Sequence[float], wrong: Sequence[float], floor: float) -> HighSuggestion:
+    """The suggested RECALL_HIGH_SIMILARITY: floor ≤ high ≤ 1 (see the module docstring).
+
+    Each value is the highest mark at which recall's whole HIGH rule labels a case HIGH (0 or
+    less: no mark does): `correct` for the questions whose right answer is the top result,
+    `wrong` for the absent questions and the questions whose top result is another memory."""
+    reachable = [c for c in correct if c > 0]
+    if not reachable:
+        rule = "1: no correct answer is labelled HIGH at any mark (none holds its question or stands out enough)"
+        return HighSuggestion(1.0, rule, 0, admits([w for w in wrong if w > 0], 1.0))
+    labelled = [w for w in wrong if w > 0]
+    if labelled:
+        start = max(labelled)
+        what = f"the highest absent question or wrong answer any mark labels HIGH ({start:.3f})"
+    else:
+        start = floor
+        what = f"the floor ({floor:.3f}; no absent question or wrong answer is labelled HIGH at any mark)"
+    above = [c for c in reachable if c > start]
+    upper = min(above) if above else 1.0
+    raw = (start + upper) / 2
+    rule = f"midpoint between {what} and " + (
+        f"the lowest correct answer above it ({upper:.3f})" if above else "1 (no correct answer is above it)"
+    )
     high = min(1.0, max(floor, raw))
-    counts = (admits(correct, high), admits(absent, high))
-    high = _rounded(high, lambda r: floor <= r <= 1 and (admits(correct, r), admits(absent, r)) == counts)
-    return HighSuggestion(high, rule, admits(correct, high), admits(absent, high))
+    counts = (admits(reachable, high), admits(labelled, high))
+    high = _rounded(high, lambda r: floor <= r <= 1 and (admits(reachable, r), admits(labelled, r)) == counts)
+    return HighSuggestion(high, rule, admits(reachable, high), admits(labelled, high))
 
 
 @dataclass(frozen=True, slots=True)
