@@ -308,7 +308,9 @@ def calibrate(
     """Measure the embedder and suggest RECALL_MIN_SIMILARITY and RECALL_HIGH_SIMILARITY.
 
     Embeds facts, questions that should find them, and questions about things not
-    stored; shows where each cluster falls and puts the floor between them.
+    stored; answers each question as recall does and shows where each cluster falls
+    by the relevance the floor and HIGH read under RECALL_RETRIEVAL (cosine plus
+    keyword evidence under hybrid), then puts the floor between them.
     """
     from mcp_memory.app import calibrate_scratch
     from mcp_memory.cli.calibrate import embedding_progress, print_calibration

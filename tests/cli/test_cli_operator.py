@@ -180,6 +180,7 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "admitsAbsent",
         "correctHigh",
         "absentHigh",
+        "wrongHigh",
     }
     assert report["current"]["floor"] == 0.5 and report["current"]["high"] == 0.75
     correct, absent = clusters(FACTS, ABSENT)
@@ -294,8 +295,9 @@ def test_calibrate_builtin_with_the_local_model_keeps_every_correct_answer(cli) 
     assert counts["facts"] >= 30 and counts["questions"] >= 3 * counts["facts"] and counts["absent"] >= 30
     floor, high = report["suggested"]["floor"], report["suggested"]["high"]
     assert 0 < floor < 1 and floor <= high <= 1
-    assert report["suggested"]["dropsCorrect"] == 0 and report["lowestCorrect"][0]["cosine"] >= floor
-    assert report["suggested"]["absentHigh"] == 0
+    assert report["suggested"]["dropsCorrect"] == 0 and report["lowestCorrect"][0]["relevance"] >= floor
+    assert report["suggested"]["absentHigh"] == 0 and report["suggested"]["wrongHigh"] == 0
+    assert report["suggested"]["correctHigh"] >= 1
     assert 0.6 < report["clusters"]["reworded"]["median"] < report["clusters"]["typo"]["median"] <= 1
 
 
