@@ -13,9 +13,12 @@ retrieval, balanced mode, limit 10, the shipped floor 0.2 and HIGH 0.6) over thr
 
 For each question it records what the confidence rule is given (the top result's relevance,
 cosine and keyword score, the next candidate's relevance and cosine, the query's terms and their
-idf, whether the top result holds each) and then prints, for each rule in RULES, per set: how many
+idf, whether the top result holds each) and then prints, for each candidate rule, per set: how many
 answerable questions are HIGH and how often their top result is right, and how many absent ones
-are HIGH. The rule called "shipped" is `fusion.confidence` as the service runs it.
+are HIGH. The rule called "shipped" is `fusion.confidence` as the service runs it. Then, for
+candidate ratio gates on the fused relevance (recall at limit 50, its candidates above the floor in
+relevance order, which is recall's order here: one clock, no counts), R@1/3/10 of what each gate
+keeps and how many candidates it keeps, median per question.
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ class Evidence:
     held: list[bool]  # ... and whether the top result holds each
     # what fusion.confidence got
     covered: float
-    pool: list[tuple[float, bool]]  # every candidate above the floor: relevance, and whether it is gold
+    pool: list[tuple[float, bool]]  # limit 50: every candidate above the floor, best first; is it gold
+    gold: int  # how many gold memories the question has
 
 
 async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> list[Evidence]:
@@ -101,11 +105,32 @@ async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> li
             for g in case.gold:
                 key = (case.tenant, ids[(case.tenant, g)])
                 taken[key] = vectors._records.pop(key)
+        await service.recall(Caller(case.tenant), case.query, limit=50)  # the largest pool, for the gates
+        wide = sorted(seen["relevant"], key=lambda c: -c.relevance)
         result = await service.recall(Caller(case.tenant), case.query, limit=10)
         vectors._records.update(taken)
         results, relevant, terms, answer = seen["results"], seen["relevant"], seen["terms"], seen["answer"]
         if not results:
-            out.append(Evidence(name, gold_removed or not case.gold, False, "low", 0, 0, 0, 0, 0, 0, 0, [], [], 0, []))
+            out.append(
+                Evidence(
+                    name,
+                    gold_removed or not case.gold,
+                    False,
+                    "low",
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    [],
+                    [],
+                    0,
+                    [],
+                    len(case.gold),
+                )
+            )
             continue
         top = results[0]
         others = sorted((c for c in relevant if c.memory.id != top.memory.id), key=lambda c: -c.relevance)
@@ -127,10 +152,8 @@ async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> li
                 idf=[stats.idf(t) for t in terms],
                 held=[t in held_tokens for t in terms],
                 covered=keywords.coverage(terms, top.memory.content, stats),
-                pool=[
-                    (c.relevance, not gold_removed and bool(back[c.memory.id] & case.gold))
-                    for c in sorted(relevant, key=lambda c: -c.relevance)
-                ],
+                pool=[(c.relevance, not gold_removed and bool(back[c.memory.id] & case.gold)) for c in wide],
+                gold=len(case.gold),
             )
         )
     return out
@@ -219,6 +242,72 @@ def table(evidence: list[Evidence]) -> list[str]:
     return lines
 
 
+# --------------------------------------------------------------------------- gates
+
+
+def ratio_gate(keep: float) -> Callable[[list[tuple[float, bool]]], list[tuple[float, bool]]]:
+    """The shipped gate: within `keep` of the top relevance."""
+    return lambda pool: [c for c in pool if c[0] >= keep * pool[0][0]]
+
+
+def floor_gate(keep: float) -> Callable[[list[tuple[float, bool]]], list[tuple[float, bool]]]:
+    """Within `keep` of the top's height above the floor."""
+    return lambda pool: [c for c in pool if c[0] - FLOOR >= keep * (pool[0][0] - FLOOR)]
+
+
+def background_gate(keep: float) -> Callable[[list[tuple[float, bool]]], list[tuple[float, bool]]]:
+    """Within `keep` of the top's height above the candidates' median (what an unrelated memory scores)."""
+
+    def gate(pool: list[tuple[float, bool]]) -> list[tuple[float, bool]]:
+        median = statistics.median(c[0] for c in pool)
+        return [c for c in pool if c[0] - median >= keep * (pool[0][0] - median)]
+
+    return gate
+
+
+GATES = {
+    "ratio 0.8 of the top (precision, shipped)": ratio_gate(0.8),
+    "ratio 0.6 of the top (balanced, shipped)": ratio_gate(0.6),
+    "ratio 0.35 of the top (exploratory, shipped)": ratio_gate(0.35),
+    "0.8 of the height above the floor": floor_gate(0.8),
+    "0.5 of the height above the floor": floor_gate(0.5),
+    "0.8 of the height above the median candidate": background_gate(0.8),
+    "0.5 of the height above the median candidate": background_gate(0.5),
+    "0.25 of the height above the median candidate": background_gate(0.25),
+}
+
+
+def gate_table(evidence: list[Evidence]) -> list[str]:
+    """Per gate: R@1/3/10 of what it keeps (in relevance order, limit 50) and how many it keeps,
+    for the answerable questions and for the questions without an answer."""
+    sets = list(dict.fromkeys(e.set for e in evidence))
+    lines = [
+        "| gate | " + " | ".join(sets) + " |",
+        "|---" * (len(sets) + 1) + "|",
+    ]
+    for name, gate in GATES.items():
+        cells = []
+        for s in sets:
+            group = [e for e in evidence if e.set == s and e.pool]
+            answerable = [e for e in group if not e.absent]
+            absent = [e for e in group if e.absent]
+            parts = []
+            if answerable:
+                kept = [gate(e.pool) for e in answerable]
+                r = {
+                    k: 100 * sum(sum(g for _, g in p[:k]) / e.gold for p, e in zip(kept, answerable)) / len(answerable)
+                    for k in (1, 3, 10)
+                }
+                parts.append(
+                    f"R@1/3/10 {r[1]:.1f}/{r[3]:.1f}/{r[10]:.1f}, keeps {statistics.median(len(p) for p in kept):g}"
+                )
+            if absent:
+                parts.append(f"absent keep {statistics.median(len(gate(e.pool)) for e in absent):g}")
+            cells.append("; ".join(parts))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 async def main(dump: str | None) -> None:
     embedder = ev.CachedEmbedder(LocalEmbedder())
     evidence: list[Evidence] = []
@@ -230,6 +319,8 @@ async def main(dump: str | None) -> None:
     if dump:
         Path(dump).write_text("\n".join(json.dumps(asdict(e)) for e in evidence) + "\n")
     print("\n".join(table(evidence)))
+    print("\nGates on the fused relevance (limit 50; median candidates kept):\n")
+    print("\n".join(gate_table(evidence)))
 
 
 if __name__ == "__main__":
