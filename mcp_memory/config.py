@@ -104,6 +104,8 @@ class OAuthSettings:
     jwks_cache_s: int = 3600
     #: The least time between two JWKS fetches (an unknown `kid` cannot make us fetch in a loop).
     jwks_min_refresh_s: int = 10
+    #: The longest one JWKS fetch may take (connecting, the answer, the body).
+    jwks_timeout_s: float = 5.0
     read_scope: str = DEFAULT_SCOPES[0]
     write_scope: str = DEFAULT_SCOPES[1]
     forget_scope: str = DEFAULT_SCOPES[2]

@@ -160,9 +160,13 @@ class JwksCache:
     critical path: nothing blocks) and kept for `max_age_s` after the last good fetch.
 
     A refetch is tried when the keys are past half their age or a token names an unknown
-    `kid` (key rotation), at most once per `min_refresh_s` whatever tokens arrive. When
-    the issuer cannot be reached the keys already held keep working until `max_age_s`;
-    after that every token is refused (fail closed) until a fetch succeeds.
+    `kid` (key rotation), at most once per `min_refresh_s` whatever tokens arrive. Fetches
+    are single-flight: every request that needs one while it runs waits for that same
+    fetch, and it takes at most `timeout_s` (connecting, the answer and the body), so a
+    slow or hanging issuer ties up one fetch, never one per request. A request whose key is
+    held never waits for a refetch: past half the age the refetch runs beside it. When the
+    issuer cannot be reached the keys already held keep working until `max_age_s`; after
+    that every token is refused (fail closed) until a fetch succeeds.
     """
 
     def __init__(
@@ -172,31 +176,37 @@ class JwksCache:
         *,
         max_age_s: float,
         min_refresh_s: float,
+        timeout_s: float = JWKS_TIMEOUT_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
         self.log = log
         self.max_age_s = max_age_s
         self.min_refresh_s = min_refresh_s
+        self.timeout_s = timeout_s
         self.clock = clock
         self._keys: dict[str | None, Any] | None = None
         self._fetched_at = 0.0
         self._tried_at: float | None = None
-        self._lock = asyncio.Lock()
+        self._fetch: asyncio.Task[None] | None = None
         self.fetches = 0
 
     def _fresh(self, now: float) -> bool:
         return self._keys is not None and now - self._fetched_at <= self.max_age_s
 
+    def _held(self, kid: str | None) -> bool:
+        keys = self._keys or {}
+        return kid in keys or (kid is None and len(keys) == 1)
+
     async def key(self, kid: str | None) -> Any:
         now = self.clock()
-        stale = not self._fresh(now) or now - self._fetched_at > self.max_age_s / 2
-        if stale or kid not in (self._keys or {}):
-            async with self._lock:
-                now = self.clock()
-                if self._tried_at is None or now - self._tried_at >= self.min_refresh_s:
-                    self._tried_at = now
-                    await self._refresh()
+        if not self._fresh(now) or not self._held(kid):
+            fetch = self._start_fetch(now)
+            if fetch is not None:
+                # shielded: a request that goes away does not cancel the fetch the others wait for
+                await asyncio.shield(fetch)
+        elif now - self._fetched_at > self.max_age_s / 2:
+            self._start_fetch(now)  # refreshed beside this request, which uses the keys held
         if not self._fresh(self.clock()):
             raise TokenRefused("the authorization server's signing keys are unavailable; try again later")
         keys = self._keys or {}
@@ -206,23 +216,39 @@ class JwksCache:
             raise TokenRefused("the token is signed with a key the authorization server does not publish")
         return keys[kid]
 
+    def _start_fetch(self, now: float) -> asyncio.Task[None] | None:
+        """The fetch running now, or a new one when the last try is `min_refresh_s` old; else None."""
+        if self._fetch is not None and not self._fetch.done():
+            return self._fetch
+        if self._tried_at is not None and now - self._tried_at < self.min_refresh_s:
+            return None
+        self._tried_at = now
+        self._fetch = asyncio.create_task(self._refresh(), name="jwks-fetch")
+        return self._fetch
+
     async def _refresh(self) -> None:
         import aiohttp
         import jwt
 
         self.fetches += 1
         try:
-            timeout = aiohttp.ClientTimeout(total=JWKS_TIMEOUT_S)
-            async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.get(self.url, allow_redirects=False) as response:
-                    if response.status != 200:
-                        raise ValueError(f"HTTP {response.status}")
-                    raw = await response.content.read(JWKS_MAX_BYTES + 1)
+            async with asyncio.timeout(self.timeout_s):
+                timeout = aiohttp.ClientTimeout(total=self.timeout_s)
+                async with aiohttp.ClientSession(timeout=timeout) as session:
+                    async with session.get(self.url, allow_redirects=False) as response:
+                        if response.status != 200:
+                            raise ValueError(f"HTTP {response.status}")
+                        raw = await response.content.read(JWKS_MAX_BYTES + 1)
             if len(raw) > JWKS_MAX_BYTES:
                 raise ValueError(f"larger than {JWKS_MAX_BYTES} bytes")
             document = json.loads(raw)
             keys = [k for k in document.get("keys", []) if isinstance(k, dict) and k.get("use", "sig") == "sig"]
             jwks = jwt.PyJWKSet.from_dict({"keys": keys})
+        except TimeoutError:
+            self.log.warn(
+                "jwks_fetch_failed", f"could not fetch the JWKS from {self.url}: no answer in {self.timeout_s:g} s"
+            )
+            return
         except Exception as exc:  # an outage, a bad document: the keys held stay until their age
             self.log.warn("jwks_fetch_failed", f"could not fetch the JWKS from {self.url}: {type(exc).__name__}: {exc}")
             return
@@ -247,6 +273,7 @@ class JwtVerifier:
             log,
             max_age_s=settings.jwks_cache_s,
             min_refresh_s=settings.jwks_min_refresh_s,
+            timeout_s=settings.jwks_timeout_s,
             clock=clock,
         )
 

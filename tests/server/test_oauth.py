@@ -3,6 +3,7 @@ authorization server on 127.0.0.1, through the MCP SDK client and raw HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -74,6 +75,11 @@ async def post(server: Running, token: str | None, body: dict = CALL, **headers:
         sent["authorization"] = f"Bearer {token}"
     async with httpx.AsyncClient() as client:
         return await client.post(server.mcp_url, json=body, headers=sent)
+
+
+async def fetched(issuer: Issuer, count: int) -> None:
+    while issuer.fetches < count:
+        await asyncio.sleep(0.01)
 
 
 def challenge(response: httpx.Response) -> dict[str, str]:
@@ -276,8 +282,10 @@ async def test_a_jwks_outage_keeps_cached_keys_for_their_lifetime_then_fails_clo
         token = issuer.token()
         assert (await post(running, token, **headers)).status_code == 200
         issuer.down = True
-        clock.now += 80  # past half the lifetime: a refetch is tried, fails, the keys stay
+        clock.now += 80  # past half the lifetime: a refetch is tried beside the call, fails, the keys stay
         fetches = issuer.fetches
+        assert (await post(running, token, **headers)).status_code == 200
+        await asyncio.wait_for(fetched(issuer, fetches + 1), timeout=30)
         assert (await post(running, token, **headers)).status_code == 200
         assert issuer.fetches == fetches + 1
         clock.now += 30  # past the lifetime, the issuer still down: every token is refused
@@ -287,6 +295,36 @@ async def test_a_jwks_outage_keeps_cached_keys_for_their_lifetime_then_fails_clo
         issuer.down = False
         clock.now += 2
         assert (await post(running, token, **headers)).status_code == 200
+
+
+async def test_a_hanging_jwks_endpoint_costs_one_bounded_fetch_and_never_holds_up_a_known_key(
+    tmp_path: Path, issuer: Issuer
+) -> None:
+    settings = oauth_settings(issuer, jwks_timeout_s=3.0)
+    async with serving(await service(tmp_path), oauth=settings) as running:
+        headers = {"x-memory-tenant": "acme"}
+        good = issuer.token()
+        assert (await post(running, good, **headers)).status_code == 200
+        before = issuer.fetches
+        issuer.hang = True
+        stranger = issuer.token("k9", key=issuer.publish("k9"))
+        del issuer.keys["k9"]
+        async with httpx.AsyncClient(timeout=60) as client:
+            sent = {"authorization": f"Bearer {stranger}", "accept": "application/json, text/event-stream"}
+            strangers = [asyncio.create_task(client.post(running.mcp_url, json=CALL, headers=sent)) for _ in range(10)]
+            while not issuer.hanging:
+                await asyncio.sleep(0.01)
+            known = await post(running, good, **headers)  # while the one fetch hangs
+            assert known.status_code == 200
+            assert not any(task.done() for task in strangers)
+            refused = await asyncio.gather(*strangers)  # once the fetch gave up
+        assert [r.status_code for r in refused] == [401] * 10
+        assert all("does not publish" in challenge(r)["error_description"] for r in refused)
+        assert issuer.fetches == before + 1 and issuer.hanging == 1
+    warnings = [line for line in running.lines("err") if line.get("event") == "jwks_fetch_failed"]
+    assert [line["message"] for line in warnings] == [
+        f"could not fetch the JWKS from {issuer.jwks_url}: no answer in 3 s"
+    ]
 
 
 # --------------------------------------------------------------------------- tenants from the token

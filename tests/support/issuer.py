@@ -3,6 +3,7 @@ in the test, and the tokens it signs (PyJWT)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -27,6 +28,10 @@ class Issuer:
     url: str = ""
     keys: dict[str, Any] = field(default_factory=dict)
     down: bool = False
+    #: The JWKS endpoint answers nothing until `release` is set (a hanging issuer).
+    hang: bool = False
+    hanging: int = 0
+    release: asyncio.Event = field(default_factory=asyncio.Event)
     fetches: int = 0
 
     @property
@@ -72,6 +77,9 @@ async def issuer_server() -> AsyncIterator[Issuer]:
 
     async def jwks(request: web.Request) -> web.Response:
         issuer.fetches += 1
+        if issuer.hang:
+            issuer.hanging += 1
+            await issuer.release.wait()
         if issuer.down:
             return web.Response(status=503)
         return web.json_response(issuer.jwks())
@@ -87,4 +95,5 @@ async def issuer_server() -> AsyncIterator[Issuer]:
     try:
         yield issuer
     finally:
+        issuer.release.set()
         await runner.cleanup()
