@@ -145,7 +145,10 @@ def _output(path: Path | None) -> Iterator[TextIO]:
         return
     partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
     try:
-        with partial.open("w", encoding="utf-8", newline="\n") as stream:
+        partial.unlink(missing_ok=True)
+        # 0600 from the start, as the store itself: an export holds every memory it names.
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
             yield stream
         os.replace(partial, path)
     except OSError as exc:

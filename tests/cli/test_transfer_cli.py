@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -366,3 +367,17 @@ def test_an_export_to_a_file_that_fails_part_way_leaves_no_file(tmp_path: Path) 
             stream.write('{"format": "mcp-memory-export"}\n')
             raise RuntimeError("the store went away")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_backup_and_an_export_file_are_private_like_the_store(cli, tmp_path: Path) -> None:
+    """The store is 0600 from its creation; a copy of it made by backup, or an export written with
+    -o, holds the same memories and is as private, whatever the umask."""
+    seed(cli)
+    previous = os.umask(0o022)  # the common default: new files readable by everyone
+    try:
+        assert cli("backup", str(tmp_path / "copy.db")).returncode == 0
+        assert cli("export", "--all-tenants", "-o", str(tmp_path / "all.jsonl")).returncode == 0
+    finally:
+        os.umask(previous)
+    for name in ("copy.db", "all.jsonl"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mcp_memory.core.errors import StoreError
 from mcp_memory.stores.sqlite.db import BUSY_TIMEOUT_S
+from mcp_memory.stores.sqlite.files import create_private_file
 
 __all__ = ["BackupResult", "backup_sqlite"]
 
@@ -48,6 +49,7 @@ def backup_sqlite(source: Path, target: Path) -> BackupResult:
             src.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
             if src.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories'").fetchone() is None:
                 raise StoreError(f"{source} is not an mcp-memory database (it has no memories table)")
+            create_private_file(partial)  # 0600 from the start, as the store itself: it holds every memory
             dst = sqlite3.connect(partial)
             try:
                 src.backup(dst)  # every page in one step: one read transaction, one instant
