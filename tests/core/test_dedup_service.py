@@ -14,7 +14,7 @@ import pytest
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate
 from mcp_memory.server import render
-from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.conftest import ROOT, SERVICE_BACKENDS, Env, open_env
 from tests.core.dedup_pairs import APART, MERGE
 from tests.core.test_dedup import builtin_cases
 from tests.support.real_model import RememberedModel
@@ -62,6 +62,15 @@ async def test_the_table_is_about_the_new_tests_not_the_cosine(real_model) -> No
     every merge pair is above the cosine threshold, so it merges by the rule, not by luck."""
     old_rule_merges = [(a, b) for a, b, _ in APART if is_duplicate(await real_model.cosine(a, b), b, a)]
     assert len(old_rule_merges) >= 40
+    # the README gives the table's size: it must be this table's
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = re.search(
+        r"runs a table of (\d+) pairs that must stay apart \((\d+) of which the cosine-and-overlap rule alone "
+        r"merged\) and (\d+) that must merge.*?all (\d+) pass on all four",
+        readme,
+    )
+    assert said, "the README no longer describes the dedup table"
+    assert [int(n) for n in said.groups()] == [len(APART), len(old_rule_merges), len(MERGE), len(APART) + len(MERGE)]
     for first, then in MERGE:
         assert await real_model.cosine(first, then) >= DEDUP_SIMILARITY, (first, then)
 
