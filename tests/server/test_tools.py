@@ -216,6 +216,30 @@ async def test_the_mode_is_checked_before_the_query(out, err) -> None:
     assert "`mode`" in result.text
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("recall", {"mode": "x", "query": " ", "limit": 0}, "`mode`"),
+        ("recall", {"query": " ", "limit": 0}, "`query`"),
+        ("remember", {"content": " ", "category": "c" * 200, "type": "x"}, "`content`"),
+        ("remember", {"content": "c" * 32_001, "category": "c" * 200}, "32000"),
+        ("remember", {"content": "c", "category": "c" * 200, "scope": "x", "type": "x"}, "`category`"),
+        ("remember", {"content": "c", "scope": "conversation", "type": "x", "tags": "x"}, "X-Conversation-Id"),
+        ("remember", {"content": "c", "type": "x", "tags": "x"}, "`type`"),
+        ("list_memories", {"type": "x", "limit": 0}, "`type`"),
+    ],
+)
+async def test_when_several_arguments_are_wrong_the_documented_first_one_is_named(
+    out, err, tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    """docs/tools.md: recall checks mode, query, limit; remember content, its size, category,
+    scope (and the conversation it needs), type, tags; list_memories type then limit."""
+    service = RecordingService()
+    result = await layer(service, out, err).call(tool, arguments, ACME)
+    assert result.is_error and named in result.text, result.text
+    assert service.calls == []
+
+
 async def test_content_over_32000_bytes_is_refused_in_bytes_even_when_short_in_characters(out, err) -> None:
     service = RecordingService()
     korean = "한" * (32_000 // 3 + 1)
