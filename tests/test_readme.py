@@ -195,3 +195,19 @@ def test_the_logs_section_names_every_event_the_server_writes() -> None:
     logs = README.split("\n## Logs\n", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`([a-z_]+)`", logs)) | set(re.findall(r'"event":"([a-z_]+)"', logs))
     assert sorted(events - named) == [], "events the README's Logs section does not name"
+
+
+def test_the_tool_table_gives_every_tools_arguments_as_its_schema_has_them() -> None:
+    """The first table of the README: `name(arg, optional?, …)` for each tool, in the schema's
+    order, `?` exactly on the arguments that are not required."""
+    from mcp_memory.server.search_docs import INPUT_SCHEMA as SEARCH_DOCS_SCHEMA
+    from mcp_memory.server.tools import TOOLS
+
+    schemas = {spec.name: spec.input_schema for spec in TOOLS} | {"search_docs": SEARCH_DOCS_SCHEMA}
+    table = README.split("| Tool | Takes | Returns |", 1)[1].split("\n\n", 1)[0]
+    shown = dict(re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", table, flags=re.MULTILINE))
+    assert sorted(shown) == sorted(schemas)
+    for name, schema in schemas.items():
+        required = set(schema.get("required", []))
+        expected = [arg if arg in required else f"{arg}?" for arg in schema.get("properties", {})]
+        assert [a.strip() for a in shown[name].split(",") if a.strip()] == expected, name
