@@ -26,7 +26,7 @@ QUESTIONS = DATA / "questions.jsonl"
 FACT_TYPES = ("decision", "convention", "command", "fix", "version", "host", "config", "role", "deadline", "incident")
 #: How a fact is stored: conventions are patterns, commands and fixes are reference, the rest project.
 MEMORY_TYPE = {"convention": "pattern", "command": "reference", "fix": "reference"}
-KINDS = {"para": "paraphrase", "id": "identifier", "num": "number"}
+KINDS = {"para": "paraphrase", "id": "identifier", "num": "number", "hard": "paraphrase-hard"}
 ABSENT_KINDS = {"plain": "absent", "near": "near-miss"}
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -52,7 +52,7 @@ class Question:
     id: str
     project: str
     tenant: str
-    kind: str  # paraphrase, identifier, number; absent, near-miss when nothing stored answers it
+    kind: str  # paraphrase, identifier, number, paraphrase-hard; absent, near-miss when nothing stored answers it
     lang: str
     text: str
     gold: tuple[str, ...] = ()
