@@ -33,7 +33,8 @@ import madial_data
 import project_set_data
 import retrieval_eval as ev
 
-GROUPS = ("paraphrase", "identifier", "number", "Korean")
+#: "original": the 525 questions before the hard-paraphrase batch, so both sets read from one run.
+GROUPS = ("paraphrase", "identifier", "number", "paraphrase-hard", "Korean", "Korean original", "original")
 
 
 ONE_TENANT = "all-teams"
@@ -45,7 +46,9 @@ def probes(questions, one_tenant: bool) -> list[ev.Probe]:
             ONE_TENANT if one_tenant else q.tenant,
             q.text,
             frozenset(q.gold),
-            (q.kind,) + (("Korean",) if q.lang == "ko" else ()),
+            (q.kind,)
+            + (("Korean",) if q.lang == "ko" else ())
+            + (("original",) if q.kind != "paraphrase-hard" else ()),
         )
         for q in questions
     ]
@@ -132,12 +135,31 @@ def markdown(result: dict, backend: str) -> str:
         "",
         *ev.quality_table(result["references"] + result["rows"], GROUPS),
         "",
+        "R@1 / R@5 / R@10 by question group, balanced mode, cold:",
+        "",
+        *group_table(
+            result["references"] + [r for r in result["rows"] if (r["mode"], r["pass"]) == ("balanced", "cold")]
+        ),
+        "",
         "Confidence: per label, the answerable questions that got it and how often their top result answers them; "
         "then how the absent questions are labelled.",
         "",
         *ev.confidence_table(result["rows"]),
     ]
     return "\n".join(lines)
+
+
+def group_table(rows: list[dict]) -> list[str]:
+    head = "| retrieval | all |" + "".join(f" {g} |" for g in GROUPS)
+    out = [head, "|" + "---|" * (2 + len(GROUPS))]
+    for r in rows:
+        cells = [r["all"], *(r["groups"][g] for g in GROUPS)]
+        out.append(
+            f"| {r['retrieval']} | "
+            + " | ".join(" / ".join(ev.pct(q[f"R@{k}"]) for k in ev.KS) + f" (n {q['n']})" for q in cells)
+            + " |"
+        )
+    return out
 
 
 def main() -> None:
