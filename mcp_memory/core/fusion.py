@@ -14,12 +14,22 @@ embedding list; this adds keyword evidence in proportion to how discriminative i
 
 KEYWORD_WEIGHT was chosen on the plateau measured by bench/fusion_probe.py on MADial-Bench
 (R@5 within a point of its best from 0.4 to 1.0; RESULTS.md), not at its peak.
+
+The cosine only counts as far as the embedder can read the query (`readable_share`): an
+English-only model's cosine for a Korean question is noise, so for the share of the query's
+letters in scripts it does not read, the keyword score stands in for the cosine:
+
+    relevance = r × cosine + (1 − r) × keyword + KEYWORD_WEIGHT × keyword
+
+with r the readable share (1 for a model that reads every script, and for a query without letters).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+
+import regex
 
 from mcp_memory.core.keywords import KeywordAnswer, bm25_scores
 from mcp_memory.core.model import Confidence, Hit, Memory, Retrieval
@@ -35,13 +45,54 @@ class Candidate:
     relevance: float
 
 
+_LETTER = regex.compile(r"\p{L}")
+
+
+def readable_share(query: str, scripts: Collection[str] | None) -> float:
+    """The share of the query's letters written in `scripts` (Unicode script names such as
+    "Latin", "Hangul", "Han"), the scripts the embedder was trained on; None reads every script.
+
+    Only letters count: digits, punctuation and spaces read the same in every script. A query
+    with no letters at all is fully readable. "Unknown" script names are refused, so a typo in
+    an embedder's declaration cannot silently turn its cosine off.
+    """
+    if scripts is None:
+        return 1.0
+    letters = _LETTER.findall(query)
+    if not letters:
+        return 1.0
+    reads = _script_class(frozenset(scripts))
+    return sum(1 for ch in letters if reads.match(ch)) / len(letters)
+
+
+_SCRIPT_CLASSES: dict[frozenset[str], regex.Pattern[str]] = {}
+
+
+def _script_class(scripts: frozenset[str]) -> regex.Pattern[str]:
+    if scripts not in _SCRIPT_CLASSES:
+        if not scripts:
+            _SCRIPT_CLASSES[scripts] = regex.compile(r"(?!)")
+        else:
+            try:
+                _SCRIPT_CLASSES[scripts] = regex.compile(
+                    "[" + "".join(rf"\p{{Script={name}}}" for name in sorted(scripts)) + "]"
+                )
+            except regex.error as exc:
+                raise ValueError(f"unknown script name in {sorted(scripts)}: {exc}") from None
+    return _SCRIPT_CLASSES[scripts]
+
+
 def fuse(
-    retrieval: Retrieval, terms: Sequence[str], dense: Sequence[Hit], answer: KeywordAnswer | None
+    retrieval: Retrieval,
+    terms: Sequence[str],
+    dense: Sequence[Hit],
+    answer: KeywordAnswer | None,
+    readable: float = 1.0,
 ) -> list[Candidate]:
     """Every candidate of either signal once, with its cosine, keyword score and relevance.
 
     `dense` mode scores by cosine alone, `keyword` mode by the keyword score alone (over the
-    keyword hits only); `hybrid` adds them.
+    keyword hits only); `hybrid` adds them, the cosine weighed by `readable` (readable_share).
     """
     pool: dict[str, Hit] = {}
     for hit in dense if retrieval != "keyword" else ():
@@ -60,7 +111,7 @@ def fuse(
         elif retrieval == "keyword":
             relevance = keyword
         else:
-            relevance = hit.similarity + KEYWORD_WEIGHT * keyword
+            relevance = readable * hit.similarity + (1.0 - readable) * keyword + KEYWORD_WEIGHT * keyword
         out.append(Candidate(hit.memory, hit.similarity, keyword, relevance))
     return out
 

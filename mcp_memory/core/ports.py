@@ -30,11 +30,13 @@ __all__ = [
     "ObjectStore",
     "PreloadsTenant",
     "PutsMany",
+    "ReadsScripts",
     "SCAN_BATCH",
     "StoredObject",
     "VectorStore",
     "WarmsUp",
     "describe",
+    "scripts_of",
 ]
 
 
@@ -174,6 +176,20 @@ class Embedder(Protocol):
 
     async def close(self) -> None:
         """Release sessions, threads and files."""
+
+
+@runtime_checkable
+class ReadsScripts(Protocol):
+    """Optional for an Embedder: the Unicode scripts it was trained to read ("Latin", "Hangul",
+    "Han", ...). An embedder without it reads every script (a multilingual model). Recall weighs
+    the cosine by the share of a query's letters in these scripts (core/fusion.py)."""
+
+    scripts: frozenset[str]
+
+
+def scripts_of(embedder: Embedder) -> frozenset[str] | None:
+    """The scripts `embedder` declares it reads, or None when it reads every script."""
+    return embedder.scripts if isinstance(embedder, ReadsScripts) else None
 
 
 @runtime_checkable

@@ -52,6 +52,7 @@ from mcp_memory.core.ports import (
     VectorStore,
     WarmsUp,
     describe,
+    scripts_of,
 )
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
@@ -231,7 +232,9 @@ class MemoryService:
             if where:  # keyword candidates are filtered after their own limit; the dense ones before it
                 answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
         candidates = [
-            c for c in fusion.fuse(self.retrieval, terms, dense, answer) if c.memory.visible_to(caller.conversation)
+            c
+            for c in fusion.fuse(self.retrieval, terms, dense, answer, self._readable(query))
+            if c.memory.visible_to(caller.conversation)
         ]
         if not candidates:
             return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
@@ -274,6 +277,10 @@ class MemoryService:
         matching = [h for h in scored if h.memory.visible_to(caller.conversation) and where.matches(h.memory)]
         matching.sort(key=lambda h: h.similarity, reverse=True)
         return matching[:wanted]
+
+    def _readable(self, query: str) -> float:
+        """How much of `query` the embedder can read (core/fusion.py `readable_share`)."""
+        return fusion.readable_share(query, scripts_of(self.embedder))
 
     def _confidence(
         self,

@@ -215,3 +215,57 @@ async def test_a_script_written_without_spaces_is_read_in_runs(env: Env) -> None
     ids = await store(env, {"spaced": "เซิร์ฟเวอร์ รีสตาร์ท ทุกคืน", "run": "ฐานข้อมูลสำรองทุกวันอาทิตย์"})
     assert (await top_ids(env, "รีสตาร์ท"))[:1] == [ids["spaced"]]
     assert ids["run"] not in await top_ids(env, "สำรอง")  # a term inside a longer run: not by keyword
+
+
+class MisreadingEnglishEmbedder(UnrelatedEmbedder):
+    """An English-only model as it treats Hangul: every Korean text reads alike (unknown words),
+    here all as one direction, except the fact the test asks for, which looks unrelated: the
+    cosine is as wrong as noise can be. It declares that it reads Latin letters only."""
+
+    model = "misreading-english"
+    scripts = frozenset({"Latin"})
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = await super().embed(texts)
+        alike = np.zeros(self.dim, dtype=np.float32)
+        alike[0] = 1.0
+        for i, text in enumerate(texts):
+            if any("\uac00" <= ch <= "\ud7a3" for ch in text) and text != FACTS["korean"]:
+                rows[i] = alike
+        return rows
+
+
+class Undeclared:
+    """The same model without its declaration: recall must then trust its cosine."""
+
+    def __init__(self, inner: MisreadingEnglishEmbedder) -> None:
+        self.inner = inner
+        self.provider, self.model, self.dim = inner.provider, inner.model, inner.dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self.inner.embed(texts)
+
+    async def close(self) -> None:
+        return None
+
+
+KOREAN_DISTRACTORS = {"lunch": "점심 메뉴는 매주 금요일에 정한다", "desk": "사무실 자리 배치는 분기마다 바꾼다"}
+
+
+@pytest.mark.parametrize("backend", SERVICE_BACKENDS)
+async def test_a_korean_query_with_particles_finds_its_fact_when_the_model_cannot_read_korean(
+    backend: str, clock, request: pytest.FixtureRequest
+) -> None:
+    env = await open_env(backend, clock, request, floor=0.3, embedder=MisreadingEnglishEmbedder())
+    try:
+        ids = await store(env, {**FACTS, **KOREAN_DISTRACTORS})
+        for query in KOREAN_QUERIES:
+            assert (await top_ids(env, query))[:1] == [ids["korean"]], query
+        # An English question is still read by the model: the cosine keeps its full weight.
+        assert (await top_ids(env, "ECONNREFUSED"))[:1] == [ids["refused"]]
+        # Control: trusting the cosine that misreads Hangul puts a distractor first.
+        declared, env.service.embedder = env.service.embedder, Undeclared(env.service.embedder)
+        assert (await top_ids(env, "서버를 재시작"))[:1] != [ids["korean"]]
+        env.service.embedder = declared
+    finally:
+        await env.service.close()

@@ -114,6 +114,8 @@ class LocalEmbedder:
     provider = "local"
     model = MODEL_NAME
     dim = DIM
+    #: Trained on English: its cosine for a question in Hangul or Han is noise (core/fusion.py).
+    scripts = frozenset({"Latin"})
 
     def __init__(
         self,
