@@ -48,7 +48,8 @@ def probes(questions, one_tenant: bool) -> list[ev.Probe]:
             frozenset(q.gold),
             (q.kind,)
             + (("Korean",) if q.lang == "ko" else ())
-            + (("original",) if q.kind != "paraphrase-hard" else ()),
+            + (("original",) if q.kind != "paraphrase-hard" else ())
+            + (("Korean original",) if q.lang == "ko" and q.kind != "paraphrase-hard" else ()),
         )
         for q in questions
     ]
