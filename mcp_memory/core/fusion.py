@@ -82,6 +82,12 @@ def _script_class(scripts: frozenset[str]) -> regex.Pattern[str]:
     return _SCRIPT_CLASSES[scripts]
 
 
+def hybrid_relevance(cosine: float, keyword: float, readable: float = 1.0) -> float:
+    """The hybrid relevance of one candidate: the cosine as far as the embedder reads the query,
+    the keyword score standing in for the rest, plus the keyword evidence."""
+    return readable * cosine + (1.0 - readable) * keyword + KEYWORD_WEIGHT * keyword
+
+
 def fuse(
     retrieval: Retrieval,
     terms: Sequence[str],
@@ -111,7 +117,7 @@ def fuse(
         elif retrieval == "keyword":
             relevance = keyword
         else:
-            relevance = readable * hit.similarity + (1.0 - readable) * keyword + KEYWORD_WEIGHT * keyword
+            relevance = hybrid_relevance(hit.similarity, keyword, readable)
         out.append(Candidate(hit.memory, hit.similarity, keyword, relevance))
     return out
 

@@ -360,3 +360,36 @@ async def test_high_is_measured_against_the_whole_rule_so_a_near_miss_does_not_r
     assert near_hybrid.reach == 0 and hybrid.labelled_high(hybrid.high.high)["absentHigh"] == 0
     assert hybrid.high.high < near_hybrid.relevance
     assert hybrid.labelled_high(hybrid.high.high)["correctHigh"] == 2
+
+
+class LatinOnlyFakeEmbedder(FakeEmbedder):
+    """The fake embedder declaring, like the local model, that it reads Latin script only."""
+
+    scripts = frozenset({"Latin"})
+
+
+KOREAN_CASES = [
+    ("배포 서버가 재시작되면 캐시를 비운다", ["서버를 재시작하면 캐시는 어떻게 돼?"]),
+    ("점심 메뉴는 매주 금요일에 정한다", ["점심 메뉴는 언제 정해?"]),
+]
+
+
+async def test_calibration_reads_the_relevance_recall_reads_for_a_question_the_model_cannot_read(clock) -> None:
+    async def run(embedder):
+        lines = [json.dumps({"fact": f, "questions": q}) for f, q in KOREAN_CASES]
+        cases = parse_cases("\n".join([*lines, json.dumps({"absent": "주차 규정은 어디에 있어?"})]), "ko.jsonl")
+        return await calibrate(embedder, cases, floor=0.1, high=0.3, scratch=InMemoryVectorStore())
+
+    readable, unread = await run(FakeEmbedder()), await run(LatinOnlyFakeEmbedder())
+    assert unread.correct_cosines == pytest.approx(readable.correct_cosines, abs=1e-6)
+    # For a Korean question the Latin-only model's cosine is left out: what stands in is the
+    # keyword score, as in recall (core/fusion.py), so each relevance differs from the cosine-led one.
+    env = make_env(clock, floor=0.1, embedder=LatinOnlyFakeEmbedder())
+    for fact, _ in KOREAN_CASES:
+        await env.service.remember(Caller("acme"), fact)
+    for pair in unread.correct:
+        result = await env.service.recall(Caller("acme"), pair.question)
+        top = result.results[0]
+        assert top.memory.content == pair.memory
+        assert pair.relevance == pytest.approx(top.relevance, abs=1e-6)
+    assert [p.relevance for p in unread.correct] != pytest.approx([p.relevance for p in readable.correct])

@@ -36,7 +36,7 @@ from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import Memory, Retrieval
-from mcp_memory.core.ports import Embedder, VectorStore, describe
+from mcp_memory.core.ports import Embedder, VectorStore, describe, scripts_of
 
 __all__ = [
     "Cases",
@@ -360,13 +360,14 @@ CANDIDATES = ranking.candidate_count(ranking.MODE_TABLE[ranking.DEFAULT_MODE].li
 
 
 async def _candidates(
-    store: VectorStore, tenant: str, vector: np.ndarray, text: str, retrieval: Retrieval
+    store: VectorStore, tenant: str, vector: np.ndarray, text: str, retrieval: Retrieval, readable: float
 ) -> tuple[list[fusion.Candidate], list[str], keywords.KeywordAnswer | None]:
-    """The candidates recall would score for `text`, with their relevance (core/fusion.py)."""
+    """The candidates recall would score for `text`, with their relevance (core/fusion.py;
+    `readable`: how much of `text` the embedder reads, fusion.readable_share)."""
     dense = await store.query(tenant, vector, CANDIDATES, None) if retrieval != "keyword" else []
     terms = keywords.query_terms(text) if retrieval != "dense" else []
     answer = await store.keyword_query(tenant, vector, terms, CANDIDATES, None) if terms else None
-    found = [c for c in fusion.fuse(retrieval, terms, dense, answer) if c.memory.scope != "conversation"]
+    found = [c for c in fusion.fuse(retrieval, terms, dense, answer, readable) if c.memory.scope != "conversation"]
     return sorted(found, key=lambda c: c.relevance, reverse=True), terms, answer
 
 
@@ -377,6 +378,7 @@ def _relevance(
     terms: Sequence[str],
     answer: keywords.KeywordAnswer | None,
     retrieval: Retrieval,
+    readable: float,
 ) -> float:
     """`memory`'s relevance to the question: as scored among the candidates, or, when it is not
     one of them, as it would score beside them."""
@@ -387,7 +389,7 @@ def _relevance(
         return 0.0 if retrieval == "keyword" else cosine
     texts = {c.memory.id: c.memory.content for c in found} | {memory.id: memory.content}
     keyword = keywords.bm25_scores(terms, texts, answer.stats)[memory.id]
-    return keyword if retrieval == "keyword" else cosine + fusion.KEYWORD_WEIGHT * keyword
+    return keyword if retrieval == "keyword" else fusion.hybrid_relevance(cosine, keyword, readable)
 
 
 def _reach(
@@ -463,8 +465,9 @@ async def calibrate(
                 vector = question_v[q]
                 q += 1
                 cosine = float(np.dot(vector, fact_v[i]))
-                found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval)
-                relevance = _relevance(memories[i], cosine, found, terms, answer, retrieval)
+                readable = fusion.readable_share(question, scripts_of(embedder))
+                found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval, readable)
+                relevance = _relevance(memories[i], cosine, found, terms, answer, retrieval, readable)
                 reach = _reach(found, terms, answer, retrieval)
                 answered = bool(found) and found[0].memory.id == memories[i].id
                 correct.append(Pair(cosine, question, memories[i].content, relevance, reach if answered else 0.0))
@@ -477,7 +480,8 @@ async def calibrate(
                     nearest_other_relevance.append(others[0].relevance)
         absent = []
         for question, vector in zip(cases.absent, absent_v):
-            found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval)
+            readable = fusion.readable_share(question, scripts_of(embedder))
+            found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval, readable)
             if found:
                 nearest = max(c.similarity for c in found)
                 reach = _reach(found, terms, answer, retrieval)
