@@ -211,3 +211,40 @@ def test_the_tool_table_gives_every_tools_arguments_as_its_schema_has_them() -> 
         required = set(schema.get("required", []))
         expected = [arg if arg in required else f"{arg}?" for arg in schema.get("properties", {})]
         assert [a.strip() for a in shown[name].split(",") if a.strip()] == expected, name
+
+
+def test_every_option_the_command_table_names_belongs_to_its_command() -> None:
+    table = README.split("| Command | What it does |", 1)[1].split("\n\n", 1)[0]
+    checked = 0
+    for command, said in re.findall(r"^\| `([a-z-]+)[^`]*` \| (.*) \|$", table, flags=re.MULTILINE):
+        for option in re.findall(r"`(--[a-z-]+)", said):
+            assert option in options_of(GROUP.commands[command]), f"the table gives {command} an option {option}"
+            checked += 1
+    assert checked >= 15
+
+
+def test_the_configuration_table_names_every_variable_the_code_reads_and_no_other() -> None:
+    """config.py is the only reader of the environment (docs/operations.md), and the README's
+    Configuration table is its list: a variable missing from the table is a setting nobody can
+    find, and one the code does not read is a setting that does nothing."""
+    import ast
+
+    source = ast.parse((ROOT / "mcp_memory" / "config.py").read_text(encoding="utf-8"))
+    names = {
+        node.value
+        for node in ast.walk(source)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", node.value)
+    }
+    for registry in ("stores", "embedders"):  # each backend and provider names the variables it requires
+        tree = ast.parse((ROOT / "mcp_memory" / registry / "__init__.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "requires" and isinstance(node.value, ast.Tuple):
+                names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    platform = {"HOME", "XDG_DATA_HOME"}  # where the platform keeps user data (see MEMORY_DB_PATH)
+    read = {n for n in names if not re.fullmatch(r"(RS|PS|ES)\d+", n)} - platform
+    listed = {name for row in table_rows("Configuration") for name in code_spans(row)}
+    listed = {name for name in listed if re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", name)}
+    assert sorted(read - listed) == [], "read by config.py, missing from the Configuration table"
+    assert sorted(listed - read) == [], "in the Configuration table, never read"
