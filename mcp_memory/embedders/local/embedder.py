@@ -12,17 +12,18 @@ Why it is shaped this way:
   fight for them. Bulk calls hop back to the loop between batches, so a
   recall's single query is not stuck behind a 10,000-text re-embed.
 - **Micro-batched.** Small calls (up to `batch_size` texts: every recall and
-  remember) join one queue. When the worker is idle a call runs at once, on
-  its own, in one hop: a lone query waits for nothing. Calls that arrive while
-  the worker is busy wait in the queue and then run together as one model
-  call, up to `batch_size` texts: under 16 concurrent recalls the model runs a
-  few batches instead of 16 single queries, each of which pays the per-call
-  cost again (bench/RESULTS.md). The texts are the same, so are the vectors
-  (within float rounding of the padding). If a joint batch fails, each of its
-  calls is re-run alone, so an error reaches only the callers whose own texts
-  cause it. The queue drains one batch per worker job and then queues the
-  next job behind whatever else is waiting (a bulk call's next batch), so
-  neither starves the other.
+  remember) go through the micro-batcher of runtime/batching.py, run on the
+  worker thread. When the worker is idle a call runs at once, on its own, in
+  one hop: a lone query waits for nothing. Calls that arrive while the worker
+  is busy wait in the queue and then run together as one model call, up to
+  `batch_size` texts (a call weighs its text count and is never split): under
+  16 concurrent recalls the model runs a few batches instead of 16 single
+  queries, each of which pays the per-call cost again (bench/RESULTS.md). The
+  texts are the same, so are the vectors (within float rounding of the
+  padding). If a joint batch fails, each of its calls is re-run alone, so an
+  error reaches only the callers whose own texts cause it. The queue drains
+  one batch per worker job and then queues the next job behind whatever else
+  is waiting (a bulk call's next batch), so neither starves the other.
 - **Verified.** The model file and the tokenizer are checked against sha256
   pins kept here, not the model package's own constant.
 - **Offline.** Nothing is ever downloaded: the model comes from the pinned
@@ -45,17 +46,16 @@ import asyncio
 import functools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.runtime import heap
+from mcp_memory.runtime.batching import Batcher
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -72,36 +72,6 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 BATCH_SIZE = 32
 
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class _Request:
-    """One small `embed` call waiting for the worker: its texts and where its answer goes."""
-
-    texts: list[str]
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[np.ndarray]
-
-    def abandoned(self) -> bool:
-        """The caller stopped waiting (cancelled). Read from the worker thread: a stale
-        answer only means the batch embeds a text nobody will read."""
-        return self.future.done()
-
-    def settle(self, rows: np.ndarray | None, error: BaseException | None = None) -> None:
-        """From the worker thread: hand the rows (or the error) to the caller's own loop."""
-
-        def deliver() -> None:
-            if self.future.done():  # cancelled meanwhile
-                return
-            if error is not None:
-                self.future.set_exception(error)
-            else:
-                self.future.set_result(cast("np.ndarray", rows))  # rows come with no error
-
-        try:
-            self.loop.call_soon_threadsafe(deliver)
-        except RuntimeError:  # that loop is closed: nobody is waiting any more
-            pass
 
 
 def _closed_error() -> EmbeddingError:
@@ -141,10 +111,15 @@ class LocalEmbedder:
         self._intra_op_threads = intra_op_threads
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-embed")
         self._lock = threading.Lock()
-        #: Small calls waiting to be batched, and whether a drain job is queued or running.
-        self._pending: deque[_Request] = deque()
-        self._pending_lock = threading.Lock()
-        self._draining = False
+        #: Small calls, batched on the worker by text count; a failed batch re-runs each call alone.
+        self._small: Batcher[list[str], np.ndarray] = Batcher(
+            self._embed_requests,
+            batch_size,
+            executor=self._executor,
+            weight=len,
+            failure="retry_alone",
+            closed_error=_closed_error,
+        )
         self._runtime: MiniLM | None = None
         self._closed = False
         #: How many times the model was loaded: 1 after first use, for tests and the boot log.
@@ -176,7 +151,7 @@ class LocalEmbedder:
             return check_vectors([], self.model, self.dim, 0)
         try:
             if len(texts) <= self._batch_size:  # the common case: one hop to the worker
-                rows = await self._embed_small(texts)
+                rows = await self._small.submit(texts)
             else:
                 rows = await self._embed_in_batches(texts)
         except EmbeddingError as exc:  # the tokenizer or the model may quote the text it refused
@@ -194,73 +169,15 @@ class LocalEmbedder:
             rows[chunk] = await self._in_worker(runtime.embed, [encoded[i] for i in chunk])
         return rows
 
-    async def _embed_small(self, texts: list[str]) -> np.ndarray:
-        """Queue the texts; start a drain job unless one is already queued or running."""
-        if self._closed:
-            raise _closed_error()
-        loop = asyncio.get_running_loop()
-        request = _Request(texts, loop, loop.create_future())
-        with self._pending_lock:
-            self._pending.append(request)
-            start, self._draining = not self._draining, True
-        if start:
-            self._schedule_drain()
-        return await request.future
-
-    def _schedule_drain(self) -> None:
-        """Queue one drain job; once the executor is shut down, fail whatever waits instead."""
-        try:
-            self._executor.submit(self._drain)
-        except RuntimeError:  # closed (or the interpreter is exiting)
-            with self._pending_lock:
-                waiting = list(self._pending)
-                self._pending.clear()
-                self._draining = False
-            for request in waiting:
-                request.settle(None, _closed_error())
-
-    def _drain(self) -> None:
-        """On the worker: run the queued requests that fit in one batch, then, if more
-        arrived meanwhile, queue another drain job behind anything else waiting."""
-        with self._pending_lock:
-            batch: list[_Request] = []
-            size = 0
-            while self._pending and (not batch or size + len(self._pending[0].texts) <= self._batch_size):
-                request = self._pending.popleft()
-                if not request.abandoned():
-                    batch.append(request)
-                    size += len(request.texts)
-        try:
-            self._run_requests(batch)
-        finally:
-            with self._pending_lock:
-                more = bool(self._pending)
-                if not more:
-                    self._draining = False
-            if more:
-                self._schedule_drain()
-
-    def _run_requests(self, batch: list[_Request]) -> None:
-        """One model call for the whole batch; if it fails, each request again on its own."""
-        if not batch:
-            return
-        if self._closed:
-            for request in batch:
-                request.settle(None, _closed_error())
-            return
-        try:
-            rows = self._embed_one_batch([text for request in batch for text in request.texts])
-        except Exception as exc:
-            if len(batch) == 1:
-                batch[0].settle(None, exc)
-                return
-            for request in batch:
-                self._run_requests([request])
-            return
+    def _embed_requests(self, requests: list[list[str]]) -> list[np.ndarray]:
+        """On the worker: one model call for the texts of several small calls, split back."""
+        rows = self._embed_one_batch([text for texts in requests for text in texts])
+        answers = []
         start = 0
-        for request in batch:
-            request.settle(rows[start : start + len(request.texts)])
-            start += len(request.texts)
+        for texts in requests:
+            answers.append(rows[start : start + len(texts)])
+            start += len(texts)
+        return answers
 
     async def close(self) -> None:
         """Drop the session and stop the worker thread; later calls are refused.
@@ -272,6 +189,7 @@ class LocalEmbedder:
         EmbeddingError, not a stray CancelledError they never asked for.
         """
         self._closed = True
+        self._small.close()
         self._runtime = None
         self._executor.shutdown(wait=False)
 

@@ -256,7 +256,7 @@ class SqliteVectorStore:
         """Nearest visible memories: visibility is a mask applied before the top-k (docs/memories.md).
 
         Queries that arrive while others are being searched are searched together
-        (stores/batching.py): one pass over a tenant's embeddings for all of them.
+        (runtime/batching.py): one pass over a tenant's embeddings for all of them.
         """
         vector = self._vector(embedding)
         if top_k <= 0:
