@@ -88,26 +88,22 @@ class _Entry(Generic[R, T]):
 
     def settle(self, answer: T | None, error: BaseException | None = None) -> None:
         """Hand the answer (or the error) to the caller, on the caller's own loop."""
-
-        def deliver() -> None:
-            if self.future.done():  # cancelled meanwhile
-                return
-            if error is not None:
-                self.future.set_exception(error)
-            else:
-                self.future.set_result(cast(T, answer))
-
-        try:
-            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:  # a worker thread
-            here = None
-        if here is self.loop:
-            deliver()
+        if asyncio._get_running_loop() is self.loop:
+            self.deliver(answer, error)
             return
         try:
-            self.loop.call_soon_threadsafe(deliver)
+            self.loop.call_soon_threadsafe(self.deliver, answer, error)
         except RuntimeError:  # that loop is closed: nobody is waiting any more
             pass
+
+    def deliver(self, answer: T | None, error: BaseException | None) -> None:
+        """On the caller's loop: settle the future unless the caller has left."""
+        if self.future.done():  # cancelled meanwhile
+            return
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(cast(T, answer))
 
 
 class Batcher(Generic[R, T]):
@@ -164,6 +160,8 @@ class Batcher(Generic[R, T]):
         #: Guards the queue and the counters: an executor's thread takes batches too.
         self._lock = threading.Lock()
         self._queue: deque[_Entry[R, T]] = deque()
+        #: The queue's total weight (abandoned requests included until they are dropped).
+        self._waiting = 0
         #: Drainers started and not finished (drain tasks, or chains of executor jobs).
         self._active = 0
         #: Drainers waiting for a batch's answers right now.
@@ -182,9 +180,10 @@ class Batcher(Generic[R, T]):
             if loop is not self._loop:  # another event loop: no sharing across loops
                 (answer,) = await self._run([request])
                 return cast(T, answer)
-        entry: _Entry[R, T] = _Entry(request, self._weight(request), loop)
+        entry: _Entry[R, T] = _Entry(request, 1 if self._weight is _one else self._weight(request), loop)
         with self._lock:
             self._queue.append(entry)
+            self._waiting += entry.weight
             start = self._active < self._parallel
             if start:
                 self._active += 1
@@ -197,8 +196,7 @@ class Batcher(Generic[R, T]):
         already running finishes and answers. Waits for nothing."""
         with self._lock:
             self._closed = True
-            waiting = list(self._queue)
-            self._queue.clear()
+            waiting = self._empty()
         for entry in waiting:
             entry.settle(None, self._closed_error())
 
@@ -206,7 +204,7 @@ class Batcher(Generic[R, T]):
         """Serve `loop` from now on; whatever waited on a closed loop waits for nobody."""
         with self._lock:
             self._loop = loop
-            self._queue.clear()
+            self._empty()
             self._active = self._busy = 0
             self._tasks.clear()
 
@@ -217,20 +215,25 @@ class Batcher(Generic[R, T]):
         else:
             self._submit_job()
 
+    def _empty(self) -> list[_Entry[R, T]]:
+        """Under the lock: everything queued, leaving the queue empty."""
+        waiting = list(self._queue)
+        self._queue.clear()
+        self._waiting = 0
+        return waiting
+
     def _take(self) -> list[_Entry[R, T]]:
         """Under the lock: the next batch, a fair share with the drainers free to take one
         (so every core gets a batch), never more than the bound; abandoned requests are
         dropped on the way."""
         free = max(1, self._parallel - self._busy)
-        bound = self._max
-        if free > 1:
-            waiting = sum(entry.weight for entry in self._queue if not entry.abandoned())
-            bound = min(bound, -(-waiting // free))
+        bound = min(self._max, -(-self._waiting // free))
         batch: list[_Entry[R, T]] = []
         size = 0
         while self._queue and (not batch or size + self._queue[0].weight <= bound):
             entry = self._queue.popleft()
-            if not entry.abandoned():
+            self._waiting -= entry.weight
+            if not entry.future.done():  # abandoned (see _Entry.abandoned)
                 batch.append(entry)
                 size += entry.weight
         return batch
@@ -243,6 +246,8 @@ class Batcher(Generic[R, T]):
         try:
             while True:
                 with self._lock:
+                    if batch:  # the last batch is answered
+                        self._busy -= 1
                     batch = self._take()
                     if not batch:
                         # Finish in the same step as the last look at the queue: a
@@ -254,42 +259,46 @@ class Batcher(Generic[R, T]):
                         self._tasks.discard(cast("asyncio.Task[None]", task))
                         return
                     self._busy += 1
+                if self._closed:
+                    self._fail(batch, self._closed_error())
+                    continue
                 try:
-                    await self._serve_on_loop(batch)
-                finally:
-                    with self._lock:
-                        self._busy -= 1
+                    answers = await self._run([entry.request for entry in batch])
+                    if len(answers) != len(batch):
+                        self._check(answers, batch)
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:
+                    await self._failed_on_loop(batch, exc)
+                    continue
+                for entry, answer in zip(batch, answers):  # on the callers' loop: no hop
+                    if not entry.future.done():
+                        entry.future.set_result(answer)
         except asyncio.CancelledError:  # the loop is shutting down: nobody is left hanging
             with self._lock:
-                waiting = batch + list(self._queue)
-                self._queue.clear()
+                waiting = batch + self._empty()
                 self._active -= 1
+                self._busy -= 1 if batch else 0
                 self._tasks.discard(cast("asyncio.Task[None]", task))
             for entry in waiting:
                 entry.future.cancel()
             raise
 
-    async def _serve_on_loop(self, batch: list[_Entry[R, T]]) -> None:
-        if self._closed:
-            self._fail(batch, self._closed_error())
+    async def _failed_on_loop(self, batch: list[_Entry[R, T]], error: BaseException) -> None:
+        if not (self._retry_alone and len(batch) > 1 and isinstance(error, Exception)):
+            self._fail(batch, error)
             return
-        try:
-            answers = await self._run([entry.request for entry in batch])
-            self._check(answers, batch)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if self._retry_alone and len(batch) > 1:
-                for entry in batch:
-                    if not entry.abandoned():
-                        await self._serve_on_loop([entry])
+        for entry in batch:
+            if entry.abandoned():
+                continue
+            try:
+                (answer,) = await self._run([entry.request])
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                entry.deliver(None, exc)
             else:
-                self._fail(batch, exc)
-            return
-        except BaseException as exc:
-            self._fail(batch, exc)
-            return
-        self._answer(batch, answers)
+                entry.deliver(answer, None)
 
     # -- on an executor -------------------------------------------------------------
 
@@ -299,8 +308,7 @@ class Batcher(Generic[R, T]):
             cast(Executor, self._executor).submit(self._drain_one_batch)
         except RuntimeError:  # shut down (or the interpreter is exiting)
             with self._lock:
-                waiting = list(self._queue)
-                self._queue.clear()
+                waiting = self._empty()
                 self._active -= 1
             for entry in waiting:
                 entry.settle(None, self._closed_error())
