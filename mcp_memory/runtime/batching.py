@@ -278,7 +278,8 @@ class Batcher(Generic[R, T]):
             with self._lock:
                 waiting = batch + self._empty()
                 self._active -= 1
-                self._busy -= 1 if batch else 0
+                if batch:  # cancelled while its batch was out
+                    self._busy -= 1
                 self._tasks.discard(cast("asyncio.Task[None]", task))
             for entry in waiting:
                 entry.future.cancel()
