@@ -37,6 +37,10 @@ MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelconte
 def server_env(where: dict[str, str], source: Path) -> dict[str, str]:
     """The environment of a child server: only our storage settings, the local model."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
+    # These benchmarks measure the server, not its per-tenant limiter: 16 clients of one tenant
+    # would otherwise be answered 429 past the default 20 calls/s (trees before the limiter ignore it).
+    env.setdefault("RATE_LIMIT_PER_TENANT", "100000")
+    env.setdefault("RATE_LIMIT_BURST", "100000")
     env.update(where)
     env["PYTHONPATH"] = str(source)
     return env
