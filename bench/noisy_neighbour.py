@@ -124,10 +124,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def quiet_window(http, url: str, n: int) -> list[float]:
+async def quiet_window(http, url: str, n: int, skip_s: float = 0.0) -> list[float]:
+    """`n` recalls from the quiet tenant, one per PACE_S, and their latencies in ms; with
+    `skip_s`, the calls sent in the window's first `skip_s` seconds are made but not kept."""
     import httpx
 
     out = []
+    began = time.perf_counter()
     headers = {**HEADERS, "x-memory-tenant": "quiet"}
     for _ in range(n):
         started = time.perf_counter()
@@ -135,7 +138,8 @@ async def quiet_window(http, url: str, n: int) -> list[float]:
         elapsed = (time.perf_counter() - started) * 1000
         assert response.status_code == 200, (response.status_code, response.text[:200])
         assert '"isError":false' in response.text.replace(" ", ""), response.text[:300]
-        out.append(elapsed)
+        if started - began >= skip_s:
+            out.append(elapsed)
         await asyncio.sleep(PACE_S)
     return out
 
@@ -160,12 +164,15 @@ async def bench(args: argparse.Namespace) -> None:
         name, _, settings = spec.partition("=")
         configs[name] = dict(item.split("=", 1) for item in settings.split(",") if item)
     print(f"load average before: {os.getloadavg()}; configurations: {configs}")
-    results: dict[str, dict[str, list[float]]] = {name: {"idle": [], "flood": [], "rate": []} for name in configs}
+    keys = ("idle", "flood", "rate", "idle_all", "flood_all")
+    results: dict[str, dict[str, list[float]]] = {name: {key: [] for key in keys} for name in configs}
     async with AsyncExitStack() as stack:
         servers = {}
         for name, extra in configs.items():
             env = clean_env(tmp, MEMORY_DB_PATH=db, EMBEDDING_PROVIDER="fake", MCP_API_KEY="k", **extra)
-            servers[name] = await stack.enter_async_context(http_process(env, tmp / f"err-{name}.log", boot_lines=5))
+            # -P: the server imports mcp_memory from PYTHONPATH (a --config may point it at another tree)
+            running = http_process(env, tmp / f"err-{name}.log", boot_lines=5, python_flags=["-P"])
+            servers[name] = await stack.enter_async_context(running)
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
         for server in servers.values():
             await quiet_window(http, server.mcp_url, 20)  # warm-up
@@ -174,13 +181,17 @@ async def bench(args: argparse.Namespace) -> None:
                 line = await one_round(http, server, args)
                 for key in ("idle", "flood", "rate"):
                     results[name][key].append(line[key])
+                for key in ("idle_all", "flood_all"):
+                    results[name][key].extend(line[key])
                 print(f"round {round_ + 1} {name}: {line['text']}", flush=True)
     for name, r in results.items():
         idle_m, flood_m = statistics.median(r["idle"]), statistics.median(r["flood"])
         print(
             f"MEDIAN of {args.rounds} rounds, {name}: quiet p95 idle {idle_m:.1f} ms, flood {flood_m:.1f} ms "
             f"({flood_m / idle_m:.2f}x); flood {statistics.median(r['rate']):.0f} req/s from {args.conns} "
-            f"{'fresh ' if args.fresh else 'keep-alive '}connections"
+            f"{'fresh ' if args.fresh else 'keep-alive '}connections, first {args.settle:g} s of each flood not measured; "
+            f"all rounds pooled: p95 idle {p95(r['idle_all']):.1f} ms, flood {p95(r['flood_all']):.1f} ms "
+            f"({p95(r['flood_all']) / p95(r['idle_all']):.2f}x), n={len(r['idle_all'])}/{len(r['flood_all'])}"
         )
     print(f"load average after: {os.getloadavg()}")
 
@@ -201,7 +212,7 @@ async def one_round(http, server, args: argparse.Namespace) -> dict:
     line = await asyncio.to_thread(flooder.stdout.readline)
     assert line.strip() == "flooding", line
     cpu0, t0 = cpu_seconds(pid), time.monotonic()
-    busy = await quiet_window(http, server.mcp_url, args.per_window)
+    busy = await quiet_window(http, server.mcp_url, args.per_window, args.settle)
     flood_cpu = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
     flooder.send_signal(signal.SIGTERM)
     report = json.loads(await asyncio.to_thread(flooder.stdout.readline))
@@ -214,7 +225,7 @@ async def one_round(http, server, args: argparse.Namespace) -> dict:
         f"server CPU idle {idle_cpu:.2f}, flood {flood_cpu:.2f} cores; "
         f"flood {rate:.0f} req/s {dict(sorted(codes.items()))}; load {os.getloadavg()[0]:.1f}"
     )
-    return {"idle": p95(idle), "flood": p95(busy), "rate": rate, "text": text}
+    return {"idle": p95(idle), "flood": p95(busy), "rate": rate, "text": text, "idle_all": idle, "flood_all": busy}
 
 
 def main() -> None:
@@ -224,6 +235,9 @@ def main() -> None:
     parser.add_argument("--conns", type=int, default=8)
     parser.add_argument(
         "--config", action="append", help="NAME=VAR=VALUE,VAR=VALUE: a serve-http to compare (several: interleaved)"
+    )
+    parser.add_argument(
+        "--settle", type=float, default=0.0, help="seconds of each flood window not measured (the admitted burst)"
     )
     parser.add_argument("--fresh", action="store_true", help="the flooder opens a new connection per request")
     parser.add_argument("--flood", help=argparse.SUPPRESS)
