@@ -209,3 +209,22 @@ def test_the_fish_script_gives_every_name_the_same_completions() -> None:
     assert sorted(by_name) == console_scripts()
     first, *others = by_name.values()
     assert len(first) > 50 and all(lines == first for lines in others)
+
+
+def test_pressing_tab_never_starts_the_command_or_python() -> None:
+    """README: the scripts are static. No command substitution runs anything but bash's own
+    compgen; zsh's and fish's scripts run no command at all to find a completion."""
+    import re
+
+    bash_script = (DIRECTORY / "mcp-memory.bash").read_text(encoding="utf-8")
+    assert set(re.findall(r"\$\((\S+)", bash_script)) == {"compgen"}
+    assert "`" not in bash_script.replace("`python -m mcp_memory.cli.completions`", "")
+    zsh_script = (DIRECTORY / "_mcp-memory").read_text(encoding="utf-8")
+    assert "$(" not in zsh_script and "`" not in zsh_script.split("\n", 3)[3]
+    fish_script = (DIRECTORY / "mcp-memory.fish").read_text(encoding="utf-8")
+    for line in fish_script.splitlines():
+        if line.startswith("complete "):  # fish runs `(command)` inside -a and -n values
+            assert "(mcp-" not in line and "(python" not in line and "(command" not in line, line
+    for text in (bash_script, zsh_script, fish_script):
+        for prog in console_scripts():
+            assert not re.search(rf"^\s*{prog}\b", text, flags=re.MULTILINE)  # never run as a command
