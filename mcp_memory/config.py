@@ -113,6 +113,12 @@ class OAuthSettings:
     tenant_claim: str | None = None
     #: http:// issuer and JWKS URLs on a loopback address (tests only).
     allow_http_loopback: bool = False
+    #: RFC 7662 introspection for opaque tokens (server/introspection.py), with the client's credentials.
+    introspection_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    #: How long an active introspection answer is used at most (and never past the token's exp).
+    introspection_cache_s: int = 60
 
     @property
     def scopes(self) -> tuple[str, str, str]:
@@ -318,7 +324,7 @@ class _Reader:
     def oauth(self) -> OAuthSettings | None:
         issuer_raw = self.raw("MCP_OAUTH_ISSUER")
         if issuer_raw is None:
-            for name in ("MCP_OAUTH_JWKS_URL", "MCP_RESOURCE_URL", "MCP_TENANT_CLAIM"):
+            for name in ("MCP_OAUTH_JWKS_URL", "MCP_RESOURCE_URL", "MCP_TENANT_CLAIM", "MCP_OAUTH_INTROSPECTION_URL"):
                 if self.raw(name) is not None:
                     raise ConfigError(f"{name} is set but MCP_OAUTH_ISSUER is not: set the issuer to turn OAuth on")
             return None
@@ -344,6 +350,15 @@ class _Reader:
                 )
             scopes.append(scope)
         claim = self.raw("MCP_TENANT_CLAIM")
+        introspection = None
+        client_id = client_secret = None
+        if self.raw("MCP_OAUTH_INTROSPECTION_URL") is not None:
+            introspection = self.https_url("MCP_OAUTH_INTROSPECTION_URL", loopback)
+            client_id, client_secret = self.raw("MCP_OAUTH_CLIENT_ID"), self.raw("MCP_OAUTH_CLIENT_SECRET")
+            if client_id is None or client_secret is None:
+                raise ConfigError(
+                    "MCP_OAUTH_CLIENT_ID and MCP_OAUTH_CLIENT_SECRET are required with MCP_OAUTH_INTROSPECTION_URL"
+                )
         return OAuthSettings(
             issuer=issuer,
             jwks_url=jwks_url,
@@ -357,6 +372,10 @@ class _Reader:
             forget_scope=scopes[2],
             tenant_claim=claim,
             allow_http_loopback=loopback,
+            introspection_url=introspection,
+            client_id=client_id,
+            client_secret=client_secret,
+            introspection_cache_s=self.integer("MCP_OAUTH_INTROSPECTION_CACHE_S", 60, 3600),
         )
 
     def call_limits(self) -> CallLimits:

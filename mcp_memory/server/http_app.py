@@ -186,7 +186,13 @@ class HttpApp:
         if oauth is not None:
             from mcp_memory.server.oauth import JwtVerifier, metadata_router
 
-            self.verifier = verifier or JwtVerifier(oauth, log)
+            if verifier is None:
+                verifier = JwtVerifier(oauth, log)
+                if oauth.introspection_url is not None:  # opaque tokens too (RFC 7662)
+                    from mcp_memory.server.introspection import IntrospectionVerifier, TokenVerifiers
+
+                    verifier = TokenVerifiers(verifier, IntrospectionVerifier(oauth, log))
+            self.verifier = verifier
             self.metadata = metadata_router(oauth)
         self.limits = call_limits or CallLimits()
         self.buckets = TenantBuckets(self.limits)

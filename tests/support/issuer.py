@@ -4,7 +4,9 @@ in the test, and the tokens it signs (PyJWT)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +19,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 ISSUER = "https://issuer.example.test"
 RESOURCE = "https://memory.example.test/mcp"
+#: The resource server's credentials at the introspection endpoint.
+CLIENT_ID = "memory-server"
+CLIENT_SECRET = "introspection-s3cret-value"
 
 
 def rsa_key() -> rsa.RSAPrivateKey:
@@ -33,10 +38,32 @@ class Issuer:
     hanging: int = 0
     release: asyncio.Event = field(default_factory=asyncio.Event)
     fetches: int = 0
+    #: opaque token -> its introspection answer (RFC 7662); any other token is inactive
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    introspections: int = 0
 
     @property
     def jwks_url(self) -> str:
         return self.url + "/jwks"
+
+    @property
+    def introspection_url(self) -> str:
+        return self.url + "/introspect"
+
+    def opaque(self, **answer: Any) -> str:
+        """A new opaque token and what introspection says of it (active, for RESOURCE, by default)."""
+        token = secrets.token_urlsafe(24)
+        base = {
+            "active": True,
+            "iss": ISSUER,
+            "aud": RESOURCE,
+            "client_id": "agent",
+            "sub": "user-1",
+            "exp": int(time.time()) + 300,
+            "scope": "memory:read memory:write memory:forget",
+        }
+        self.answers[token] = {k: v for k, v in {**base, **answer}.items() if v is not None}
+        return token
 
     def publish(self, kid: str, key: Any | None = None) -> Any:
         key = key or rsa_key()
@@ -84,8 +111,20 @@ async def issuer_server() -> AsyncIterator[Issuer]:
             return web.Response(status=503)
         return web.json_response(issuer.jwks())
 
+    async def introspect(request: web.Request) -> web.Response:
+        issuer.introspections += 1
+        if issuer.down:
+            return web.Response(status=503)
+        expected = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+        if request.headers.get("authorization") != expected:
+            return web.json_response({"error": "invalid_client"}, status=401)
+        form = await request.post()
+        answer = issuer.answers.get(str(form.get("token", "")), {"active": False})
+        return web.json_response(answer)
+
     app = web.Application()
     app.router.add_get("/jwks", jwks)
+    app.router.add_post("/introspect", introspect)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

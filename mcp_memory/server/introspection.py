@@ -1,0 +1,197 @@
+"""RFC 7662 token introspection, for opaque access tokens (those that are not JWTs).
+
+With MCP_OAUTH_INTROSPECTION_URL set, a bearer token that is not shaped like a JWT is
+POSTed to the authorization server's introspection endpoint (the client authenticating
+with HTTP Basic, MCP_OAUTH_CLIENT_ID and MCP_OAUTH_CLIENT_SECRET), and the answer is held
+to the same rules as a JWT's claims: `active` must be true, `iss` (when given) this
+issuer, `aud` this server's audience, `exp` and `nbf` with the leeway; its `scope` and
+the tenant claim are applied as a JWT's are. JWTs still go to `JwtVerifier`.
+
+An active answer is cached under the token's SHA-256 (never the token itself) until the
+token's `exp` or `cache_s` (MCP_OAUTH_INTROSPECTION_CACHE_S, 60 s), whichever is first,
+for at most MAX_CACHED tokens; a refused one is refused for REFUSED_CACHE_S without asking
+again; a token being introspected is introspected once, however many requests carry it. When the endpoint cannot be reached or answers anything but a
+JSON object with `active`, the token is refused (fail closed). The client secret and the
+tokens never appear in a log line or an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote_plus
+
+from mcp.server.auth.provider import AccessToken
+
+from mcp_memory.config import OAuthSettings
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, scopes_of, tenants_of
+
+#: Tokens whose introspection is cached at most (the least recently used go first).
+MAX_CACHED = 10_000
+#: How long a refused token (inactive, another audience, …) is refused without asking again.
+REFUSED_CACHE_S = 10
+ANSWER_MAX_BYTES = 64 * 1024
+INTROSPECTION_TIMEOUT_S = 5.0
+_JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+
+
+def basic_auth(settings: OAuthSettings) -> str:
+    """client_secret_basic (RFC 6749 section 2.3.1): both form-encoded, then Base64."""
+    pair = f"{quote_plus(settings.client_id or '')}:{quote_plus(settings.client_secret or '')}"
+    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+
+
+def looks_like_jwt(token: str) -> bool:
+    return _JWT_SHAPE.fullmatch(token) is not None
+
+
+class IntrospectionVerifier:
+    """Opaque tokens, checked by the authorization server (RFC 7662)."""
+
+    def __init__(
+        self,
+        settings: OAuthSettings,
+        log: JsonLog,
+        *,
+        clock: Callable[[], float] = time.time,
+        timeout_s: float = INTROSPECTION_TIMEOUT_S,
+    ) -> None:
+        assert settings.introspection_url is not None
+        self.settings = settings
+        self.url = settings.introspection_url
+        self.log = log
+        self.clock = clock
+        self.timeout_s = timeout_s
+        self._cache: OrderedDict[str, tuple[float, AccessToken | TokenRefused]] = OrderedDict()
+        self._running: dict[str, asyncio.Task[AccessToken]] = {}
+        self.calls = 0
+
+    async def check(self, token: str) -> AccessToken:
+        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
+        cached = self._cache.get(digest)
+        if cached is not None:
+            until, verdict = cached
+            if self.clock() < until:
+                self._cache.move_to_end(digest)
+                if isinstance(verdict, TokenRefused):
+                    raise verdict
+                return verdict
+            del self._cache[digest]
+        task = self._running.get(digest)
+        if task is None:
+            task = self._running[digest] = asyncio.create_task(self._introspect(token, digest))
+            task.add_done_callback(lambda _: self._running.pop(digest, None))
+        return await asyncio.shield(task)
+
+    async def _introspect(self, token: str, digest: str) -> AccessToken:
+        answer = await self._ask(token)  # an outage raises here, and is not cached
+        now = self.clock()
+        try:
+            access = self._accept(answer, token)
+        except TokenRefused as refused:  # the server's verdict: asked again only after a while
+            self._remember(digest, now + min(REFUSED_CACHE_S, self.settings.introspection_cache_s), refused)
+            raise
+        until = now + self.settings.introspection_cache_s
+        if access.expires_at is not None:
+            until = min(until, float(access.expires_at))
+        self._remember(digest, until, access)
+        return access
+
+    def _remember(self, digest: str, until: float, verdict: AccessToken | TokenRefused) -> None:
+        self._cache[digest] = (until, verdict)
+        while len(self._cache) > MAX_CACHED:
+            self._cache.popitem(last=False)
+
+    async def _ask(self, token: str) -> Mapping[str, Any]:
+        import aiohttp
+
+        s = self.settings
+        self.calls += 1
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s)) as session:
+                    async with session.post(
+                        self.url,
+                        data={"token": token, "token_type_hint": "access_token"},
+                        headers={"accept": "application/json", "authorization": basic_auth(s)},
+                        allow_redirects=False,
+                    ) as response:
+                        if response.status != 200:
+                            raise ValueError(f"HTTP {response.status}")
+                        raw = await response.content.read(ANSWER_MAX_BYTES + 1)
+            if len(raw) > ANSWER_MAX_BYTES:
+                raise ValueError(f"larger than {ANSWER_MAX_BYTES} bytes")
+            answer = json.loads(raw)
+            if not isinstance(answer, dict) or not isinstance(answer.get("active"), bool):
+                raise ValueError('not a JSON object with a boolean "active"')
+        except TimeoutError:
+            reason = f"no answer in {self.timeout_s:g} s"
+        except Exception as exc:  # an outage or a bad answer: fail closed
+            reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+        else:
+            return answer
+        self.log.warn("introspection_failed", f"could not introspect a token at {self.url}: {reason}")
+        raise TokenRefused("the authorization server cannot check the token now; try again later")
+
+    def _accept(self, answer: Mapping[str, Any], token: str) -> AccessToken:
+        s = self.settings
+        if answer.get("active") is not True:
+            raise TokenRefused("the authorization server says the token is not active")
+        now = self.clock()
+        exp, nbf = answer.get("exp"), answer.get("nbf")
+        if exp is not None and (not isinstance(exp, int | float) or exp + s.leeway_s <= now):
+            raise TokenRefused("the token has expired")
+        if nbf is not None and (not isinstance(nbf, int | float) or nbf - s.leeway_s > now):
+            raise TokenRefused("the token is not valid yet")
+        iss = answer.get("iss")
+        if iss is not None and iss != s.issuer:
+            raise TokenRefused("the token was issued by another issuer")
+        aud = answer.get("aud")
+        audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+        if s.audience not in audiences:
+            raise TokenRefused("the token was issued for another resource")
+        client = answer.get("client_id") or answer.get("sub") or "unknown"
+        sub = answer.get("sub")
+        return AccessToken(
+            token=token,
+            client_id=str(client),
+            scopes=sorted(scopes_of(answer)),
+            expires_at=int(exp) if exp is not None else None,
+            resource=s.audience,
+            subject=sub if isinstance(sub, str) else None,
+            claims=dict(answer),
+        )
+
+
+class TokenVerifiers:
+    """JWTs to `JwtVerifier`, any other token to introspection (when it is configured)."""
+
+    def __init__(self, jwt: JwtVerifier, introspection: IntrospectionVerifier) -> None:
+        self.jwt = jwt
+        self.introspection = introspection
+
+    async def check(self, token: str) -> AccessToken:
+        if looks_like_jwt(token):
+            return await self.jwt.check(token)
+        return await self.introspection.check(token)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The MCP SDK's TokenVerifier interface."""
+        try:
+            return await self.check(token)
+        except TokenRefused:
+            return None
+
+    async def grant(self, token: str) -> Grant:
+        access = await self.check(token)
+        claim = self.jwt.settings.tenant_claim
+        tenants = tenants_of(access.claims or {}, claim) if claim else None
+        return Grant(scopes=frozenset(access.scopes), tenants=tenants, claim=claim)
