@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import ConfigError, ContextError
+from mcp_memory.core.fusion import check_scripts
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity
@@ -172,6 +173,9 @@ class Settings:
     embedding_dim: int = 384
     embedding_base_url: str | None = None
     embedding_api_key: str | None = field(default=None, repr=False)
+    #: EMBEDDING_SCRIPTS: the Unicode scripts the model reads; an empty set for "all"; None
+    #: (unset) leaves it to the provider (the local model: Latin; the others: every script).
+    embedding_scripts: frozenset[str] | None = None
     recall_min_similarity: float = 0.2  # CALIBRATED_DEFAULTS["local"], the default provider
     recall_high_similarity: float = 0.6
     #: RECALL_RETRIEVAL: "hybrid" (the default), "dense" or "keyword" (docs/recall.md).
@@ -262,6 +266,7 @@ class _Reader:
             embedding_provider=provider,
             embedding_model=model,
             embedding_dim=dim,
+            embedding_scripts=self.scripts(),
             recall_min_similarity=floor,
             recall_high_similarity=high,
             recall_retrieval=self.retrieval(),
@@ -468,6 +473,21 @@ class _Reader:
         if entry.check is not None:
             entry.check(model, dim)
         return provider, model, dim, needed
+
+    def scripts(self) -> frozenset[str] | None:
+        """EMBEDDING_SCRIPTS: "all", or Unicode script names separated by commas (docs/recall.md)."""
+        raw = self.raw("EMBEDDING_SCRIPTS")
+        if raw is None:
+            return None
+        if raw.strip().lower() == "all":
+            return frozenset()
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        if not names:
+            raise ConfigError(f'EMBEDDING_SCRIPTS must be "all" or script names such as "Latin,Hangul", got "{raw}"')
+        try:
+            return check_scripts(names)
+        except ValueError as exc:
+            raise ConfigError(f"EMBEDDING_SCRIPTS: {exc}") from None
 
     def required(self, name: str, why: str) -> str:
         """A variable that must be set, checked as its kind is spelled (a URL, a key)."""

@@ -641,3 +641,31 @@ def test_redact_url_never_shows_a_password_however_the_url_is_written(url: str) 
     redacted = redact_url(url)
     assert "secret" not in redacted
     assert "cret" not in redacted
+
+
+# --------------------------------------------------------------------------- EMBEDDING_SCRIPTS
+
+
+def test_the_scripts_a_model_reads_are_the_providers_own_unless_embedding_scripts_says_otherwise() -> None:
+    from mcp_memory.core.ports import scripts_of
+    from mcp_memory.embedders import open_embedder
+
+    assert scripts_of(open_embedder(load())) == frozenset({"Latin"})  # the local model reads English
+    assert scripts_of(open_embedder(load(**OPENAI))) is None  # a remote model: every script
+    # An English-only model behind an OpenAI-compatible server, and the local model declared
+    # multilingual by an operator who knows better: the setting wins either way.
+    assert scripts_of(open_embedder(load(**OPENAI, EMBEDDING_SCRIPTS="Latin"))) == frozenset({"Latin"})
+    assert scripts_of(open_embedder(load(EMBEDDING_SCRIPTS="all"))) is None
+    assert load(EMBEDDING_SCRIPTS=" Latin , Hangul ").embedding_scripts == frozenset({"Latin", "Hangul"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("Lattin", 'EMBEDDING_SCRIPTS: "Lattin" is not a Unicode script name'),
+        ("Latin,Klingon", '"Klingon" is not a Unicode script name'),
+        (",", 'EMBEDDING_SCRIPTS must be "all" or script names such as "Latin,Hangul", got ","'),
+    ],
+)
+def test_an_unknown_script_is_refused_naming_the_variable_and_the_name(raw: str, message: str) -> None:
+    assert message in refusal(EMBEDDING_SCRIPTS=raw)

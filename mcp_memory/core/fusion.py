@@ -65,6 +65,16 @@ def readable_share(query: str, scripts: Collection[str] | None) -> float:
     return sum(1 for ch in letters if reads.match(ch)) / len(letters)
 
 
+def check_scripts(names: Collection[str]) -> frozenset[str]:
+    """`names` as a set of Unicode script names, each one checked; ValueError names a bad one."""
+    for name in names:
+        try:
+            regex.compile(rf"\p{{Script={name}}}")
+        except regex.error:
+            raise ValueError(f'"{name}" is not a Unicode script name (e.g. Latin, Hangul, Han, Cyrillic)') from None
+    return frozenset(names)
+
+
 _SCRIPT_CLASSES: dict[frozenset[str], regex.Pattern[str]] = {}
 
 

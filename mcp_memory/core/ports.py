@@ -181,10 +181,10 @@ class Embedder(Protocol):
 @runtime_checkable
 class ReadsScripts(Protocol):
     """Optional for an Embedder: the Unicode scripts it was trained to read ("Latin", "Hangul",
-    "Han", ...). An embedder without it reads every script (a multilingual model). Recall weighs
-    the cosine by the share of a query's letters in these scripts (core/fusion.py)."""
+    "Han", ...); None, or no such attribute, reads every script (a multilingual model). Recall
+    weighs the cosine by the share of a query's letters in these scripts (core/fusion.py)."""
 
-    scripts: frozenset[str]
+    scripts: frozenset[str] | None
 
 
 def scripts_of(embedder: Embedder) -> frozenset[str] | None:

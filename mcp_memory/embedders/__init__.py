@@ -46,6 +46,8 @@ class EmbedderSettings(Protocol):
     def embedding_api_key(self) -> str | None: ...
     @property
     def aws_region(self) -> str: ...
+    @property
+    def embedding_scripts(self) -> frozenset[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -147,4 +149,7 @@ def open_embedder(settings: EmbedderSettings) -> Embedder:
     provider = PROVIDERS.get(settings.embedding_provider)
     if provider is None:
         raise StartupError(f'unknown embedding provider "{settings.embedding_provider}"')
-    return provider.open(settings)
+    embedder = provider.open(settings)
+    if settings.embedding_scripts is not None:  # EMBEDDING_SCRIPTS: the operator knows the model
+        embedder.scripts = settings.embedding_scripts or None  # type: ignore[attr-defined]  # empty: every script
+    return embedder
