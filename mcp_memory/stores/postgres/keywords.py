@@ -45,12 +45,13 @@ STATS = (
     "AND m.keyword_vector @@ q.query LIMIT (SELECT greatest(%s, floor(docs * %s))::bigint + 1 FROM n)) AS held) "
     "FROM unnest(%s::text[], %s::tsquery[]) AS q(term, query)"
 )
-#: The rows holding any searched term, by the summed idf of the terms they hold.
+#: The rows holding any searched term, by the summed idf of the terms they hold (each term tested
+#: against the row's tsvector, a binary search, rather than splitting its token string again).
 SEARCH = (
     "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
     f"WHERE tenant_id = %s AND {_VISIBLE} AND keyword_vector @@ %s::tsquery "
-    "ORDER BY (SELECT coalesce(sum(q.weight), 0) FROM unnest(%s::text[], %s::float8[]) AS q(term, weight) "
-    "WHERE q.term = ANY (string_to_array(keywords, ' '))) DESC, id LIMIT %s"
+    "ORDER BY (SELECT coalesce(sum(q.weight), 0) FROM unnest(%s::tsquery[], %s::float8[]) AS q(query, weight) "
+    "WHERE keyword_vector @@ q.query) DESC, id LIMIT %s"
 )
 
 

@@ -268,7 +268,7 @@ class PgVectorStore:
                 conversation,
                 conversation,
                 keywords.any_of(searched),
-                searched,
+                [keywords.lexeme(t) for t in searched],
                 [stats.idf(t) for t in searched],
                 top_k,
             ),
