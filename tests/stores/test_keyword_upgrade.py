@@ -1,7 +1,8 @@
 """A SQLite file or PostgreSQL schema written before the keyword index gains it at its first
 start, once, with a progress line; its memories are then found by keyword. A SQLite file of
 schema 2 (one index for the whole file, counted across tenants) rebuilds it per tenant. The old
-databases are built from the previous releases' schema SQL, kept in tests/stores/fixtures/."""
+databases are built from the previous releases' schema SQL, kept in tests/stores/fixtures/; a
+file of schema 3 (rowids without the length) rebuilds it as well."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ async def test_an_old_database_gains_its_keyword_index_at_first_start_once(
     try:
         err = capfd.readouterr().err
         assert PROGRESS.format(2) in err and PROGRESS.format(3) in err
-        assert schema_version(backend, request) == ("3" if backend == "sqlite" else "2")
+        assert schema_version(backend, request) == ("4" if backend == "sqlite" else "2")
         assert await found(vectors, ["econnrefused"]) == ["m1"]
         assert await found(vectors, ["pg_hba.conf"]) == ["m2"]
         assert await found(vectors, ["서버"]) == ["m3"]
@@ -137,8 +138,8 @@ async def test_a_repeated_id_replaces_its_keyword_entry(backend: str, request: p
         await objects.close()
 
 
-#: A schema-2 file: two tenants share one index, and a conversation note (tenant, id, content,
-#: conversation of a conversation note).
+#: An old file's memories: two tenants and a conversation note (tenant, id, content, conversation
+#: of a conversation note).
 V2 = [
     ("acme", "m1", "The ledger worker logs ECONNREFUSED whenever the billing database restarts", None),
     ("acme", "m2", "Allow the app subnet in pg_hba.conf before the migration", None),
@@ -149,12 +150,41 @@ V2 = [
 ]
 
 
-def schema_2_sqlite(path: Path) -> None:
-    """A file as the release with the file-wide index wrote it: its schema, and each memory's
-    tokens in `memories_fts` beside it."""
+def indexed_as_schema_2(conn: sqlite3.Connection) -> None:
+    """Each memory's tokens in `memories_fts` beside it, as the release with the file-wide index wrote them."""
+    for tenant, memory_id, content, _ in V2:
+        conn.execute(
+            "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
+            (core_keywords.index_text(content), memory_id, tenant),
+        )
+
+
+def indexed_as_schema_3(conn: sqlite3.Connection) -> None:
+    """The per-tenant index as schema 3 wrote it: tokens prefixed by the tenant's key, FTS5 rowids
+    equal to keyword_docs' entries (no length in them)."""
+    keys = {"acme": 1, "globex": 2}
+    totals: dict[str, list[int]] = {tenant: [0, 0] for tenant in keys}
+    for entry, (tenant, memory_id, content, conversation) in enumerate(V2, start=1):
+        own = core_keywords.index_text(content).split()
+        conn.execute(
+            "INSERT INTO keyword_docs (entry, tenant_key, id, conversation, length) VALUES (?, ?, ?, ?, ?)",
+            (entry, keys[tenant], memory_id, conversation, len(own)),
+        )
+        text = " ".join(f"{keys[tenant]}:{token}" for token in own)
+        conn.execute("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", (entry, text))
+        totals[tenant][0] += 1
+        totals[tenant][1] += len(own)
+    conn.executemany(
+        "INSERT INTO keyword_tenants (key, tenant, docs, tokens) VALUES (?, ?, ?, ?)",
+        [(keys[tenant], tenant, docs, tokens) for tenant, (docs, tokens) in totals.items()],
+    )
+
+
+def old_indexed_sqlite(path: Path, schema: int) -> None:
+    """A file as the release of `schema` (2 or 3) wrote it: its schema SQL, the memories, their index."""
     conn = sqlite3.connect(path)
     try:
-        conn.executescript((FIXTURES / "sqlite_schema_v2.sql").read_text())
+        conn.executescript((FIXTURES / f"sqlite_schema_v{schema}.sql").read_text())
         for rev, (tenant, memory_id, content, conversation) in enumerate(V2, start=1):
             conn.execute(
                 "INSERT INTO memories (tenant, id, content, memory_type, tags, created_at, scope, conversation, "
@@ -170,10 +200,7 @@ def schema_2_sqlite(path: Path) -> None:
                     rev,
                 ),
             )
-            conn.execute(
-                "INSERT INTO memories_fts (keywords, id, tenant) VALUES (?, ?, ?)",
-                (core_keywords.index_text(content), memory_id, tenant),
-            )
+        (indexed_as_schema_2 if schema == 2 else indexed_as_schema_3)(conn)
         conn.execute("INSERT INTO tenants (tenant, generation, purged) VALUES ('acme', 4, 0), ('globex', 2, 0)")
         conn.commit()
     finally:
@@ -188,13 +215,14 @@ def tables(path: Path) -> set[str]:
         conn.close()
 
 
-async def test_a_schema_2_sqlite_file_rebuilds_its_keyword_index_per_tenant_at_first_start_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("schema", [2, 3])
+async def test_an_older_sqlite_keyword_index_is_rebuilt_per_tenant_at_first_start_once(
+    schema: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sqlite_keywords, "PROGRESS_EVERY", 4)
     monkeypatch.setattr(sqlite_keywords, "BACKFILL_BATCH", 4)
-    path = tmp_path / "schema2.db"
-    schema_2_sqlite(path)
+    path = tmp_path / f"schema{schema}.db"
+    old_indexed_sqlite(path, schema)
     vectors, objects = await open_sqlite(path, model="test-model", dim=8)
     try:
         err = capfd.readouterr().err
@@ -202,7 +230,7 @@ async def test_a_schema_2_sqlite_file_rebuilds_its_keyword_index_per_tenant_at_f
         assert "building the keyword index: 6 of 6 memories" in err
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+            assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
         finally:
             conn.close()
         assert "memories_fts" not in tables(path)

@@ -42,9 +42,9 @@ from mcp_memory.stores.sqlite.files import create_private_file, make_private_dir
 
 T = TypeVar("T")
 
-#: 2 added the keyword index (stores/sqlite/keywords.py); 3 counts it per tenant. A file of an
-#: older schema gains (or rebuilds) it at start.
-SCHEMA_VERSION = 3
+#: 2 added the keyword index (stores/sqlite/keywords.py); 3 counts it per tenant; 4 ranks its
+#: candidates from the postings' rowids. A file of an older schema gains (or rebuilds) it at start.
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 10.0
 #: sqlite's `synchronous` setting for every connection (see the module notes).
 SYNCHRONOUS = "FULL"
@@ -306,7 +306,7 @@ def _create_schema(conn: sqlite3.Connection, *, model: str, dim: int) -> None:
                 f"EMBEDDING_DIM), or point MEMORY_DB_PATH at a new file to start a fresh memory "
                 f"(database: {conn_path(conn)})"
             )
-    if keywords.missing(conn):  # a new file, or one written before this index: once, under the lock
+    if keywords.missing(conn) or version == 3:  # a new file or an older index: once, under the lock
         keywords.build(conn)
     if recorded.get("embedding_model") and version < SCHEMA_VERSION:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))

@@ -10,7 +10,7 @@ Three tables:
 - `keyword_tenants`: one row per tenant with a small integer key, its number of indexed memories
   and their total token count (BM25's N and average length, kept up to date by every write);
 - `keyword_docs`: one row per memory (its tenant key, id, conversation when it is a conversation
-  note, token count); its INTEGER PRIMARY KEY is the memory's rowid in the FTS5 table;
+  note, token count), numbered by `entry`;
 - `keyword_fts`: the tokens, each written as `<tenant key>:<token>`, so the index holds every
   tenant's words apart: `keyword_vocab` (fts5vocab) gives a term's document count *in this
   tenant*, and a search for a tenant's terms can only walk that tenant's postings.
@@ -21,10 +21,14 @@ tenant, over all of its memories whatever their scope (as on PostgreSQL and in t
 a conversation's notes count in its tenant's statistics, but only a caller who may see a note can
 ever get it back.
 
-Candidates are ranked in one statement without touching `memories` (the wide table with the
-embeddings): the postings of each searched term, joined to `keyword_docs` by rowid for visibility
-and length, ordered by BM25 as FTS5's own bm25() computes it (its idf, k1 = 1.2, b = 0.75), but with
-the tenant's N and average length instead of the whole file's.
+A memory's FTS5 rowid carries what ranking needs: `length << 33 | entry << 1 | note`, its token
+count, its entry, and 1 for a conversation note. So candidates are ranked from the postings alone,
+in one statement, by BM25 as FTS5's own bm25() computes it (its idf, k1 = 1.2, b = 0.75) but with
+the tenant's N and average length instead of the whole file's: no lookup per posting, neither in
+`memories` (the wide table with the embeddings) nor in `keyword_docs`, except a conversation
+note's when the caller has a conversation (to compare them). Only the `top_k` chosen are looked up
+for their ids. A term held by 5 % of 100,000 memories is 5,000 postings: a lookup each cost more
+than the vector scan.
 
 Why tables of their own rather than an external-content table over `memories`: external content is
 joined by rowid, and `memories` has no INTEGER PRIMARY KEY, so a VACUUM may renumber its rowids and
@@ -71,7 +75,8 @@ SCHEMA = (
 )
 #: The index of schema 2: one FTS5 table for the whole file, counted across tenants.
 OLD_TABLES = ("memories_vocab", "memories_fts")
-#: This index's own tables, dropped to be built again when its tokenizer is an older one.
+#: This index's own tables, dropped to be built again when its tokenizer is an older one, or its
+#: rowids are (schema 3: without the length).
 TABLES = ("keyword_vocab", "keyword_fts", "keyword_docs", "keyword_tenants")
 #: Memories indexed per statement batch while an old file is upgraded, and how often it says so.
 BACKFILL_BATCH = 2000
@@ -81,13 +86,25 @@ PROGRESS_EVERY = 10_000
 _K1 = 1.2
 _B = 0.75
 
+#: Bits of an FTS5 rowid (see the module notes): a conversation note's flag, then the entry.
+_NOTE = 1
+_ENTRY_BITS = 32
+_LENGTH_SHIFT = _ENTRY_BITS + 1
+
 _SEARCH = (
-    "SELECT d.id FROM json_each(?) AS q "
+    "SELECT f.rowid FROM json_each(?) AS q "
     "JOIN keyword_fts AS f ON f.keyword_fts MATCH q.key "
-    "JOIN keyword_docs AS d ON d.entry = f.rowid "
-    "WHERE d.conversation IS NULL OR d.conversation = ? "
-    "GROUP BY d.entry ORDER BY sum(q.value) / (? + ? * (d.length + 1)) DESC, d.entry LIMIT ?"
+    "WHERE (f.rowid & 1) = 0 OR (? IS NOT NULL AND EXISTS (SELECT 1 FROM keyword_docs AS d "
+    f"WHERE d.entry = (f.rowid >> 1) & {(1 << _ENTRY_BITS) - 1} AND d.conversation = ?)) "
+    f"GROUP BY f.rowid ORDER BY sum(q.value) / (? + ? * ((f.rowid >> {_LENGTH_SHIFT}) + 1)) DESC, f.rowid LIMIT ?"
 )
+
+
+def _rowid(entry: int, length: int, conversation: str | None) -> int:
+    """The FTS5 rowid of a memory: its length, its entry and whether it is a conversation note."""
+    if entry >= 1 << _ENTRY_BITS:
+        raise ValueError("the keyword index has numbered 2^32 entries; rebuild it (schema upgrade)")
+    return length << _LENGTH_SHIFT | entry << 1 | (_NOTE if conversation is not None else 0)
 
 
 def phrase(term: str) -> str:
@@ -124,12 +141,12 @@ def remove(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> None:
 
 def _drop(conn: sqlite3.Connection, key: int, memory_id: str) -> None:
     row = conn.execute(
-        "SELECT entry, length FROM keyword_docs WHERE tenant_key = ? AND id = ?", (key, memory_id)
+        "SELECT entry, length, conversation FROM keyword_docs WHERE tenant_key = ? AND id = ?", (key, memory_id)
     ).fetchone()
     if row is None:
         return
-    entry, length = row
-    conn.execute("DELETE FROM keyword_fts WHERE rowid = ?", (entry,))
+    entry, length, conversation = row
+    conn.execute("DELETE FROM keyword_fts WHERE rowid = ?", (_rowid(entry, length, conversation),))
     conn.execute("DELETE FROM keyword_docs WHERE entry = ?", (entry,))
     conn.execute("UPDATE keyword_tenants SET docs = docs - 1, tokens = tokens - ? WHERE key = ?", (int(length), key))
 
@@ -144,7 +161,8 @@ def write(conn: sqlite3.Connection, tenant: str, memory_id: str, content: str, c
         "INSERT INTO keyword_docs (tenant_key, id, conversation, length) VALUES (?, ?, ?, ?)",
         (key, memory_id, conversation, length),
     )
-    conn.execute("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", (cursor.lastrowid, text))
+    entry = int(cursor.lastrowid or 0)
+    conn.execute("INSERT INTO keyword_fts (rowid, keywords) VALUES (?, ?)", (_rowid(entry, length, conversation), text))
     conn.execute("UPDATE keyword_tenants SET docs = docs + 1, tokens = tokens + ? WHERE key = ?", (length, key))
 
 
@@ -187,11 +205,18 @@ class Index:
         # A row's length counts one token more than its keywords, as schema 2's rows did with their
         # id column: a one-tenant file orders its candidates as it did before.
         average = (self._tokens + docs) / docs
-        rows = self._conn.execute(
-            _SEARCH,
-            (json.dumps(weights), conversation or None, 1 + _K1 * (1 - _B), _K1 * _B / average, top_k),
-        ).fetchall()
-        return [row[0] for row in rows]
+        conversation = conversation or None
+        rowids = [
+            row[0]
+            for row in self._conn.execute(
+                _SEARCH,
+                (json.dumps(weights), conversation, conversation, 1 + _K1 * (1 - _B), _K1 * _B / average, top_k),
+            )
+        ]
+        entries = [(rowid >> 1) & ((1 << _ENTRY_BITS) - 1) for rowid in rowids]
+        marks = ", ".join("?" * len(entries))
+        ids = dict(self._conn.execute(f"SELECT entry, id FROM keyword_docs WHERE entry IN ({marks})", entries))
+        return [ids[entry] for entry in entries if entry in ids]
 
 
 def missing(conn: sqlite3.Connection) -> bool:
@@ -208,13 +233,13 @@ def missing(conn: sqlite3.Connection) -> bool:
 
 
 def build(conn: sqlite3.Connection) -> int:
-    """Inside the start-up transaction: drop an older index, create this one and index every
-    stored memory; returns how many.
+    """Inside the start-up transaction: drop an older index (schema 2 or 3), create this one and
+    index every stored memory; returns how many.
 
     Says how far it got on stderr every PROGRESS_EVERY memories (counts only: no content and
     no tenant names), so a large file's first start is not mistaken for a hang.
     """
-    for table in OLD_TABLES:
+    for table in OLD_TABLES + TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in SCHEMA:
         conn.execute(statement)
@@ -229,8 +254,9 @@ def build(conn: sqlite3.Connection) -> int:
         for n, (tenant, memory_id, scope, conversation, content) in enumerate(batch, start=done + 1):
             key = tenant_keys[tenant]
             text, length = _tokens(key, content)
-            docs.append((n, key, memory_id, visibility_key(scope, conversation), length))
-            texts.append((n, text))
+            visibility = visibility_key(scope, conversation)
+            docs.append((n, key, memory_id, visibility, length))
+            texts.append((_rowid(n, length, visibility), text))
             counts[key][0] += 1
             counts[key][1] += length
         conn.executemany(
