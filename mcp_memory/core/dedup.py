@@ -127,6 +127,8 @@ _SEGMENTS = re.compile(r"[^\W\d_]+|\d+|.", re.DOTALL)
 #: letters or digits holds is kept as a symbol token.
 _SENTENCE_MARKS = ".,;:!?…\"'`()[]{}«»—–-*•·"
 _OPERATOR_MARKS = "&%#@\\"
+#: Marks that are punctuation beside a word but an operator standing alone (price * qty, a / b).
+_BARE_OPERATORS = frozenset({"*", "/"})
 #: A capitalised word this short is taken for a name even where it opens a sentence.
 _SHORT_NAME = 5
 #: After these a capital letter starts a sentence rather than a name.
@@ -156,6 +158,8 @@ def normalise(text: str) -> str:
 def _symbols(raw: str) -> str:
     """What is left of a word without letters or digits once sentence punctuation is off:
     a comparison, an arrow, a currency sign, an emoji (>, <=, !=, →, ✅, $), or nothing."""
+    if raw in _BARE_OPERATORS:
+        return raw
     kept = raw.strip(_SENTENCE_MARKS)
     return kept if any(unicodedata.category(ch)[0] == "S" or ch in _OPERATOR_MARKS for ch in kept) else ""
 

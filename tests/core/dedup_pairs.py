@@ -156,6 +156,7 @@ APART: list[tuple[str, str, str]] = [
     ("Orders sync one way: shop → warehouse", "Orders sync one way: shop ← warehouse", "symbol"),
     ("The nightly release build status is ✅", "The nightly release build status is ❌", "symbol"),
     ("The retry guard is attempts != limit", "The retry guard is attempts == limit", "symbol"),
+    ("The invoice line total is price * quantity", "The invoice line total is price / quantity", "symbol"),
     # a name one letter from another is another person, not a typo
     ("Ask Kristen to review billing changes", "Ask Kirsten to review billing changes", "wording"),
     ("Sara owns the billing runbook", "Sarah owns the billing runbook", "wording"),
