@@ -77,22 +77,22 @@ def access_score(count: int, max_access: int) -> float:
     return min(1.0, count / max_access)
 
 
-#: Usage breaks near-ties; it does not overturn relevance. The access term counts in full only
-#: for candidates within this fraction of the top similarity, fading to nothing below it.
-USAGE_BAND = 0.05
+#: Usage only breaks ties: the access term counts for candidates whose relevance equals the top's,
+#: within this fraction of it (float noise), and for nothing else.
+USAGE_BAND = 1e-9
 
 
 def usage_band(rel_sim: float) -> float:
-    """How much of the access term a candidate gets: 1 at the top similarity, 0 at or below
-    (1 - USAGE_BAND) of it.
+    """How much of the access term a candidate gets: 1 when its relevance equals the top's (float
+    noise aside), else 0, so being used never lifts a memory over a more relevant one.
 
-    A deviation from the reference, measured on MADial-Bench (`bench/madial.py`, RESULTS.md):
-    with every returned result counted as an access and the access term at full weight, memories
-    that earlier questions returned outrank the answer to this one — R@5 fell from 57.6 (the raw
-    embedder) to 52.4 in balanced mode and 37.3 in exploratory after 160 recalls. Confined to
-    near-ties, usage still orders near-equals and R@5 is 57.5 / 57.6.
+    Measured on MADial-Bench and the project set (`bench/usage_rules.py`, RESULTS.md): with usage
+    counted in full (the reference) warm R@5 fell from 57.6 to 37.3 in exploratory mode; confined to
+    near-ties within 5 % of the top it still broke near-ties for memories that were confident
+    answers to other questions, and warm R@1 fell below cold. Any band wider than a tie trades one
+    question's right answer for another's; a tie-breaker cannot make warm worse than cold.
     """
-    return min(1.0, max(0.0, (rel_sim - (1.0 - USAGE_BAND)) / USAGE_BAND))
+    return 1.0 if rel_sim > 1.0 - USAGE_BAND else 0.0
 
 
 def relative_similarity(similarity: float, top: float) -> float:

@@ -284,13 +284,28 @@ def test_a_duplicate_needs_both_the_cosine_and_half_the_words() -> None:
     assert not is_duplicate(0.95, "alpha beta gamma", "alpha beta delta epsilon zeta eta")
 
 
-# --------------------------------------------------------------------------- usage band (deviation, bench/RESULTS.md)
+# --------------------------------------------------------------------------- usage only breaks ties (bench/RESULTS.md)
 
 from mcp_memory.core.ranking import USAGE_BAND, usage_band  # noqa: E402
 
 
-def test_usage_counts_in_full_at_the_top_similarity_and_not_at_all_below_the_band() -> None:
+def test_usage_counts_only_for_a_relevance_equal_to_the_top() -> None:
     assert usage_band(1.0) == 1.0
+    assert usage_band(1.0 - USAGE_BAND / 10) == 1.0  # float noise is still a tie
     assert usage_band(1.0 - USAGE_BAND) == 0.0
+    assert usage_band(0.999999) == 0.0
     assert usage_band(0.5) == 0.0
-    assert usage_band(1.0 - USAGE_BAND / 2) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("rel_sim", [0.5, 0.95, 0.99, 0.999, 0.99999])
+def test_the_busiest_memory_never_outscores_a_more_relevant_unused_one(mode: str, rel_sim: float) -> None:
+    unused = composite(mode, 1.0, 1.0, access_score(0, 200) * usage_band(1.0), 1.0)
+    busiest = composite(mode, rel_sim, 1.0, access_score(200, 200) * usage_band(rel_sim), 1.0)
+    assert busiest < unused
+
+
+def test_usage_still_orders_memories_of_equal_relevance() -> None:
+    used = composite("balanced", 1.0, 1.0, access_score(3, 3) * usage_band(1.0), 1.0)
+    unused = composite("balanced", 1.0, 1.0, access_score(0, 3) * usage_band(1.0), 1.0)
+    assert used > unused
