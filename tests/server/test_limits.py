@@ -150,7 +150,7 @@ async def test_a_request_over_the_rate_is_answered_429_before_its_body_is_sent(t
         other_reader, other = await asyncio.open_connection(host, int(port))
         other.write(raw_call("noisy", with_body=False))  # the headers, and the body never comes
         status, headers, body = await answer(other_reader)
-        assert status == 429 and headers["retry-after"] == "10"
+        assert status == 429 and 1 <= int(headers["retry-after"]) <= 10
         assert json.loads(body)["error"]["message"] == "rate limit: too many requests for this tenant"
         writer.close()
         other.close()
