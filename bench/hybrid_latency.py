@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -162,7 +163,7 @@ def _database_urls(names: list[str], root: Path) -> tuple[object, dict[str, str]
     with psycopg.connect(base, autocommit=True) as conn:
         for name in names:
             conn.execute(f'CREATE DATABASE "bench_{name}"')
-            urls[name] = base.rsplit("/", 1)[0] + f"/bench_{name}"
+            urls[name] = urlunsplit(urlsplit(base)._replace(path=f"/bench_{name}"))  # keeps ?host=<socket dir>
     return server, urls
 
 
