@@ -49,6 +49,11 @@ _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 def check_text(field: str, value: str, terms: Terms) -> str:
     """`value` unless it holds a character no store can keep; refused naming `field`."""
     bad = _NOT_TEXT.search(value)
+    if bad is not None and "\ud800" <= bad.group() <= "\udfff":
+        raise InvalidArgument(
+            f"{terms.name(field)} contains an unpaired surrogate (U+{ord(bad.group()):04X} at position "
+            f"{bad.start()}), which is not valid Unicode; send the text as UTF-8."
+        )
     if bad is not None:
         raise InvalidArgument(
             f"{terms.name(field)} contains a control character (U+{ord(bad.group()):04X} at position "

@@ -24,6 +24,14 @@ from tests.support.http_support import Running, serving
 ACME = Caller("acme")
 
 
+class Untouchable:
+    def __getattr__(self, name: str) -> Any:
+        async def called(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"the service was called ({name})")
+
+        return called
+
+
 def records(stream: io.StringIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stream.getvalue().splitlines()]
 
@@ -35,7 +43,6 @@ def records(stream: io.StringIO) -> list[dict[str, Any]]:
         ("recall", {"query": "deploys\x00 drop"}, "query", "0000", 7),
         ("recall", {"query": "bell \x07"}, "query", "0007", 5),
         ("remember", {"content": "escape \x1b[31m red"}, "content", "001B", 7),
-        ("remember", {"content": "a lone surrogate \ud800"}, "content", "D800", 17),
         ("remember", {"content": "fact", "category": "dec\x00ision"}, "category", "0000", 3),
         ("remember", {"content": "fact", "tags": ["ok", "t\x7fag"]}, "tags", "007F", 1),
     ],
@@ -43,13 +50,6 @@ def records(stream: io.StringIO) -> list[dict[str, Any]]:
 async def test_a_control_character_in_any_argument_is_refused_naming_the_field(
     tool: str, args: dict[str, Any], field: str, code: str, position: int
 ) -> None:
-    class Untouchable:
-        def __getattr__(self, name: str) -> Any:
-            async def called(*args: Any, **kwargs: Any) -> Any:
-                raise AssertionError(f"the service was called ({name})")
-
-            return called
-
     out, err = io.StringIO(), io.StringIO()
     result = await ToolLayer(Untouchable(), JsonLog(out, err)).call(tool, args, ACME)  # type: ignore[arg-type]
     assert result.is_error
@@ -57,6 +57,28 @@ async def test_a_control_character_in_any_argument_is_refused_naming_the_field(
     assert err.getvalue() == ""
     [line] = records(out)
     assert line["event"] == "tool_call" and line["ok"] is False
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "code", "position"),
+    [
+        ("remember", {"content": "a lone surrogate \ud800"}, "content", "D800", 17),
+        ("recall", {"query": "low half \udc00 alone"}, "query", "DC00", 9),
+        ("remember", {"content": "fact", "tags": ["ok", "t\ud83dag"]}, "tags", "D83D", 1),
+    ],
+)
+async def test_a_lone_surrogate_is_refused_as_not_valid_unicode_not_as_a_control_character(
+    tool: str, args: dict[str, Any], field: str, code: str, position: int
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    result = await ToolLayer(Untouchable(), JsonLog(out, err)).call(tool, args, ACME)  # type: ignore[arg-type]
+    assert result.is_error
+    assert result.text.startswith(
+        f"Error: `{field}` contains an unpaired surrogate (U+{code} at position {position}), which is not valid "
+        "Unicode; send the text as UTF-8."
+    )
+    assert "control character" not in result.text
+    assert err.getvalue() == ""
 
 
 @pytest.fixture(params=SERVICE_BACKENDS)
