@@ -28,6 +28,7 @@ TAG_MAX_BYTES = 64
 #: remember's `replaces` takes at most this many ids.
 REPLACES_MAX = 5
 #: A memory id as recall and list_memories show it: a ULID.
+MEMORY_ID_LENGTH = 26
 MEMORY_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
 
@@ -246,4 +247,12 @@ def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
 
 
 def forget_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
-    return {"memory_id": require_string(args, "id", terms)}
+    """`id`: any string up to a memory id's length is looked up (and echoed in the answer);
+    a longer one cannot be an id, and is refused without echoing it."""
+    memory_id = require_string(args, "id", terms)
+    if len(memory_id) > MEMORY_ID_LENGTH:
+        raise InvalidArgument(
+            f"{terms.name('id')} is {len(memory_id)} characters long; a memory id is {MEMORY_ID_LENGTH} "
+            "characters (as recall and list_memories show it)."
+        )
+    return {"memory_id": memory_id}

@@ -200,6 +200,11 @@ async def test_null_arguments_mean_absent(out, err) -> None:
         ("remember", {"content": "c", "tags": ["a", 1]}, "`tags` must be an array of strings."),
         ("remember", {"content": "c", "tags": [f"t{i}" for i in range(21)]}, "`tags` may hold at most 20 entries."),
         ("forget", {}, "`id` is required and must be a non-empty string."),
+        (
+            "forget",
+            {"id": "01HZX" + "A" * 5_000},
+            "`id` is 5005 characters long; a memory id is 26 characters (as recall and list_memories show it).",
+        ),
     ],
 )
 async def test_bad_arguments_are_refused_naming_the_field(out, err, tool, args, message) -> None:
@@ -353,3 +358,11 @@ async def test_a_failure_quoting_the_conversation_id_shows_it_neither_in_the_res
     assert "invalid filter" in result.text  # the reason stays
     assert "7f3a9c2e" not in result.text
     assert "7f3a9c2e" not in out.getvalue() + err.getvalue()
+
+
+@pytest.mark.parametrize("memory_id", ["01HZX0000000000000000000AB", "not-an-id", "x" * 26])
+async def test_forget_answers_an_id_of_at_most_26_characters_as_before(out, err, memory_id: str) -> None:
+    service = RecordingService()
+    result = await layer(service, out, err).call("forget", {"id": memory_id}, ACME)
+    assert result.text == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
+    assert service.calls == [("forget", ACME, {"memory_id": memory_id})]
