@@ -27,6 +27,15 @@ TOOL_TERMS = Terms(
     ),
 )
 
+#: The same, over stdio: no header to send; the conversation is the server's own.
+STDIO_TERMS = Terms(
+    name=TOOL_TERMS.name,
+    no_conversation=(
+        "scope 'conversation' needs a conversation, but this server serves none: start serve-stdio with "
+        "--conversation (or set MEMORY_CONVERSATION). Store it for the project instead, or leave scope unset."
+    ),
+)
+
 LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX}
 
 
@@ -46,8 +55,8 @@ class ToolResult:
     data: dict[str, Any] | None = None
 
 
-#: A tool's work: (service, caller, arguments) -> its answer.
-Handler = Callable[[Any, Caller, Mapping[str, Any]], Awaitable[Answer]]
+#: A tool's work: (service, caller, arguments, the edge's terms for refusals) -> its answer.
+Handler = Callable[[Any, Caller, Mapping[str, Any], Terms], Awaitable[Answer]]
 
 
 @dataclass(frozen=True, slots=True)

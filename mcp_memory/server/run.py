@@ -40,6 +40,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     from mcp.server.stdio import stdio_server
 
     from mcp_memory.app import open_service
+    from mcp_memory.server.catalogue import STDIO_TERMS
     from mcp_memory.server.http_serve import library_logs_as_json
 
     log = JsonLog(stdio=True)
@@ -78,7 +79,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
 
     try:
         service.start(settings.stats_flush_ms)
-        tools = build_tool_layer(settings, service, log)
+        tools = build_tool_layer(settings, service, log, terms=STDIO_TERMS)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
         for line in (

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.core.arguments import optional_limit, require_string
+from mcp_memory.core.arguments import Terms, optional_limit, require_string
 from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
@@ -229,7 +229,7 @@ class DocsRetriever:
 def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
     """The tool ToolLayer appends, searching through `retriever` (the service is not used)."""
 
-    async def handler(service: Any, caller: Caller, args: Mapping[str, Any]) -> Answer:
+    async def handler(service: Any, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
         kwargs = search_docs_args(args)
         hits = await retriever.retrieve(kwargs["query"], kwargs["limit"])
         return Answer(render_docs(kwargs["query"], hits), docs_data(kwargs["query"], hits))

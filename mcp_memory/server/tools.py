@@ -14,7 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.core import arguments as checks
-from mcp_memory.core.arguments import CATEGORY_MAX_BYTES, LIST_DEFAULT_LIMIT, REPLACES_MAX, TAG_MAX_BYTES, TAGS_MAX
+from mcp_memory.core.arguments import (
+    CATEGORY_MAX_BYTES,
+    LIST_DEFAULT_LIMIT,
+    REPLACES_MAX,
+    TAG_MAX_BYTES,
+    TAGS_MAX,
+    Terms,
+)
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES
@@ -42,27 +49,27 @@ __all__ = ["TOOLS", "ToolLayer", "ToolResult", "ToolSpec", "build_tool_layer"]
 # --------------------------------------------------------------------------- handlers
 
 
-async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
-    result = await service.recall(caller, **checks.recall_args(args, TOOL_TERMS))
+async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
+    result = await service.recall(caller, **checks.recall_args(args, terms))
     return Answer(render.recall_text(result), structured.recall_data(result))
 
 
-async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
-    result = await service.remember(caller, **checks.remember_args(args, caller, TOOL_TERMS))
+async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
+    result = await service.remember(caller, **checks.remember_args(args, caller, terms))
     return Answer(render.remember_text(result), structured.remember_data(result))
 
 
-async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
-    result = await service.list(caller, **checks.list_args(args, TOOL_TERMS))
+async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
+    result = await service.list(caller, **checks.list_args(args, terms))
     return Answer(render.list_text(result), structured.list_data(result))
 
 
-async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
-    result = await service.forget(caller, **checks.forget_args(args, TOOL_TERMS))
+async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
+    result = await service.forget(caller, **checks.forget_args(args, terms))
     return Answer(render.forget_text(result), structured.forget_data(result))
 
 
-async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]) -> Answer:
+async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
     result = await service.stats(caller)
     return Answer(render.stats_text(result), structured.stats_data(result))
 
@@ -226,9 +233,12 @@ class ToolLayer:
         *,
         extra: Sequence[ToolSpec] = (),
         resources: Sequence[Closeable] = (),
+        terms: Terms = TOOL_TERMS,
     ) -> None:
         self.service = service
         self.log = log
+        #: How refusals name what the caller can do about them over this transport.
+        self.terms = terms
         self._specs: dict[str, ToolSpec] = {spec.name: spec for spec in (*TOOLS, *extra)}
         self._resources = list(resources)
 
@@ -255,7 +265,7 @@ class ToolLayer:
             if spec is None:
                 result = ToolResult(f'Error: unknown tool "{name}".', is_error=True)
             else:
-                answer = await spec.handler(self.service, caller, args)
+                answer = await spec.handler(self.service, caller, args, self.terms)
                 result = ToolResult(answer.text, data=answer.data)
         except InvalidArgument as exc:
             result = ToolResult(f"Error: {exc}", is_error=True)
@@ -276,7 +286,9 @@ class ToolLayer:
         return result
 
 
-def build_tool_layer(settings: Settings, service: MemoryService, log: JsonLog, *, retriever: Any = None) -> ToolLayer:
+def build_tool_layer(
+    settings: Settings, service: MemoryService, log: JsonLog, *, retriever: Any = None, terms: Terms = TOOL_TERMS
+) -> ToolLayer:
     """The tools this deployment offers, for every transport alike: the five memory
     tools, then search_docs when KNOWLEDGE_BASE_ID is set (absent otherwise: neither
     listed nor callable). Close the layer (`await layer.close()`) before the service.
@@ -285,7 +297,7 @@ def build_tool_layer(settings: Settings, service: MemoryService, log: JsonLog, *
     imported here, only checked for: the client is made on the first search.
     """
     if not settings.knowledge_base_id:
-        return ToolLayer(service, log)
+        return ToolLayer(service, log, terms=terms)
     from mcp_memory.server import search_docs as docs
 
     if retriever is None:
@@ -293,4 +305,4 @@ def build_tool_layer(settings: Settings, service: MemoryService, log: JsonLog, *
 
         require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
         retriever = docs.DocsRetriever(settings.knowledge_base_id, settings.aws_region)
-    return ToolLayer(service, log, extra=[docs.search_docs_tool(retriever)], resources=[retriever])
+    return ToolLayer(service, log, extra=[docs.search_docs_tool(retriever)], resources=[retriever], terms=terms)

@@ -213,6 +213,7 @@ async def test_a_conversation_scoped_note_needs_a_conversation_header(server: Ru
     async with mcp_client(server, [("x-memory-tenant", "acme")]) as client:
         refused = await client.call_tool("remember", {"content": "a private note", "scope": "conversation"})
     assert refused.is_error and "X-Conversation-Id" in text(refused)
+    assert "--conversation" not in text(refused) and "serve-stdio" not in text(refused)
 
 
 async def test_tenants_never_see_each_other(server: Running) -> None:

@@ -309,3 +309,16 @@ def test_nothing_loads_the_model_before_the_handshake_is_done(tmp_path: Path) ->
         process.stdin.close()
         process.wait(timeout=60)
         process.stdout.close()
+
+
+async def test_a_conversation_note_without_a_conversation_names_the_stdio_way_to_give_one(tmp_path: Path) -> None:
+    async with Client(params(tmp_path / "m.db", "--tenant", "acme", EMBEDDING_PROVIDER="fake")) as client:
+        refused = await client.call_tool("remember", {"content": "a private note", "scope": "conversation"})
+        listed = await client.call_tool("list_memories", {})
+    assert refused.is_error
+    assert text(refused) == (
+        "Error: scope 'conversation' needs a conversation, but this server serves none: start serve-stdio "
+        "with --conversation (or set MEMORY_CONVERSATION). Store it for the project instead, or leave scope unset."
+    )
+    assert "X-Conversation-Id" not in text(refused)
+    assert text(listed) == "[MEMORY] This project has no memories yet."
