@@ -9,6 +9,7 @@ that names the field, header or variable at fault and never a secret.
     ├── StoreError           a storage operation failed
     │   ├── PreconditionFailed   a conditional (CAS) write did not apply
     │   └── BudgetExceeded       a memory is too large for the store's metadata budget
+    │                            (also an InvalidArgument: the caller's input, refused)
     ├── EmbeddingError       the embedder failed or returned an unusable vector
     └── DocsError            the documentation library (search_docs) could not be searched
 """
@@ -62,8 +63,12 @@ class PreconditionFailed(StoreError):
     """A conditional write (if-match / if-none-match) did not apply."""
 
 
-class BudgetExceeded(StoreError):
-    """A memory does not fit the store's metadata budget."""
+class BudgetExceeded(StoreError, InvalidArgument):
+    """A memory does not fit the store's metadata budget.
+
+    The store finds it, but the cause is what the caller sent: each edge refuses it as
+    bad input (naming the field and the limit), never as a store that failed.
+    """
 
 
 class EmbeddingError(MemoryServerError):

@@ -69,14 +69,28 @@ def to_metadata(memory: Memory) -> dict[str, Any]:
     return md
 
 
-def _json_bytes(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+def metadata_bytes(value: Any) -> int:
+    """What a record costs against S3 Vectors' metadata limits: the UTF-8 bytes of its keys
+    and values as stored, strings unescaped and lists by their items (docs/storage.md).
+
+    Counting the JSON text instead would charge a line break, a quote or a backslash twice,
+    and refuse content the documented 32,000-byte limit accepts.
+    """
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    if isinstance(value, dict):
+        return sum(metadata_bytes(k) + metadata_bytes(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(metadata_bytes(item) for item in value)
+    return len(json.dumps(value))  # a number or a boolean: its printed digits
 
 
 def assert_within_metadata_budget(memory: Memory) -> None:
     """Refuse, before any write, a memory that would not fit S3 Vectors' metadata limits.
 
-    Every backend applies it, so a memory one backend accepts fits them all.
+    Every backend applies it, so a memory one backend accepts fits them all. The arguments'
+    own limits (content 32,000 bytes, 20 tags of 64, a category of 128) always fit; what is
+    refused here is a record made some other way. The refusal is the caller's input error.
     """
     content_bytes = content_overflow(memory.content)
     if content_bytes is not None:
@@ -86,17 +100,19 @@ def assert_within_metadata_budget(memory: Memory) -> None:
         )
     md = to_metadata(memory)
     filterable = {k: v for k, v in md.items() if k not in NON_FILTERABLE_KEYS}
-    filterable_bytes = _json_bytes(filterable)
+    filterable_bytes = metadata_bytes(filterable)
     if filterable_bytes > FILTERABLE_MAX_BYTES:
         raise BudgetExceeded(
             f"the filterable metadata is {filterable_bytes} bytes against a {FILTERABLE_MAX_BYTES} "
             "byte limit. Shorten the category."
         )
-    total = _json_bytes(md)
+    total = metadata_bytes(md)
     if total > METADATA_MAX_BYTES:
+        # Content is at most 32,000 bytes and the filterable keys 2,000 by now: only tags can
+        # carry a record past 40,000.
         raise BudgetExceeded(
-            f"the memory's metadata is {total} bytes against a {METADATA_MAX_BYTES} byte limit. "
-            "Shorten the tags, or store a shorter fact."
+            f"the memory's metadata (content, tags and the rest, in UTF-8 bytes) is {total} bytes against a "
+            f"{METADATA_MAX_BYTES} byte limit. Shorten the tags, or store a shorter fact."
         )
 
 

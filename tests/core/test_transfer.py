@@ -279,17 +279,16 @@ async def test_a_rerun_after_a_crash_before_the_memories_were_written_counts_onc
     assert (await target.counters.load("acme"))[deploys.id].access_count == 2
 
 
-async def test_a_record_over_the_stores_metadata_budget_is_refused_and_leaves_nothing_behind(clock: Clock) -> None:
+async def test_a_record_of_32000_bytes_of_quotes_is_imported_byte_for_byte(clock: Clock) -> None:
     source = await seeded(clock)
     lines = await exported(source, ["acme"])
-    quoted = json.loads(lines[1]) | {"content": '"' * 30_000, "embedding": None}
+    quoted = json.loads(lines[1]) | {"content": '"' * 32_000, "embedding": None}
     target = make_env(clock)
 
     result, refusals = await imported(target, [lines[0], json.dumps(quoted).encode() + b"\n", lines[2]])
 
-    assert (result.imported, result.refused) == (1, 1)
-    assert refusals[0].line == 2 and "byte limit" in refusals[0].reason
-    assert (await target.service.stats(THREAD)).total == 1
+    assert (result.imported, result.refused, refusals) == (2, 0, [])
+    assert '"' * 32_000 in [m.content for m in (await target.service.list(THREAD)).memories]
 
 
 async def test_re_embedding_asks_the_embedder_in_batches_not_one_text_at_a_time(clock: Clock) -> None:

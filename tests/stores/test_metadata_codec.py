@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from mcp_memory.core.errors import BudgetExceeded, StoreError
+from mcp_memory.core.errors import BudgetExceeded, InvalidArgument, StoreError
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, metadata_bytes, to_metadata
 
 CREATED = "2026-07-01T00:00:00.000Z"
 ID = "01J1KX2Y3Z4W5V6T7S8R9Q0P1N"
@@ -197,9 +197,11 @@ def test_content_is_measured_in_utf8_bytes_not_characters() -> None:
         assert_within_metadata_budget(memory(content=content))
 
 
-def test_budget_errors_are_storage_errors_not_argument_errors() -> None:
-    with pytest.raises(StoreError):
+def test_a_budget_refusal_is_the_callers_input_error_naming_the_field() -> None:
+    with pytest.raises(InvalidArgument) as refused:
         assert_within_metadata_budget(memory(content="a" * 32_001))
+    assert isinstance(refused.value, StoreError)  # what the import's one-by-one retry catches
+    assert str(refused.value).startswith("the content is 32001 bytes")
 
 
 def test_filterable_metadata_over_2000_bytes_is_refused() -> None:
@@ -216,10 +218,31 @@ def test_filterable_metadata_is_counted_without_the_non_filterable_keys() -> Non
 
 
 def test_metadata_over_40000_bytes_in_all_is_refused() -> None:
-    quoted = '"' * 31_000  # 31 000 bytes of content, 62 000 once JSON-escaped
     with pytest.raises(BudgetExceeded, match="Shorten the tags") as refused:
-        assert_within_metadata_budget(memory(content=quoted))
-    assert "40000" in str(refused.value)
+        assert_within_metadata_budget(memory(content="a" * 32_000, tags=tuple(f"{i:03d}" * 33 for i in range(90))))
+    assert "40000 byte limit" in str(refused.value)
+
+
+def test_metadata_is_counted_as_the_utf8_bytes_of_keys_and_values_not_their_json_escapes() -> None:
+    assert metadata_bytes({"content": 'a"\r\n\\', "tags": ["회", "b"], "trustBase": 0.5}) == 7 + 5 + 4 + 4 + 9 + 3
+
+
+@pytest.mark.parametrize("body", ['"', "\\", "\r\n", "\u0001x"])
+def test_the_largest_content_tags_category_tenant_and_conversation_fit_whatever_they_are_made_of(body: str) -> None:
+    content = (body * 32_000)[:32_000]
+    tags = tuple(f"{i:02d}" + '"' * 62 for i in range(20))
+    md = memory(
+        tenant="t" * 128,
+        content=content,
+        tags=tags,
+        category='"' * 128,
+        scope="conversation",
+        conversation='"' * 512,
+        memory_type="conversation",
+        trust_base=0.30000000000000004,
+    )
+    assert_within_metadata_budget(md)
+    assert metadata_bytes(to_metadata(md)) < 34_200  # 32,000 + at most ~2,200 for the rest
 
 
 def test_tags_count_toward_the_40000_byte_total() -> None:
