@@ -21,6 +21,9 @@ from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 
 LIMIT_MAX = 50
+#: The longest query recall takes, in UTF-8 bytes: what a memory can hold (no more can match it
+#: word for word; the embedders read less than that anyway).
+QUERY_MAX_BYTES = CONTENT_MAX_BYTES
 LIST_DEFAULT_LIMIT = 20
 CATEGORY_MAX_BYTES = 128
 TAGS_MAX = 20
@@ -202,9 +205,19 @@ def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
 # --------------------------------------------------------------------------- one parser per operation
 
 
+def check_query(query: str, terms: Terms) -> None:
+    size = len(query.encode("utf-8"))
+    if size > QUERY_MAX_BYTES:
+        raise InvalidArgument(
+            f"{terms.name('query')} is {size} bytes; a query may be at most {QUERY_MAX_BYTES}, as long as a "
+            "memory can be. Ask with the part that matters."
+        )
+
+
 def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
     mode = optional_mode(args, terms)
     query = require_string(args, "query", terms)
+    check_query(query, terms)
     kwargs: dict[str, Any] = {"query": query, "limit": optional_limit(args, None, terms), "mode": mode}
     memory_type = optional_type(args, terms)
     tags = optional_tags(args, terms)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -61,11 +62,18 @@ STOPWORDS = frozenset(
 )
 
 
-@functools.cache
-def _stemmer() -> Any:
-    import snowballstemmer  # imported here: only keyword work needs it
+_per_thread = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer() -> Any:
+    """This thread's stemmer: a Snowball stemmer keeps its word in itself, so two threads
+    (a long query is tokenised in a worker, the SQLite store indexes in its own) cannot share one."""
+    stemmer = getattr(_per_thread, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer  # imported here: only keyword work needs it
+
+        stemmer = _per_thread.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=65_536)

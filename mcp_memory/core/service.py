@@ -82,6 +82,18 @@ STATS_SCAN_CAP = 10_000
 LIST_PAGE = 1000
 
 
+#: A query longer than this is split and stemmed in a worker thread: each new word costs a few
+#: microseconds to stem, about 150 ms for a query of the 32,000 bytes recall takes, which would
+#: hold every other call on the event loop; a short one is cheaper done here than handed over.
+INLINE_QUERY_CHARS = 1_000
+
+
+async def _query_terms(query: str) -> list[str]:
+    if len(query) <= INLINE_QUERY_CHARS:
+        return keywords.query_terms(query)
+    return await asyncio.to_thread(keywords.query_terms, query)
+
+
 def wall_clock_ms() -> float:
     return time.time() * 1000.0
 
@@ -212,7 +224,7 @@ class MemoryService:
         limit = limit or weights.limit
         embedding = await self._embed(query)
         wanted = ranking.candidate_count(limit)
-        terms = keywords.query_terms(query) if self.retrieval != "dense" else []
+        terms = await _query_terms(query) if self.retrieval != "dense" else []
         dense: list[Hit] = []
         answer = None
         where = MemoryFilter(memory_type, tuple(tags))

@@ -167,6 +167,10 @@ def test_without_a_tenant_the_commands_use_the_local_default(cli) -> None:
         (("list", "-t", "acme", "--limit", "51"), "error: --limit must be an integer between 1 and 50."),
         (("forget", "-t", "acme", " "), "error: ID is required and must be a non-empty string."),
         (
+            ("recall", "-t", "acme", "q" * 32_001),
+            "error: QUERY is 32001 bytes; a query may be at most 32000, as long as a memory can be.",
+        ),
+        (
             ("forget", "-t", "acme", "9" * 27),
             "error: ID is 27 characters long; a memory id is 26 characters (as recall and list_memories show it).",
         ),

@@ -9,12 +9,15 @@ holds every memory). Each test checks that control too: dense retrieval alone fi
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
+from mcp_memory.core import keywords
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.base import check_vectors
 from mcp_memory.server.render import text as shown
@@ -191,6 +194,32 @@ async def test_an_english_word_is_found_by_its_stem(env: Env) -> None:
     for query in ("which server is patched", "patching the payment server", "SERVERS"):
         assert await top_ids(env, query, retrieval="dense") == [], query
         assert (await top_ids(env, query))[:1] == [ids["servers"]], query
+
+
+async def test_a_long_query_is_tokenised_without_holding_up_other_calls(env: Env, monkeypatch) -> None:
+    """A query of tens of kilobytes takes a while to split and stem; the event loop keeps answering."""
+    ids = await store(env, {"servers": "The payment servers are patched every second Tuesday"})
+    query = "which payment server is patched " + "lorem " * 5_000  # 30,032 bytes
+    real = keywords.query_terms
+    tokenising, answered = threading.Event(), threading.Event()
+
+    def slow_terms(text: str) -> list[str]:
+        if len(text) > 10_000:
+            tokenising.set()
+            assert answered.wait(10), "no other call was answered while the query was tokenised"
+        return real(text)
+
+    monkeypatch.setattr(keywords, "query_terms", slow_terms)
+
+    async def another_call() -> int:
+        assert await asyncio.to_thread(tokenising.wait, 10)
+        total = (await env.service.stats(ACME)).total
+        answered.set()
+        return total
+
+    recalled, total = await asyncio.gather(env.service.recall(ACME, query), another_call())
+    assert total == 1 + len(FILLER)
+    assert [r.memory.id for r in recalled.results][:1] == [ids["servers"]]
 
 
 SCRIPTS = {

@@ -201,6 +201,18 @@ async def test_null_arguments_mean_absent(out, err) -> None:
         ("remember", {"content": "c", "tags": [f"t{i}" for i in range(21)]}, "`tags` may hold at most 20 entries."),
         ("forget", {}, "`id` is required and must be a non-empty string."),
         (
+            "recall",
+            {"query": "q" * 32_001},
+            "`query` is 32001 bytes; a query may be at most 32000, as long as a memory can be. "
+            "Ask with the part that matters.",
+        ),
+        (
+            "recall",
+            {"query": "회" * 10_667},
+            "`query` is 32001 bytes; a query may be at most 32000, as long as a memory can be. "
+            "Ask with the part that matters.",
+        ),
+        (
             "forget",
             {"id": "01HZX" + "A" * 5_000},
             "`id` is 5005 characters long; a memory id is 26 characters (as recall and list_memories show it).",
@@ -366,3 +378,11 @@ async def test_forget_answers_an_id_of_at_most_26_characters_as_before(out, err,
     result = await layer(service, out, err).call("forget", {"id": memory_id}, ACME)
     assert result.text == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
     assert service.calls == [("forget", ACME, {"memory_id": memory_id})]
+
+
+async def test_a_query_of_exactly_32000_bytes_is_passed_on_untouched(out, err) -> None:
+    service = RecordingService()
+    query = ("deploy \r\n" * 3556)[:32_000]
+    result = await layer(service, out, err).call("recall", {"query": query}, ACME)
+    assert not result.is_error, result.text
+    assert service.calls == [("recall", ACME, {"query": query, "limit": None, "mode": None})]
