@@ -10,6 +10,12 @@ file per tenant (named by a hash of the tenant) means tenants never wait for
 each other. The lock files are kept (never unlinked); they hold nothing, and their
 directory is the owner's alone (files.py).
 
+The uncontended case is taken on the event loop with one non-blocking `flock` on a
+descriptor of our own (about 10 µs, against 0.2–0.4 ms of filelock's bookkeeping plus a thread
+hop, on every remember): filelock's Unix lock is the same `flock`, so the two exclude each other.
+Only when that attempt finds the lock held (or flock is unavailable: Windows, a filesystem without
+it) does the wait go through filelock in a thread, as described above.
+
 The SQLite write lock is not involved, so the store's own writes inside an
 exclusive block cannot deadlock with it.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_memory.core.errors import StoreError
+
+try:
+    import fcntl
+except ImportError:  # Windows: every hold goes through filelock
+    fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -50,11 +62,36 @@ class TenantLocks:
     async def hold(self, tenant: str) -> AsyncIterator[None]:
         lock = self._locks.setdefault(tenant, asyncio.Lock())
         async with lock:
-            file_lock = await _acquire(self.path(tenant))
+            path = self.path(tenant)
+            fd = _try_flock(path)
+            if fd is not None:
+                try:
+                    yield
+                finally:
+                    os.close(fd)  # closing our only descriptor releases the flock
+                return
+            file_lock = await _acquire(path)
             try:
                 yield
             finally:
                 file_lock.release()
+
+
+def _try_flock(path: Path) -> int | None:
+    """The lock at once, on this thread, when nobody holds it: our descriptor, else None (held,
+    or no flock here: the caller waits through filelock, which also handles every error)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 async def _acquire(path: Path) -> FileLock:

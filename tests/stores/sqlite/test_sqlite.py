@@ -263,6 +263,36 @@ async def test_exclusive_excludes_another_store_on_the_same_file(db_path: Path) 
         await close_pair(two)
 
 
+async def test_exclusive_waits_while_the_lock_file_is_held_through_filelock(db_path: Path) -> None:
+    """The uncontended hold is a bare flock; a holder that took the file through filelock (a
+    waiter that came in on the slow path) must still keep it out, and let it in once released."""
+    from filelock import FileLock
+
+    vectors, objects = await open_pair(db_path)
+    try:
+        async with vectors.exclusive("acme"):  # creates the tenant's lock file
+            pass
+        (lock_file,) = db_path.with_name(db_path.name + ".locks").iterdir()
+        held = FileLock(lock_file, thread_local=False, preserve_lock_file=True)
+        held.acquire(timeout=5)
+        inside = asyncio.Event()
+
+        async def enter() -> None:
+            async with vectors.exclusive("acme"):
+                inside.set()
+
+        waiter = asyncio.create_task(enter())
+        for _ in range(5):
+            await vectors.query("acme", unit(1), 1, None)
+        await let_other_tasks_run()
+        assert not inside.is_set()
+        held.release()
+        await asyncio.wait_for(waiter, timeout=30)
+        assert inside.is_set()
+    finally:
+        await close_pair((vectors, objects))
+
+
 # --------------------------------------------------------------------------- open_stores
 
 
