@@ -13,7 +13,11 @@ A, B, A, B so background load falls on both alike:
 - the resident memory of each HTTP server at the end.
 
 Prints a Markdown table with the medians and the B/A ratios. A tree is any
-directory holding an `mcp_memory` package (e.g. `git archive <commit> | tar -x -C DIR`).
+directory holding an `mcp_memory` package and its `bench/` (e.g. `git archive <commit> | tar -x -C DIR`).
+
+Each tree serves its own copy of one file, filled by the BEFORE tree's own code: an older
+release refuses a file of a newer schema, while a newer one upgrades an older file at its first
+start (before anything is timed), so trees of different schemas compare on the same memories.
 """
 
 from __future__ import annotations
@@ -22,13 +26,33 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+#: Run inside the BEFORE tree: its own corpus and fill code write the file in its own schema.
+FILL = """
+import asyncio, sys
+from pathlib import Path
+tree, db, count, cache = sys.argv[1:]
+sys.path[:0] = [tree, tree + "/bench"]
+from perf_corpus import corpus, embeddings
+from perf_fill import fill_to
+texts = corpus(int(count))
+vectors, _ = asyncio.run(embeddings(texts, Path(cache)))
+asyncio.run(fill_to("sqlite", int(count), texts, vectors, 0, db_path=db))
+"""
+
+
+def fill_with(tree: Path, db: Path, count: int, cache: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-c", FILL, str(tree), str(db), str(count), str(cache)], check=True, env=env)
 
 
 async def start_stdio(where: dict[str, str], tree: Path, query: str) -> dict[str, float]:
@@ -40,19 +64,22 @@ async def start_stdio(where: dict[str, str], tree: Path, query: str) -> dict[str
 
 
 async def main(args: argparse.Namespace) -> None:
-    from perf_corpus import corpus, embeddings, queries
-    from perf_fill import fill_to
+    from perf_corpus import queries
     from perf_probes import HttpServer
 
     trees = {"A": Path(args.before).resolve(), "B": Path(args.after).resolve()}
     with tempfile.TemporaryDirectory(prefix="mcp-memory-ab-") as tmp:
-        texts = corpus(args.memories)
-        vectors, _ = await embeddings(texts, Path(args.cache) if args.cache else Path(tmp) / "cache")
-        where = {"MEMORY_DB_PATH": str(Path(tmp) / "ab.db")}
-        await fill_to("sqlite", args.memories, texts, vectors, 0, db_path=where["MEMORY_DB_PATH"])
+        filled = Path(tmp) / "ab.db"
+        fill_with(trees["A"], filled, args.memories, Path(args.cache) if args.cache else Path(tmp) / "cache")
+        places: dict[str, dict[str, str]] = {}
+        for name in trees:
+            own = Path(tmp) / name
+            own.mkdir()
+            shutil.copy(filled, own / "ab.db")
+            places[name] = {"MEMORY_DB_PATH": str(own / "ab.db")}
         qs = queries(400)
         load_start = os.getloadavg()[0]
-        servers = {name: await HttpServer.start(where, tree) for name, tree in trees.items()}
+        servers = {name: await HttpServer.start(places[name], tree) for name, tree in trees.items()}
         results: dict[str, dict[str, list[float]]] = {
             name: {"latency": [], "per_s": [], "tools_list": [], "first_recall": []} for name in trees
         }
@@ -74,7 +101,7 @@ async def main(args: argparse.Namespace) -> None:
                 await server.close()
         for i in range(args.starts + 1):
             for name, tree in trees.items():
-                startup = await start_stdio(where, tree, qs[i])
+                startup = await start_stdio(places[name], tree, qs[i])
                 if i:  # the first start of each only warms the disk cache
                     results[name]["tools_list"].append(startup["tools_list_s"] * 1000)
                     results[name]["first_recall"].append(startup["first_recall_s"] * 1000)
