@@ -23,6 +23,7 @@ with both named, and nothing is changed.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import psycopg
@@ -55,6 +56,13 @@ _MEMORIES = """CREATE TABLE memories (
     {keyword_vector},
     PRIMARY KEY (tenant_id, id)
 )"""
+
+#: The embedding stays in the row (MAIN storage: compressed or moved out only as a last resort).
+#: pgvector's default lets PostgreSQL move it to the TOAST table once the row passes ~2 kB, which the
+#: keyword columns made the common case: the exact scan then fetched every vector from there
+#: (measured at 10,000 memories of 384 dimensions: 44.7 ms a query against 14.2 ms inline).
+#: The other wide columns (metadata, keywords, keyword_vector) are moved out first instead.
+_INLINE = "ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN"
 
 _OBJECTS = (
     "CREATE SEQUENCE IF NOT EXISTS objects_version",
@@ -137,6 +145,7 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
             dim="{dim}", vector="{vector}", keywords=keywords.COLUMN, keyword_vector=keywords.VECTOR, **_GENERATED
         )
         await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim), vector=vector))
+        await conn.execute(_INLINE)
         await conn.execute(keywords.INDEX)
         return
     if columns.get("metadata", ("",))[0] != "jsonb" or columns.get("embedding", ("",))[0] != "vector":
@@ -161,6 +170,29 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
         if name not in columns:
             await conn.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
     await keywords.upgrade(conn, columns)
+    await _embeddings_inline(conn, vector, dim)
+
+
+async def _embeddings_inline(conn: psycopg.AsyncConnection[Any], vector: sql.Identifier, dim: int) -> None:
+    """Once, for a table created before the embedding was kept inline: mark it so and rewrite the
+    stored vectors (a fresh value, so the row is laid out again by the new rule)."""
+    cursor = await conn.execute(
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass('memories') AND attname = 'embedding'"
+    )
+    row = await cursor.fetchone()
+    if row is None or row[0] == "m":
+        return
+    await conn.execute(_INLINE)
+    cursor = await conn.execute("SELECT count(*) FROM memories")
+    counted = await cursor.fetchone()
+    total = int(counted[0]) if counted else 0
+    if total >= keywords.PROGRESS_EVERY:
+        print(f"mcp-memory: keeping the embeddings inline: rewriting {total} memories", file=sys.stderr)
+    await conn.execute(
+        sql.SQL("UPDATE memories SET embedding = embedding::real[]::{vector}({dim})").format(
+            vector=vector, dim=sql.Literal(dim)
+        )
+    )
 
 
 async def _stored_widths(conn: psycopg.AsyncConnection[Any], vector_schema: str) -> list[int]:
