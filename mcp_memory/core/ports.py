@@ -30,6 +30,7 @@ __all__ = [
     "ObjectStore",
     "PreloadsTenant",
     "PutsMany",
+    "PutsWithObject",
     "ReadsScripts",
     "SCAN_BATCH",
     "StoredObject",
@@ -153,6 +154,19 @@ class ObjectStore(Protocol):
 
     async def close(self) -> None:
         """Release connections and files."""
+
+
+@runtime_checkable
+class PutsWithObject(Protocol):
+    """Optional for a VectorStore whose ObjectStore lives in the same database: a memory and one
+    unconditional object write (remember's index key) in one transaction, both or neither, with
+    one commit to make durable instead of two."""
+
+    def shares_writes_with(self, objects: ObjectStore) -> bool:
+        """Whether `put_with_object` writes into `objects` itself."""
+
+    async def put_with_object(self, memory: Memory, embedding: np.ndarray, key: str, body: str) -> None:
+        """`put(memory, embedding)`, then `objects.put(key, body)`, committed together."""
 
 
 @runtime_checkable

@@ -48,6 +48,7 @@ from mcp_memory.core.ports import (
     FiltersQuery,
     ObjectStore,
     PreloadsTenant,
+    PutsWithObject,
     ScoresMemories,
     VectorStore,
     WarmsUp,
@@ -390,12 +391,19 @@ class MemoryService:
                 memory, created = known, False
             else:
                 memory, created = self._new_memory(caller, content, memory_type, category, tags, scope), True
-                # The vector first: an index entry without a memory would list something unreadable,
-                # while a memory missing from the index still answers recall.
-                await self.vectors.put(memory, embedding)
-                await self.objects.put(index_key(memory), "")
+                await self._write_new(memory, embedding)
             replaced, not_removed = await self._remove_replaced(caller, old)
         return RememberResult(memory, created, replaced, not_removed, near)
+
+    async def _write_new(self, memory: Memory, embedding: np.ndarray) -> None:
+        """The memory, then its recency index entry: an index entry without a memory would list
+        something unreadable, while a memory missing from the index still answers recall. Where
+        both live in one database (SQLite) they commit together, one durable commit, not two."""
+        if isinstance(self.vectors, PutsWithObject) and self.vectors.shares_writes_with(self.objects):
+            await self.vectors.put_with_object(memory, embedding, index_key(memory), "")
+            return
+        await self.vectors.put(memory, embedding)
+        await self.objects.put(index_key(memory), "")
 
     def _new_memory(
         self,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,6 +189,25 @@ class SqliteVectorStore:
         bump per tenant."""
         if not items:
             return
+        write = self._writer(items)
+        await self._db.write(write, "put memory" if len(items) == 1 else "put memories")
+
+    def shares_writes_with(self, objects: object) -> bool:
+        return isinstance(objects, SqliteObjectStore) and objects._db is self._db
+
+    async def put_with_object(self, memory: Memory, embedding: np.ndarray, key: str, body: str) -> None:
+        """The memory and the object `key` in one transaction (remember: the memory and its index
+        entry), so one commit, one sync under synchronous=FULL, makes both durable."""
+        write_memory = self._writer([(memory, embedding)])
+
+        def write(conn: sqlite3.Connection) -> None:
+            write_memory(conn)
+            _put_object(conn, key, body)
+
+        await self._db.write(write, "put memory")
+
+    def _writer(self, items: Sequence[tuple[Memory, np.ndarray]]) -> Callable[[sqlite3.Connection], None]:
+        """Check every budget now; the returned function writes them inside a write transaction."""
         rows = []
         for memory, embedding in items:
             assert_within_metadata_budget(memory)
@@ -223,7 +242,7 @@ class SqliteVectorStore:
                 visibility = keywords.visibility_key(memory.scope, memory.conversation or None)
                 keywords.write(conn, memory.tenant, memory.id, memory.content, visibility)
 
-        await self._db.write(write, "put memory" if len(rows) == 1 else "put memories")
+        return write
 
     async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
         """Pages in id order, each read in its own short transaction (keyset paging)."""
@@ -401,6 +420,18 @@ class SqliteVectorStore:
             await self._db.release()
 
 
+def _put_object(conn: sqlite3.Connection, key: str, body: str) -> str:
+    """Inside a write transaction: `key` holds `body` with the next ETag, which is returned."""
+    conn.execute("UPDATE etag_sequence SET value = value + 1 WHERE id = 1")
+    (etag,) = conn.execute("SELECT value FROM etag_sequence WHERE id = 1").fetchone()
+    conn.execute(
+        "INSERT INTO objects (key, body, etag) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET body = excluded.body, etag = excluded.etag",
+        (key, body, etag),
+    )
+    return str(etag)
+
+
 class SqliteObjectStore:
     """Keys to bodies with ETags from a sequence that never repeats; byte-ordered listing."""
 
@@ -422,14 +453,7 @@ class SqliteObjectStore:
                 raise PreconditionFailed(f"conditional write did not apply for {key}")
             if if_match is not None and (row is None or str(row[0]) != if_match):
                 raise PreconditionFailed(f"conditional write did not apply for {key}")
-            conn.execute("UPDATE etag_sequence SET value = value + 1 WHERE id = 1")
-            (etag,) = conn.execute("SELECT value FROM etag_sequence WHERE id = 1").fetchone()
-            conn.execute(
-                "INSERT INTO objects (key, body, etag) VALUES (?, ?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET body = excluded.body, etag = excluded.etag",
-                (key, body, etag),
-            )
-            return str(etag)
+            return _put_object(conn, key, body)
 
         return await self._db.write(write, "put object")
 

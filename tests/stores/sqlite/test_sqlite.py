@@ -293,6 +293,30 @@ async def test_exclusive_waits_while_the_lock_file_is_held_through_filelock(db_p
         await close_pair((vectors, objects))
 
 
+async def test_a_memory_and_its_index_key_are_written_together_or_not_at_all(db_path: Path, tmp_path: Path) -> None:
+    vectors, objects = await open_pair(db_path)
+    other = await open_pair(tmp_path / "other" / "memory.db")
+    try:
+        assert vectors.shares_writes_with(objects)
+        assert not vectors.shares_writes_with(other[1])  # another file: separate writes, in order
+
+        await vectors.put_with_object(memory("m1"), unit(1), "index/acme/m1", "")
+        assert [m.content for m in await vectors.get("acme", ["m1"])] == ["fact m1"]
+        stored = await objects.get("index/acme/m1")
+        assert stored is not None and stored.body == ""
+
+        with sqlite3.connect(db_path) as conn:  # the object write now fails inside the transaction
+            conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON objects BEGIN SELECT RAISE(ABORT, 'no'); END")
+        with pytest.raises(StoreError, match="put memory"):
+            await vectors.put_with_object(memory("m2"), unit(0, 1), "index/acme/m2", "")
+        assert await vectors.get("acme", ["m2"]) == []
+        assert [h.memory.id for h in await vectors.query("acme", unit(0, 1), 5, None)] == ["m1"]
+        assert await objects.get("index/acme/m2") is None
+    finally:
+        await close_pair((vectors, objects))
+        await close_pair(other)
+
+
 # --------------------------------------------------------------------------- open_stores
 
 
