@@ -84,6 +84,8 @@ class Metrics:
         for operation in STORE_OPERATIONS:
             observe: Callable[[float], None] = self.store_seconds.labels(operation).observe
             _wrap(service.vectors, operation, _observer(observe))
+            if operation == "put":  # remember's memory + index entry in one write (SQLite) is a put too
+                _wrap(service.vectors, "put_with_object", _observer(observe))
         counters = service.counters
         _wrap(counters, "flush", None, self.flushes)
         _wrap(counters, "_fold", None, self.compactions)
