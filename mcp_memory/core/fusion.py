@@ -4,13 +4,20 @@ Candidates come from both: the nearest memories by cosine, and the memories hold
 query's rarer words (a memory the embedding ranks 300th is still reachable by a rare name).
 Every candidate is then scored the same way:
 
-    relevance = cosine + KEYWORD_WEIGHT × keyword
+    relevance = cosine + KEYWORD_WEIGHT × h × keyword
 
-where `keyword` is BM25 over the candidates, divided by what a memory holding every query
-term once would score (core/keywords.py): about 1 when all of the query's words are there,
-a small fraction when only its common ones are, since each term counts by how rare it is
-(its idf). A plain rank fusion (RRF) would give a weak keyword list as much say as a strong
-embedding list; this adds keyword evidence in proportion to how discriminative it is.
+where `keyword` is BM25 over the candidates, divided by what a memory holding once every query
+term that some memory holds would score (core/keywords.py): about 1 when those are all there, a
+small fraction when only the common ones are, since each term counts by how rare it is (its idf).
+`h` (keyword_reach) is `1 − top × (1 − held)`: `held` the idf of the query terms any of the
+tenant's memories holds over the idf of all of them, `top` the best candidate's cosine. The terms
+no memory holds cost the keyword evidence as far as the embedding has a close answer of its own:
+a paraphrase sharing one incidental word with an unrelated memory (a `keyword` near 1 against the
+held words alone) does not lift it over an answer the embedding clearly prefers, while a name or
+an error code the embedding cannot place keeps its full say. A conversation passed whole (more
+than QUESTION_TERMS terms) keeps h = 1: most of its words are not its subject.
+A plain rank fusion (RRF) would give a weak keyword list as much say as a strong embedding list;
+this adds keyword evidence in proportion to how discriminative it is.
 
 KEYWORD_WEIGHT was chosen on the plateau measured by bench/fusion_probe.py on MADial-Bench
 (R@5 within a point of its best from 0.4 to 1.0; RESULTS.md), not at its peak.
@@ -19,7 +26,7 @@ The cosine only counts as far as the embedder can read the query (`readable_shar
 English-only model's cosine for a Korean question is noise, so for the share of the query's
 letters in scripts it does not read, the keyword score stands in for the cosine:
 
-    relevance = r × cosine + (1 − r) × keyword + KEYWORD_WEIGHT × keyword
+    relevance = r × cosine + (1 − r) × keyword + KEYWORD_WEIGHT × h × keyword
 
 with r the readable share (1 for a model that reads every script, and for a query without letters).
 """
@@ -31,7 +38,7 @@ from dataclasses import dataclass
 
 import regex
 
-from mcp_memory.core.keywords import KeywordAnswer, bm25_scores
+from mcp_memory.core.keywords import KeywordAnswer, TermStats, bm25_scores, held_share
 from mcp_memory.core.model import Confidence, Hit, Memory, Retrieval
 
 KEYWORD_WEIGHT = 0.6
@@ -92,10 +99,25 @@ def _script_class(scripts: frozenset[str]) -> regex.Pattern[str]:
     return _SCRIPT_CLASSES[scripts]
 
 
-def hybrid_relevance(cosine: float, keyword: float, readable: float = 1.0) -> float:
+def hybrid_relevance(cosine: float, keyword: float, readable: float = 1.0, held: float = 1.0) -> float:
     """The hybrid relevance of one candidate: the cosine as far as the embedder reads the query,
-    the keyword score standing in for the rest, plus the keyword evidence."""
-    return readable * cosine + (1.0 - readable) * keyword + KEYWORD_WEIGHT * keyword
+    the keyword score standing in for the rest, plus the keyword evidence as far as the tenant's
+    memories hold the query's words at all (`held`, keywords.held_share)."""
+    return readable * cosine + (1.0 - readable) * keyword + KEYWORD_WEIGHT * held * keyword
+
+
+def keyword_reach(terms: Sequence[str], stats: TermStats, dense_top: float = 0.0) -> float:
+    """How far keyword evidence counts for this query: `1 − dense_top × (1 − held)`, with `held`
+    the share of the question's information the tenant's memories hold at all
+    (keywords.held_share) and `dense_top` the best candidate's cosine (as far as the embedder reads
+    the query). The part of a question no memory holds costs its keyword evidence as far as the
+    embedding has a close answer of its own: a paraphrase the model reads well is not outranked
+    by one incidental shared word, while a name or an error code the model cannot place keeps the
+    keywords' full say. A conversation or a pasted text (more than QUESTION_TERMS terms) keeps it
+    in full: most of its words are not its subject, so their absence says nothing."""
+    if len(terms) > QUESTION_TERMS:
+        return 1.0
+    return 1.0 - min(1.0, max(0.0, dense_top)) * (1.0 - held_share(terms, stats))
 
 
 def fuse(
@@ -117,8 +139,10 @@ def fuse(
         pool.setdefault(hit.memory.id, hit)
     if answer is not None and retrieval != "dense":
         scores = bm25_scores(terms, {i: h.memory.content for i, h in pool.items()}, answer.stats)
+        dense_top = readable * max((h.similarity for h in dense), default=0.0) if retrieval == "hybrid" else 0.0
+        held = keyword_reach(terms, answer.stats, dense_top)
     else:
-        scores = {}
+        scores, held = {}, 0.0
     out = []
     for memory_id, hit in pool.items():
         keyword = scores.get(memory_id, 0.0)
@@ -127,7 +151,7 @@ def fuse(
         elif retrieval == "keyword":
             relevance = keyword
         else:
-            relevance = hybrid_relevance(hit.similarity, keyword, readable)
+            relevance = hybrid_relevance(hit.similarity, keyword, readable, held)
         out.append(Candidate(hit.memory, hit.similarity, keyword, relevance))
     return out
 

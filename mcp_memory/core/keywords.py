@@ -251,9 +251,20 @@ def coverage(terms: Sequence[str], text: str, stats: TermStats) -> float:
     return sum(stats.idf(t) for t in terms if t in held) / total if total > 0 else 0.0
 
 
+def held_share(terms: Sequence[str], stats: TermStats) -> float:
+    """The share of the query's information that any of the tenant's memories holds: the idf of
+    the query terms some memory holds over the idf of all of them (a term nobody holds at full
+    rarity, as in `coverage`). A paraphrase in other words than the facts' has a small share:
+    what keywords can say about it, they say about its few incidental words."""
+    total = sum(stats.idf(t) for t in dict.fromkeys(terms))
+    held = sum(stats.idf(t) for t in dict.fromkeys(terms) if stats.frequency.get(t, 0) > 0)
+    return held / total if total > 0 else 0.0
+
+
 def bm25_scores(terms: Sequence[str], texts: Mapping[str, str], stats: TermStats) -> dict[str, float]:
-    """Each text's BM25 score for `terms` divided by what a text holding every term once would
-    score: 0 when nothing matches, about 1 when everything does, more for repeated rare terms.
+    """Each text's BM25 score for `terms` divided by what a text holding once every term that some
+    memory holds would score: 0 when nothing matches, about 1 when all of those match, more for
+    repeated rare terms (fusion.keyword_reach says how much of the query those terms are).
 
     Dividing by the query's own best makes the score comparable across queries (a long query
     does not outscore a short one by its length), which is what lets it be added to a cosine.

@@ -389,7 +389,10 @@ def _relevance(
         return 0.0 if retrieval == "keyword" else cosine
     texts = {c.memory.id: c.memory.content for c in found} | {memory.id: memory.content}
     keyword = keywords.bm25_scores(terms, texts, answer.stats)[memory.id]
-    return keyword if retrieval == "keyword" else fusion.hybrid_relevance(cosine, keyword, readable)
+    if retrieval == "keyword":
+        return keyword
+    dense_top = readable * max([cosine, *(c.similarity for c in found)])
+    return fusion.hybrid_relevance(cosine, keyword, readable, fusion.keyword_reach(terms, answer.stats, dense_top))
 
 
 def _reach(
