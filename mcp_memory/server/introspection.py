@@ -32,7 +32,7 @@ from mcp.server.auth.provider import AccessToken
 
 from mcp_memory.config import OAuthSettings
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, scopes_of, tenants_of
+from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, grant_of, scopes_of
 
 #: Tokens whose introspection is cached at most (the least recently used go first).
 MAX_CACHED = 10_000
@@ -191,7 +191,4 @@ class TokenVerifiers:
             return None
 
     async def grant(self, token: str) -> Grant:
-        access = await self.check(token)
-        claim = self.jwt.settings.tenant_claim
-        tenants = tenants_of(access.claims or {}, claim) if claim else None
-        return Grant(scopes=frozenset(access.scopes), tenants=tenants, claim=claim)
+        return grant_of(await self.check(token), self.jwt.settings.tenant_claim)

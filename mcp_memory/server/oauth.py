@@ -336,10 +336,14 @@ class JwtVerifier:
         )
 
     async def grant(self, token: str) -> Grant:
-        access = await self.check(token)
-        claim = self.settings.tenant_claim
-        tenants = tenants_of(access.claims or {}, claim) if claim else None
-        return Grant(scopes=frozenset(access.scopes), tenants=tenants, claim=claim)
+        return grant_of(await self.check(token), self.settings.tenant_claim)
+
+
+def grant_of(access: AccessToken, tenant_claim: str | None) -> Grant:
+    """What a validated token may do: its scopes and, with a tenant claim configured, its tenants
+    (the same for a JWT and for an introspected token)."""
+    tenants = tenants_of(access.claims or {}, tenant_claim) if tenant_claim else None
+    return Grant(scopes=frozenset(access.scopes), tenants=tenants, claim=tenant_claim)
 
 
 def metadata_url(settings: OAuthSettings) -> str:
