@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import math
 import time
 import unicodedata
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ from mcp_memory.core.model import (
     EMPTY_STATS,
     MEMORY_TYPES,
     RETRIEVALS,
+    SCOPES,
     TRUST_MANUAL,
     AccessStats,
     Caller,
@@ -42,6 +44,7 @@ from mcp_memory.core.model import (
     Scope,
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
+from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, read_page
 from mcp_memory.core.ports import (
     Embedder,
     FilteredHits,
@@ -148,6 +151,20 @@ class StatsResult:
     by_type: dict[str, int] = field(default_factory=dict)
     #: True when counting stopped at STATS_SCAN_CAP keys: every figure is a lower bound.
     lower_bound: bool = False
+
+
+def _time_bound(field: str, value: str | None, upper: bool) -> float | None:
+    """Epoch milliseconds of a page's `since`/`until` (a date as `until` is its last millisecond)."""
+    if value is None:
+        return None
+    at = parse_iso(value) if isinstance(value, str) and len(value) <= 40 else math.nan
+    if math.isnan(at):
+        raise InvalidArgument(
+            "{field} must be an ISO 8601 date (2026-05-01) or time (2026-05-01T14:30:00Z).", field=field
+        )
+    if upper and len(value.strip()) == 10:  # a bare date: the whole day
+        at += 86_400_000 - 1
+    return at
 
 
 def _check_replaces(replaces: Sequence[str] | str) -> tuple[str, ...]:
@@ -515,6 +532,34 @@ class MemoryService:
         found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)}
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
         return ListResult(memories, memory_type)
+
+    async def page(
+        self,
+        caller: Caller,
+        *,
+        limit: int = PAGE_DEFAULT,
+        cursor: str | None = None,
+        memory_type: MemoryType | None = None,
+        tags: Sequence[str] = (),
+        scope: Scope | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> MemoryPage:
+        """Every visible memory of the caller, newest first, `limit` at a time: pass a page's
+        `next_cursor` back for the next one (core/paging.py, docs/tools.md#paging). `since` and
+        `until` are ISO 8601 times or dates, both inclusive."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= PAGE_MAX:
+            raise InvalidArgument(f"{{field}} must be a whole number from 1 to {PAGE_MAX}.", field="limit")
+        if memory_type is not None and memory_type not in MEMORY_TYPES:
+            raise InvalidArgument(f"{{field}} must be one of {', '.join(MEMORY_TYPES)}.", field="type")
+        if scope is not None and scope not in SCOPES:
+            raise InvalidArgument(f"{{field}} must be one of {', '.join(SCOPES)}.", field="scope")
+        where = PageFilter(
+            memory_type, tuple(tags), scope, _time_bound("since", since, False), _time_bound("until", until, True)
+        )
+        if where.since_ms is not None and where.until_ms is not None and where.since_ms > where.until_ms:
+            raise InvalidArgument("{field} is later than `until`: nothing lies between them.", field="since")
+        return await read_page(self.objects, self.vectors.get, caller, where, limit, cursor)
 
     async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> builtins.list[Memory]:
         """Newest first, the visible memories `where` matches: the index gives ids and types a
