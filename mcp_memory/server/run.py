@@ -37,11 +37,10 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     read that no cancellation reaches), so it closes the service and exits
     directly; a second signal while that runs is ignored.
     """
-    from mcp.server.stdio import stdio_server
-
     from mcp_memory.app import open_service
     from mcp_memory.server.catalogue import STDIO_TERMS
     from mcp_memory.server.http_serve import library_logs_as_json
+    from mcp_memory.server.stdio_transport import stdio_transport
 
     log = JsonLog(stdio=True)
     service = await open_service(settings, log=log)
@@ -92,7 +91,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         # The SDK's own warnings become JSON lines on stderr too, without their tracebacks
         # (a stack can quote request data), as under serve-http.
         with library_logs_as_json(log):
-            async with stdio_server() as (read, write):
+            async with stdio_transport(log) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
     finally:
         if warming is not None and not warming.done():
