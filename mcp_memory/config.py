@@ -43,7 +43,7 @@ LEGACY_DATA_DIR_NAME = "mcp-memory"
 
 DEFAULT_FLOOR = 0.1
 #: Relevance floor and HIGH mark measured for a model we ship, by `mcp-memory calibrate --builtin`
-#: (see the README). Other providers default to DEFAULT_FLOOR and the HIGH rule of docs/recall.md#confidence: their model is
+#: (see docs/calibration.md). Other providers default to DEFAULT_FLOOR and the HIGH rule of docs/recall.md#confidence: their model is
 #: the deployment's choice, and only the deployment can measure it.
 CALIBRATED_DEFAULTS: dict[str, tuple[float, float]] = {
     p.name: p.calibrated for p in EMBEDDING_PROVIDERS.values() if p.calibrated is not None

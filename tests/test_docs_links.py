@@ -56,3 +56,35 @@ def test_the_docs_index_lists_every_page() -> None:
     index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
     pages = sorted(p.name for p in (ROOT / "docs").glob("*.md") if p.name != "README.md")
     assert [p for p in pages if f"({p})" not in index] == []
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_every_link_in_the_readme_and_the_docs_leads_to_a_page_and_heading_that_exist() -> None:
+    """The README was cut into docs/ pages: a link to a section that moved, or to a heading
+    renamed since, is caught here rather than by a reader."""
+    broken = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for target in LINK.findall(line):
+                if re.match(r"[a-z]+:", target):  # https:, mailto:
+                    continue
+                path, _, anchor = target.partition("#")
+                file = (page.parent / path).resolve() if path else page
+                if file.is_dir():
+                    file = file / "README.md"
+                if not file.is_file() or (anchor and file.suffix == ".md" and anchor not in anchors(file)):
+                    broken.append(f"{page.relative_to(ROOT)}:{number}: {target}")
+    assert not broken, "links that lead nowhere:\n" + "\n".join(broken)
+
+
+def test_every_docs_page_is_reachable_from_the_readme() -> None:
+    """Each page is linked from the README or from the docs index the README links to."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "(docs/README.md)" in readme
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    linked = {Path(t.partition("#")[0]).name for t in LINK.findall(readme + index)}
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert sorted(pages - linked) == []

@@ -55,7 +55,7 @@ def test_a_misspelt_marker_is_an_error_not_a_silently_new_marker(tmp_path: Path)
 
 
 def test_no_test_is_ever_skipped_or_expected_to_fail() -> None:
-    """README (Development): "Every test runs on every run — nothing is skipped"."""
+    """docs/development.md: "Every test runs on every run — nothing is skipped"."""
     import re
 
     forbidden = re.compile(r"pytest\.(skip|xfail|importorskip)\b|mark\.(skip|skipif|xfail)\b|unittest\.skip")

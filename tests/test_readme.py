@@ -1,5 +1,7 @@
-"""The README keeps up with the command line: every command is in its table, and every
-example command line it shows uses commands and options that exist."""
+"""The README and the docs/ pages it leads to keep up with the code: every command is in the
+README's table, every example command line (README and docs/) uses commands and options that
+exist, and the tables the README moved into docs/ (configuration, logs, durability) are held
+to the code where they now live."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from mcp_memory.cli.app import app
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = {page.name: page.read_text(encoding="utf-8") for page in sorted((ROOT / "docs").glob("*.md"))}
 GROUP = typer.main.get_command(app)
 
 
@@ -23,7 +26,11 @@ def options_of(command) -> set[str]:
 
 
 def example_lines() -> list[str]:
-    blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", README, flags=re.DOTALL)
+    blocks = [
+        block
+        for text in (README, *DOCS.values())
+        for block in re.findall(r"```(?:bash|sh)\n(.*?)```", text, flags=re.DOTALL)
+    ]
     lines = []
     for block in blocks:
         for line in block.replace("\\\n", " ").splitlines():  # join continued lines
@@ -69,22 +76,31 @@ def test_every_example_uses_a_command_and_options_that_exist() -> None:
     assert {"calibrate", "compact", "stats", "recall", "remember", "serve-stdio"} <= seen
 
 
-def test_the_readme_says_how_to_install_every_completion_script() -> None:
+def test_the_cli_page_says_how_to_install_every_completion_script() -> None:
     # from the installed command, so a pip or uvx user has them without a checkout
-    assert "mcp-memory completion bash > ~/.local/share/bash-completion/completions/mcp-memory" in README
-    assert "mcp-memory completion zsh > ~/.zfunc/_mcp-memory" in README
-    assert "mcp-memory completion fish > ~/.config/fish/completions/mcp-memory.fish" in README
+    cli = DOCS["cli.md"]
+    assert "mcp-memory completion bash > ~/.local/share/bash-completion/completions/mcp-memory" in cli
+    assert "mcp-memory completion zsh > ~/.zfunc/_mcp-memory" in cli
+    assert "mcp-memory completion fish > ~/.config/fish/completions/mcp-memory.fish" in cli
     # the second console script: bash-completion and fish load a file by the command's name
-    assert "ln -sf mcp-memory ~/.local/share/bash-completion/completions/mcp-tenant-memory" in README
-    assert "ln -sf mcp-memory.fish ~/.config/fish/completions/mcp-tenant-memory.fish" in README
-    assert "python -m mcp_memory.cli.completions" in README
+    assert "ln -sf mcp-memory ~/.local/share/bash-completion/completions/mcp-tenant-memory" in cli
+    assert "ln -sf mcp-memory.fish ~/.config/fish/completions/mcp-tenant-memory.fish" in cli
+    # and a developer regenerates them
+    assert "python -m mcp_memory.cli.completions" in DOCS["development.md"]
 
 
-def table_rows(heading: str) -> dict[str, list[str]]:
-    """The first table under `## heading`: its first cell → the other cells, backticks kept."""
-    section = README.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+def section(text: str, heading: str) -> str:
+    """The text under `heading` (a whole heading line, `# Title` or `## Part`) up to the next
+    heading of the same or a higher level."""
+    level = heading.split(" ", 1)[0]
+    body = text.split(f"{heading}\n", 1)[1]
+    return re.split(rf"\n#{{1,{len(level)}}} ", body, maxsplit=1)[0]
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The table rows of `text`: the first cell → the other cells, backticks kept."""
     rows = {}
-    for line in section.splitlines():
+    for line in text.splitlines():
         if line.startswith("| `"):
             cells = [cell.strip() for cell in line.strip("|").split(" | ")]
             rows[cells[0]] = cells[1:]
@@ -97,8 +113,8 @@ def code_spans(cell: str) -> list[str]:
 
 def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_path, monkeypatch) -> None:
     """Each default the Configuration table states is what Settings gives when nothing is set,
-    read from the code rather than copied, so a changed default fails here until the README
-    says it too."""
+    read from the code rather than copied, so a changed default fails here until
+    docs/configuration.md says it too."""
     from mcp_memory.config import Settings
 
     xdg = tmp_path / "xdg"
@@ -136,10 +152,12 @@ def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_pat
         ],
         "`MCP_OAUTH_ALLOW_HTTP_LOOPBACK`": [str(oauth.allow_http_loopback).lower()],
     }
-    rows = table_rows("Configuration")
+    rows = table_rows(DOCS["configuration.md"])
     for variables, defaults in expected.items():
         assert variables in rows, f"the Configuration table has no row for {variables}"
-        assert code_spans(rows[variables][0]) == defaults, f"{variables}: the README's default is not the code's"
+        assert code_spans(rows[variables][0]) == defaults, (
+            f"{variables}: docs/configuration.md's default is not the code's"
+        )
     # the prose beside it, in the same row, must not name another place
     assert "mcp-memory/memory.db" not in rows["`MEMORY_DB_PATH`"][0] + rows["`MEMORY_DB_PATH`"][1]
 
@@ -149,7 +167,7 @@ def test_the_docs_state_the_sqlite_synchronous_setting_the_code_uses() -> None:
 
     storage = (ROOT / "docs" / "storage.md").read_text(encoding="utf-8")
     assert set(re.findall(r"synchronous=(\w+)", storage)) == {SYNCHRONOUS}
-    durability = README.split("\n## Durability\n", 1)[1].split("\n## ", 1)[0]
+    durability = section(DOCS["backends.md"], "## Durability")
     assert f"`synchronous={SYNCHRONOUS}`" in durability.split("\n\n")[2]  # the table row for SQLite
 
 
@@ -192,9 +210,9 @@ def test_the_logs_section_names_every_event_the_server_writes() -> None:
         "stats_final_flush_failed",
         "embedder_warm_up_failed",
     } <= events
-    logs = README.split("\n## Logs\n", 1)[1].split("\n## ", 1)[0]
+    logs = section(DOCS["monitoring.md"], "## Logs")
     named = set(re.findall(r"`([a-z_]+)`", logs)) | set(re.findall(r'"event":"([a-z_]+)"', logs))
-    assert sorted(events - named) == [], "events the README's Logs section does not name"
+    assert sorted(events - named) == [], "events docs/monitoring.md's Logs section does not name"
 
 
 def test_the_tool_table_gives_every_tools_arguments_as_its_schema_has_them() -> None:
@@ -224,9 +242,10 @@ def test_every_option_the_command_table_names_belongs_to_its_command() -> None:
 
 
 def test_the_configuration_table_names_every_variable_the_code_reads_and_no_other() -> None:
-    """config.py is the only reader of the environment (docs/operations.md), and the README's
+    """config.py is the only reader of the environment (docs/operations.md), and the
     Configuration table is its list: a variable missing from the table is a setting nobody can
-    find, and one the code does not read is a setting that does nothing."""
+    find, and one the code does not read is a setting that does nothing. The table lives in
+    docs/configuration.md, which the README links to."""
     import ast
 
     source = ast.parse((ROOT / "mcp_memory" / "config.py").read_text(encoding="utf-8"))
@@ -244,7 +263,43 @@ def test_the_configuration_table_names_every_variable_the_code_reads_and_no_othe
                 names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     platform = {"HOME", "XDG_DATA_HOME"}  # where the platform keeps user data (see MEMORY_DB_PATH)
     read = {n for n in names if not re.fullmatch(r"(RS|PS|ES)\d+", n)} - platform
-    listed = {name for row in table_rows("Configuration") for name in code_spans(row)}
+    listed = {name for row in table_rows(DOCS["configuration.md"]) for name in code_spans(row)}
     listed = {name for name in listed if re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", name)}
     assert sorted(read - listed) == [], "read by config.py, missing from the Configuration table"
     assert sorted(listed - read) == [], "in the Configuration table, never read"
+
+
+def docker_runs() -> list[tuple[str, str]]:
+    """Every `docker run` example in the README and docs/, as (page, the command line)."""
+    found = []
+    for name, text in {"README.md": README, **{f"docs/{n}": t for n, t in DOCS.items()}}.items():
+        for block in re.findall(r"```(?:bash|sh)\n(.*?)```", text, flags=re.DOTALL):
+            for line in block.replace("\\\n", " ").splitlines():
+                if line.strip().startswith("docker run"):
+                    found.append((name, line.split("  #", 1)[0].strip()))
+    return found
+
+
+def test_every_docker_example_publishes_on_loopback_or_sets_a_key() -> None:
+    """The image listens on 0.0.0.0: `-p 3000:3000` without a key would publish an open memory
+    server on every interface of the host."""
+    runs = docker_runs()
+    assert len([r for r in runs if r[0] == "README.md"]) >= 2
+    for page, line in runs:
+        words = shlex.split(line)
+        published = [words[i + 1] for i, w in enumerate(words) if w in ("-p", "--publish")]
+        published += [w.split("=", 1)[1] for w in words if w.startswith("--publish=")]
+        keyed = any(words[i + 1].split("=")[0] == "MCP_API_KEY" for i, w in enumerate(words) if w in ("-e", "--env"))
+        for spec in published:
+            assert spec.startswith("127.0.0.1:") or keyed, f"{page}: {line} publishes {spec} with no key"
+
+
+def test_the_quoted_boot_warning_is_the_one_the_server_prints_for_an_open_bind() -> None:
+    from mcp_memory.server.auth import auth_lines
+
+    _, warnings = auth_lines(None, "0.0.0.0")
+    loud = warnings[-1]
+    assert loud.startswith("WARNING: HOST=0.0.0.0 is not a loopback address")
+    for name, text in (("README.md", README), ("serving_http.md", DOCS["serving_http.md"])):
+        quoted = section(text, "## Docker")
+        assert f"```text\n{loud}\n```" in quoted, f"{name} does not quote the server's warning as it prints it"

@@ -1,5 +1,5 @@
 """`export`, `import` and `backup`: memories that move between stores, and a copy of the
-embedded one (README: "Export, import and migration", "Backing up").
+embedded one (docs/backup_and_migration.md).
 
 The commands are thin: the work is MemoryService.export / import_ (core/transfer)
 and stores/sqlite/backup.py. Data goes to stdout or the file; progress and
@@ -260,7 +260,7 @@ def backup(
         _fail(
             f"error: backup copies the embedded SQLite store, and this configuration uses {settings.backend}; "
             "back PostgreSQL up with pg_dump, and S3 with `mcp-memory export --all-tenants --with-embeddings` "
-            '(README: "Backing up")',
+            '(docs/backup_and_migration.md, "Backing up")',
             EXIT_USAGE,
         )
     from mcp_memory.app import backup_sqlite

@@ -212,7 +212,7 @@ def test_the_fish_script_gives_every_name_the_same_completions() -> None:
 
 
 def test_pressing_tab_never_starts_the_command_or_python() -> None:
-    """README: the scripts are static. No command substitution runs anything but bash's own
+    """docs/cli.md: the scripts are static. No command substitution runs anything but bash's own
     compgen; zsh's and fish's scripts run no command at all to find a completion."""
     import re
 

@@ -177,7 +177,7 @@ def test_the_builtin_set_has_enough_facts_questions_variants_and_absent_question
 
 def test_the_builtin_set_is_the_size_the_readme_gives() -> None:
     # "36 facts ..., each with three differently phrased questions, 17 rewordings, 17 typos and
-    # 36 absent questions" (README, Calibrating the relevance floor)
+    # 36 absent questions" (docs/calibration.md)
     cases = builtin_cases()
     assert len(cases.facts) == 36 and {len(f.questions) for f in cases.facts} == {3}
     assert sum(len(f.reworded) for f in cases.facts) == 17 and sum(len(f.typos) for f in cases.facts) == 17

@@ -189,7 +189,7 @@ async def test_search_syntax_in_content_and_query_is_data(env: Env, query: str, 
 
 
 async def test_an_english_word_is_found_by_its_stem(env: Env) -> None:
-    """README: "English words also by their stem (`servers` meets `server`)"."""
+    """docs/how_recall_works.md: "English words also by their stem (`servers` meets `server`)"."""
     ids = await store(env, {"servers": "The payment servers are patched every second Tuesday"})
     for query in ("which server is patched", "patching the payment server", "SERVERS"):
         assert await top_ids(env, query, retrieval="dense") == [], query
@@ -232,7 +232,7 @@ SCRIPTS = {
 
 
 async def test_a_word_in_any_spaced_script_is_found_by_keyword(env: Env) -> None:
-    """README: keyword matching "reads every language as it is written: words in any script"."""
+    """docs/embedding_models.md: keyword matching "reads every language as it is written: words in any script"."""
     ids = await store(env, {name: fact for name, (fact, _) in SCRIPTS.items()})
     for name, (_, word) in SCRIPTS.items():
         assert await top_ids(env, word, retrieval="dense") == [], name
@@ -240,7 +240,7 @@ async def test_a_word_in_any_spaced_script_is_found_by_keyword(env: Env) -> None
 
 
 async def test_a_script_written_without_spaces_is_read_in_runs(env: Env) -> None:
-    """README (Languages): Thai and the like are read in runs between spaces and punctuation."""
+    """docs/embedding_models.md (Languages): Thai and the like are read in runs between spaces and punctuation."""
     ids = await store(env, {"spaced": "เซิร์ฟเวอร์ รีสตาร์ท ทุกคืน", "run": "ฐานข้อมูลสำรองทุกวันอาทิตย์"})
     assert (await top_ids(env, "รีสตาร์ท"))[:1] == [ids["spaced"]]
     assert ids["run"] not in await top_ids(env, "สำรอง")  # a term inside a longer run: not by keyword

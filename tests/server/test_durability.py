@@ -1,4 +1,4 @@
-"""What an acknowledged `remember` survives (README "Durability"): the answer is
+"""What an acknowledged `remember` survives (docs/backends.md, "Durability"): the answer is
 sent only once the write is committed, so a `kill -9` of the server right after
 it loses nothing, on SQLite and on PostgreSQL; and SQLite commits with
 `synchronous=FULL` on a WAL journal, so the commit is on disk, not only in the

@@ -286,7 +286,7 @@ class S3VectorStore:
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:
         """No keyword index here: the keywords are scored within the nearest KEYWORD_POOL
-        memories by cosine (README: what that can and cannot find)."""
+        memories by cosine (docs/how_recall_works.md: what that can and cannot find)."""
         pool = await self.query(tenant, embedding, KEYWORD_POOL, conversation)
         return pool_answer(pool, terms, top_k)
 

@@ -1,4 +1,4 @@
-"""The README's PostgreSQL backup: pg_dump of mcp-memory's tables, restored with psql into an
+"""The PostgreSQL backup docs/backup_and_migration.md shows: pg_dump of mcp-memory's tables, restored with psql into an
 empty database, is a working store again (memories, counters, and new writes)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.conftest import Clock
 from tests.support.pg_support import fresh_database
 
 ACME = Caller("acme")
-#: The command the README shows, table for table.
+#: The command docs/backup_and_migration.md shows, table for table.
 TABLES = ("memories", "objects", "objects_version", "mcp_memory_meta")
 
 

@@ -221,7 +221,7 @@ async def test_many_exclusive_sections_on_a_tiny_pool_never_deadlock(pg_url: str
 
 
 async def test_one_process_holds_at_most_ten_statement_and_four_lock_connections(pg_url: str) -> None:
-    """README: "Each process keeps at most 10 connections for statements and 4 for those locks"
+    """docs/backends.md: "Each process keeps at most 10 connections for statements and 4 for those locks"
     (what an operator sizes max_connections by), however many calls run at once."""
     import threading
 

@@ -1,5 +1,5 @@
 """Deployments in different schemas of one database (the per-role-schema set-up
-the README recommends, `options=-csearch_path=<schema>,public`): pgvector is one
+docs/backends.md recommends, `options=-csearch_path=<schema>,public`): pgvector is one
 extension per database, created in the first deployment's schema, and every
 other deployment still finds it there, starts, and keeps its memories apart."""
 
