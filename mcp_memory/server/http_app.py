@@ -20,6 +20,9 @@ For every request, on the path alone (the query string never matters):
    request is then read no sooner than Retry-After says).
 7. a body over 1 MiB → 413, decided on Content-Length before reading any of
    it, or by counting a chunked body and stopping at the limit.
+   A JSON array (a batch) → 400; arrays or objects nested deeper than
+   json_limits.MAX_DEPTH → 400 (our own parses and the SDK's then never
+   meet a body deep enough to exhaust the stack).
 8. with OAuth, a tool call the token's scopes do not cover → 403
    insufficient_scope naming the scope.
 9. the SDK's stateless Streamable HTTP handler: any replica answers any
@@ -51,6 +54,7 @@ from mcp_memory.server.headers import (
     caller_from_headers,
     tenant_required_message,
 )
+from mcp_memory.server.json_limits import MAX_DEPTH, too_deep
 from mcp_memory.server.limits import HOLD_KEY, TenantBuckets, retry_after
 from mcp_memory.server.metrics import Metrics, MetricsLog
 from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
@@ -95,6 +99,11 @@ BATCH_BODY = {
     "jsonrpc": "2.0",
     "id": None,
     "error": {"code": -32600, "message": "batch requests are not supported: send one JSON-RPC message per request"},
+}
+DEEP_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": f"the request nests arrays or objects deeper than {MAX_DEPTH} levels"},
 }
 
 
@@ -264,6 +273,9 @@ class HttpApp:
         receive, body = limited
         if body.lstrip()[:1] == b"[":
             await send_json(send, 400, BATCH_BODY)
+            return
+        if too_deep(body):
+            await send_json(send, 400, DEEP_BODY)
             return
         if self.oauth is not None and grant.scopes is not None:
             from mcp_memory.server.oauth import challenge, required_scopes

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import json
 import re
 import time
 from collections import OrderedDict
@@ -32,7 +31,8 @@ from mcp.server.auth.provider import AccessToken
 
 from mcp_memory.config import OAuthSettings
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, grant_of, scopes_of
+from mcp_memory.server.json_limits import JsonRefused, loads_bytes
+from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, check_times, grant_of, scopes_of
 
 #: Tokens whose introspection is cached at most (the least recently used go first).
 MAX_CACHED = 10_000
@@ -129,13 +129,13 @@ class IntrospectionVerifier:
                         raw = await response.content.read(ANSWER_MAX_BYTES + 1)
             if len(raw) > ANSWER_MAX_BYTES:
                 raise ValueError(f"larger than {ANSWER_MAX_BYTES} bytes")
-            answer = json.loads(raw)
+            answer = loads_bytes(raw)
             if not isinstance(answer, dict) or not isinstance(answer.get("active"), bool):
                 raise ValueError('not a JSON object with a boolean "active"')
         except TimeoutError:
             reason = f"no answer in {self.timeout_s:g} s"
         except Exception as exc:  # an outage or a bad answer: fail closed
-            reason = f"{type(exc).__name__}: {exc}" if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+            reason = str(exc) if isinstance(exc, JsonRefused) else f"{type(exc).__name__}: {exc}"
         else:
             return answer
         self.log.warn("introspection_failed", f"could not introspect a token at {self.url}: {reason}")
@@ -145,6 +145,7 @@ class IntrospectionVerifier:
         s = self.settings
         if answer.get("active") is not True:
             raise TokenRefused("the authorization server says the token is not active")
+        check_times(answer)
         now = self.clock()
         exp, nbf = answer.get("exp"), answer.get("nbf")
         if exp is not None and (not isinstance(exp, int | float) or exp + s.leeway_s <= now):

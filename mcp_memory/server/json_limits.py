@@ -19,8 +19,10 @@ MAX_DEPTH = 64
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
-#: A whole string (escapes included), or one bracket.
+#: A whole string (escapes included), or one bracket; in text and in bytes.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_BYTE_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_OPEN, _CLOSE = frozenset("[{") | frozenset(b"[{"), frozenset("]}") | frozenset(b"]}")
 
 
 class JsonRefused(ValueError):
@@ -32,16 +34,17 @@ class JsonRefused(ValueError):
         self.code = code
 
 
-def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+def too_deep(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether arrays and objects in `text` nest deeper than `limit` (strings are skipped)."""
     depth = 0
-    for match in _TOKENS.finditer(text):
+    tokens = _BYTE_TOKENS if isinstance(text, bytes) else _TOKENS
+    for match in tokens.finditer(text):  # type: ignore[arg-type]
         ch = text[match.start()]
-        if ch == "[" or ch == "{":
+        if ch in _OPEN:
             depth += 1
             if depth > limit:
                 return True
-        elif ch == "]" or ch == "}":
+        elif ch in _CLOSE:
             depth -= 1
     return False
 

@@ -20,7 +20,7 @@ MCP_API_KEY's byte-for-byte answers. The checks they make are made here.
 from __future__ import annotations
 
 import asyncio
-import json
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -104,9 +104,11 @@ def required_scopes(body: bytes, settings: OAuthSettings) -> list[str]:
     """The scopes a JSON-RPC body needs: by the tool each `tools/call` names. Anything
     else (the handshake, tools/list, a malformed body the SDK will refuse) needs none
     beyond a valid token."""
+    from mcp_memory.server.json_limits import JsonRefused, loads_bytes
+
     try:
-        parsed = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        parsed = loads_bytes(body)
+    except JsonRefused:
         return []
     messages = parsed if isinstance(parsed, list) else [parsed]
     needed: list[str] = []
@@ -230,6 +232,8 @@ class JwksCache:
         import aiohttp
         import jwt
 
+        from mcp_memory.server.json_limits import loads_bytes
+
         self.fetches += 1
         try:
             async with asyncio.timeout(self.timeout_s):
@@ -241,7 +245,7 @@ class JwksCache:
                         raw = await response.content.read(JWKS_MAX_BYTES + 1)
             if len(raw) > JWKS_MAX_BYTES:
                 raise ValueError(f"larger than {JWKS_MAX_BYTES} bytes")
-            document = json.loads(raw)
+            document = loads_bytes(raw)
             keys = [k for k in document.get("keys", []) if isinstance(k, dict) and k.get("use", "sig") == "sig"]
             jwks = jwt.PyJWKSet.from_dict({"keys": keys})
         except TimeoutError:
@@ -291,7 +295,7 @@ class JwtVerifier:
         s = self.settings
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
+        except (jwt.PyJWTError, RecursionError):  # a header nested thousands deep is not one either
             raise TokenRefused("the token is not a well-formed JWT") from None
         alg = header.get("alg")
         if alg not in s.algorithms:
@@ -309,20 +313,28 @@ class JwtVerifier:
                 audience=s.audience,
                 issuer=s.issuer,
                 leeway=s.leeway_s,
-                options={"require": ["exp", "iss", "aud"]},
+                # the times are checked below, once they are known to be numbers
+                options={
+                    "require": ["exp", "iss", "aud"],
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                },
             )
-        except jwt.ExpiredSignatureError:
-            raise TokenRefused("the token has expired") from None
-        except jwt.ImmatureSignatureError:
-            raise TokenRefused("the token is not valid yet") from None
         except jwt.InvalidIssuerError:
             raise TokenRefused("the token was issued by another issuer") from None
         except jwt.InvalidAudienceError:
             raise TokenRefused("the token was issued for another resource") from None
         except jwt.MissingRequiredClaimError as exc:
             raise TokenRefused(f"the token has no {exc.claim} claim") from None
-        except (jwt.PyJWTError, ValueError, TypeError):
+        except (jwt.PyJWTError, ValueError, TypeError, RecursionError):
             raise TokenRefused("the token's signature does not verify") from None
+        check_times(claims)
+        now = time.time()
+        if claims["exp"] <= now - s.leeway_s:
+            raise TokenRefused("the token has expired")
+        if any((claims.get(name) or 0) > now + s.leeway_s for name in ("nbf", "iat")):
+            raise TokenRefused("the token is not valid yet")
         aud = claims.get("aud")
         client = claims.get("client_id") or claims.get("azp") or claims.get("sub") or "unknown"
         return AccessToken(
@@ -337,6 +349,20 @@ class JwtVerifier:
 
     async def grant(self, token: str) -> Grant:
         return grant_of(await self.check(token), self.settings.tenant_claim)
+
+
+TIME_CLAIMS = ("exp", "nbf", "iat")
+
+
+def check_times(claims: Mapping[str, Any]) -> None:
+    """`exp`, `nbf` and `iat`, when present, are finite numbers (RFC 7519 NumericDate): PyJWT
+    would read the string "9999999999" as a date; a boolean, NaN or Infinity is no date either."""
+    for name in TIME_CLAIMS:
+        value = claims.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise TokenRefused(f"the token's {name} claim is not a number")
 
 
 def grant_of(access: AccessToken, tenant_claim: str | None) -> Grant:

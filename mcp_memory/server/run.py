@@ -128,11 +128,7 @@ def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], li
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
     if settings.oauth is not None:  # OAuth: nobody is served without a credential
-        auth_out = [
-            *(auth_out if settings.mcp_api_key else []),
-            f"auth: OAuth 2.1 tokens from {settings.oauth.issuer} for {settings.oauth.resource_url}",
-        ]
-        auth_err = []
+        auth_out, auth_err = oauth_lines(settings.oauth, auth_out if settings.mcp_api_key else [])
     if settings.metrics.port is not None:
         auth_out.append(f"metrics: http://{settings.metrics.host}:{settings.metrics.port}/metrics")
     out = [
@@ -141,6 +137,20 @@ def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], li
         *auth_out,
     ]
     return out, auth_err
+
+
+def oauth_lines(oauth: Any, key_lines: list[str]) -> tuple[list[str], list[str]]:
+    """The `auth:` lines under OAuth, and a warning when no tenant claim binds tokens to tenants."""
+    line = f"auth: OAuth 2.1 tokens from {oauth.issuer} for {oauth.resource_url}"
+    if oauth.introspection_url is not None:
+        line += f"; opaque tokens introspected at {oauth.introspection_url}"
+    if oauth.tenant_claim:
+        return [*key_lines, f"{line}; tenants from the {oauth.tenant_claim!r} claim"], []
+    warning = (
+        "warning: MCP_TENANT_CLAIM is not set: any valid token may use any tenant the request's "
+        "headers name. Set it to bind each token to its tenants."
+    )
+    return [*key_lines, line], [warning]
 
 
 async def run_http(settings: Any) -> None:

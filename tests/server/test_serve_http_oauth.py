@@ -36,7 +36,11 @@ async def test_serve_http_with_oauth_and_metrics_from_the_environment(tmp_path: 
             METRICS_PORT=str(port),
         )
         async with http_process(env, tmp_path / "err.log", boot_lines=6) as server:
-            assert server.boot[4] == f"auth: OAuth 2.1 tokens from {ISSUER} for {RESOURCE}"
+            assert (
+                server.boot[4]
+                == f"auth: OAuth 2.1 tokens from {ISSUER} for {RESOURCE}; tenants from the 'tenant' claim"
+            )
+            assert "MCP_TENANT_CLAIM is not set" not in server.err()
             assert server.boot[5] == f"metrics: http://127.0.0.1:{port}/metrics"
             assert "MCP_API_KEY is NOT set" not in server.err()  # OAuth: nobody gets in without a token
             async with httpx.AsyncClient() as http:

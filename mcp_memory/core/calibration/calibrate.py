@@ -156,6 +156,8 @@ def parse_cases(text: str, source: str, *, by_id: bool = False) -> Cases:
             obj = json.loads(line)
         except ValueError as exc:
             raise InvalidArgument(f"{where}: not valid JSON ({exc.args[0].split(':')[0]})") from None
+        except RecursionError:
+            raise InvalidArgument(f"{where}: not valid JSON (nested too deep)") from None
         case = _case(obj, where, number, by_id)
         if isinstance(case, Fact):
             facts.append(case)
