@@ -18,7 +18,7 @@ in-house model servers share. Why it is shaped this way:
 - **No secret and no input in an error.** Errors carry the reference texts:
   the status and the first 200 characters of the body, with every piece of
   the API key (4 characters or more) replaced by `***` and every echo of the
-  texts sent (pieces of 12 characters or more, JSON-escaped or not) by
+  texts sent (pieces of 8 characters or more, JSON-escaped or not) by
   `<input>` first: a validation error often quotes the request back
   (core/echo.py).
 """
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mcp_memory import __version__
-from mcp_memory.core.echo import SECRET_MARKER, SECRET_PIECE, strip_echoes
+from mcp_memory.core.echo import SECRET_PIECE, scrub
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import check_vectors, count_mismatch
 
@@ -191,13 +191,11 @@ class OpenAIEmbedder:
                 raw += chunk
         except aiohttp.ClientError:
             pass  # the status alone still says what happened
-        text = self._scrub(raw.decode("utf-8", errors="replace"), texts)
-        return " ".join(text.split())[:BODY_EXCERPT_CHARS]
+        return self._scrub(raw.decode("utf-8", errors="replace"), texts)[:BODY_EXCERPT_CHARS]
 
     def _scrub(self, text: str, texts: Sequence[str]) -> str:
-        """`text` without the key or an echo of `texts` (see core/echo.py)."""
-        text = strip_echoes(text, self._secrets, min_piece=SECRET_PIECE, marker=SECRET_MARKER)
-        return strip_echoes(text, texts)
+        """`text` on one line without an echo of `texts`, then of the key (see core/echo.py)."""
+        return scrub(text, texts, self._secrets, secret_piece=SECRET_PIECE)
 
     def _session_for_this_loop(self) -> aiohttp.ClientSession:
         """The shared session, made on first use inside the running loop."""
@@ -227,7 +225,7 @@ async def _parse(raw: bytes) -> Any:
         if len(raw) > PARSE_OFF_LOOP_BYTES:
             return await asyncio.to_thread(json.loads, raw)
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an answer nested thousands deep
         return None
 
 

@@ -26,7 +26,7 @@ from tests.support.standins import OpenAIStandIn
 
 CONTENT = 'Deploys drain "in-flight" streams\nbefore the pod exits — café 日本語 rule #7'
 QUERY = "how do rolling deploys treat in-flight streams?"
-PIECE = 12  # what counts as a long piece of the input
+PIECE = 8  # what counts as a long piece of the input (core/echo.py TEXT_PIECE)
 
 
 def spelled(value: str) -> list[str]:
