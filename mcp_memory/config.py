@@ -405,7 +405,7 @@ class _Reader:
         raw = self.raw("METRICS_PORT")
         port = None if raw is None else self.integer("METRICS_PORT", 9464, PORT_MAX)
         return MetricsSettings(
-            port=port, host=self.raw("METRICS_HOST") or host, tenant_label=self.flag("METRICS_TENANT_LABEL")
+            port=port, host=self.raw("METRICS_HOST") or "127.0.0.1", tenant_label=self.flag("METRICS_TENANT_LABEL")
         )
 
     def storage(self) -> tuple[str, str]:

@@ -55,14 +55,15 @@ _FULL_ANSWER = (
 )
 
 
-def connection_cap(limits: HttpLimits) -> int:
-    """The configured cap, or the default one, lowered to what the file limit allows."""
+def connection_cap(limits: HttpLimits, reserved: int = 0) -> int:
+    """The configured cap, or the default one, lowered to what the file limit allows once
+    RESERVED_FILES and `reserved` more (the metrics port's connections) are set aside."""
     if limits.max_connections is not None:
         return limits.max_connections
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return DEFAULT_MAX_CONNECTIONS
-    return max(1, min(DEFAULT_MAX_CONNECTIONS, soft - RESERVED_FILES))
+    return max(1, min(DEFAULT_MAX_CONNECTIONS, soft - RESERVED_FILES - reserved))
 
 
 class RateLimitedLine:
@@ -244,10 +245,10 @@ class LimitedH11Protocol(H11Protocol):
         self._header_timer = self._body_timer = self._hold_timer = None
 
 
-def limited_protocol(limits: HttpLimits, log: JsonLog) -> type[LimitedH11Protocol]:
+def limited_protocol(limits: HttpLimits, log: JsonLog, reserved: int = 0) -> type[LimitedH11Protocol]:
     """The protocol class for one server: its limits, and one register of its connections."""
     return type(
         "LimitedH11Protocol",
         (LimitedH11Protocol,),
-        {"limits": limits, "connections_open": OpenConnections(connection_cap(limits), log)},
+        {"limits": limits, "connections_open": OpenConnections(connection_cap(limits, reserved), log)},
     )

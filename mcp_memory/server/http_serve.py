@@ -96,11 +96,13 @@ def make_uvicorn(
     *,
     limits: HttpLimits | None = None,
     log: JsonLog | None = None,
+    reserved_files: int = 0,
 ) -> Stoppable:
     """A uvicorn server for `app` on `sockets`, quiet (our JSON lines are the log),
     without its own signal handling, calling `on_started` once it accepts.
 
-    Every connection is held to `limits` (server/http_limits.py), and running out
+    Every connection is held to `limits` (server/http_limits.py), the default cap leaving
+    `reserved_files` descriptors aside (the metrics port's), and running out
     of file descriptors is one JSON line per interval on `log`, not a traceback
     per accept.
     """
@@ -121,7 +123,8 @@ def make_uvicorn(
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             loop = asyncio.get_running_loop()
-            loop.set_exception_handler(AcceptFailures(accept_log, loop.get_exception_handler()))
+            if not isinstance(loop.get_exception_handler(), AcceptFailures):  # one per loop, for every server on it
+                loop.set_exception_handler(AcceptFailures(accept_log, loop.get_exception_handler()))
             try:
                 await super().startup(sockets=sockets)
             except SystemExit:  # uvicorn's way of reporting a failed start
@@ -132,7 +135,7 @@ def make_uvicorn(
     sockets_to_serve = sockets
     config = uvicorn.Config(
         app,
-        http=limited_protocol(limits, log),
+        http=limited_protocol(limits, log, reserved_files),
         timeout_keep_alive=limits.keep_alive_ms / 1000,  # type: ignore[arg-type]  # a float works
         ws="none",
         lifespan="on",

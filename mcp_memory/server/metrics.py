@@ -95,13 +95,6 @@ class Metrics:
 
         return generate_latest(self.registry)
 
-    def serve(self, host: str, port: int) -> Any:
-        """The /metrics endpoint on its own port, in a thread; `.shutdown()` stops it."""
-        from prometheus_client import start_http_server
-
-        server, _thread = start_http_server(port, addr=host, registry=self.registry)
-        return server
-
 
 def _wrap(obj: Any, name: str, timed: Callable[[Any, float], None] | None, outcomes: Any = None) -> None:
     """Replace the bound coroutine method `obj.name` by one that reports its time and/or outcome."""

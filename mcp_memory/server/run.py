@@ -122,15 +122,18 @@ def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
     ]
 
 
-def boot_lines(settings: Any, tools: ToolLayer, url: str) -> tuple[list[str], list[str]]:
+def boot_lines(
+    settings: Any, tools: ToolLayer, url: str, metrics_url: str | None = None
+) -> tuple[list[str], list[str]]:
     """What start-up prints once the port accepts: (stdout lines, stderr warnings) (docs/operations.md)."""
     from mcp_memory.server.auth import auth_lines
+    from mcp_memory.server.http_serve import url_for
 
     auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
     if settings.oauth is not None:  # OAuth: nobody is served without a credential
         auth_out, auth_err = oauth_lines(settings.oauth, auth_out if settings.mcp_api_key else [])
     if settings.metrics.port is not None:
-        auth_out.append(f"metrics: http://{settings.metrics.host}:{settings.metrics.port}/metrics")
+        auth_out.append(f"metrics: {metrics_url or url_for(settings.metrics.host, settings.metrics.port)}/metrics")
     out = [
         f"mcp-memory v{__version__} listening on {url} (POST /mcp)",
         *describe_setup(settings, tools),
@@ -195,32 +198,41 @@ async def run_http(settings: Any) -> None:
             metrics=metrics,
         )
         sockets = bind_sockets(settings.host, settings.port)
-        metrics_server = None
+        endpoint = None
         if metrics is not None:
+            from mcp_memory.server.metrics_http import MetricsEndpoint
+
             try:
-                metrics_server = metrics.serve(settings.metrics.host, settings.metrics.port)
-            except OSError as exc:
+                endpoint = MetricsEndpoint(
+                    metrics, settings.metrics.host, settings.metrics.port, settings.http_limits, log
+                )
+            except StartupError:
                 for sock in sockets:
                     sock.close()
-                where = f"{settings.metrics.host}:{settings.metrics.port}"
-                raise StartupError(f"cannot serve metrics on {where}: {exc.strerror or exc}") from None
+                raise
     except BaseException:
         await close_all()
         raise
 
     def announce() -> None:
-        out, err = boot_lines(settings, tools, url_for(settings.host, bound_port(sockets)))
+        metrics_url = url_for(settings.metrics.host, endpoint.port) if endpoint is not None else None
+        out, err = boot_lines(settings, tools, url_for(settings.host, bound_port(sockets)), metrics_url)
         for line in out:
             print(line, file=sys.stdout, flush=True)
         for line in err:
             print(line, file=sys.stderr, flush=True)
 
-    server = make_uvicorn(app, sockets, announce, limits=settings.http_limits, log=log)
+    from mcp_memory.server.metrics_http import MAX_CONNECTIONS as METRICS_CONNECTIONS
+
+    reserved = METRICS_CONNECTIONS if endpoint is not None else 0
+    server = make_uvicorn(app, sockets, announce, limits=settings.http_limits, log=log, reserved_files=reserved)
     graceful = GracefulServer(server, close_all, log)
     warming: asyncio.Task[None] | None = None
     with library_logs_as_json(log):
         try:
             service.start(settings.stats_flush_ms)
+            if endpoint is not None:
+                await endpoint.start()
             warming = asyncio.create_task(service.warm_up())
             graceful.install_signal_handlers()
             await graceful.run()
@@ -230,6 +242,5 @@ async def run_http(settings: Any) -> None:
             await graceful.close_once()  # already done unless serving never began
             for sock in sockets:
                 sock.close()
-            if metrics_server is not None:
-                metrics_server.shutdown()
-                metrics_server.server_close()
+            if endpoint is not None:
+                await endpoint.stop()

@@ -9,8 +9,10 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_memory.app import open_service
-from mcp_memory.config import Settings
+from mcp_memory.config import HttpLimits, Settings
+from mcp_memory.core.logs import NullLog
 from mcp_memory.server.metrics import Metrics
+from mcp_memory.server.metrics_http import MetricsEndpoint
 from tests.support.http_support import mcp_client, serving
 
 SECRET_CONTENT = "the-launch-code-is-4711"
@@ -47,8 +49,9 @@ async def scrape(url: str) -> dict:
 
 async def test_metrics_parse_and_move_as_calls_are_made_with_no_content_in_any_label(tmp_path: Path) -> None:
     metrics = Metrics()
-    endpoint = metrics.serve("127.0.0.1", 0)
-    url = f"http://127.0.0.1:{endpoint.server_port}/metrics"
+    endpoint = MetricsEndpoint(metrics, "127.0.0.1", 0, HttpLimits(), NullLog())
+    await endpoint.start()
+    url = f"http://127.0.0.1:{endpoint.port}/metrics"
     try:
         svc = await service(tmp_path)
         async with serving(svc, metrics=metrics) as running:
@@ -77,8 +80,7 @@ async def test_metrics_parse_and_move_as_calls_are_made_with_no_content_in_any_l
         for secret in (SECRET_CONTENT, SECRET_QUERY, CONVERSATION, "acme-secret-tenant"):
             assert not any(secret in label for label in labels), secret
     finally:
-        endpoint.shutdown()
-        endpoint.server_close()
+        await endpoint.stop()
 
 
 async def test_the_tenant_is_a_label_only_when_enabled(tmp_path: Path) -> None:
@@ -93,4 +95,39 @@ async def test_the_tenant_is_a_label_only_when_enabled(tmp_path: Path) -> None:
 def test_metrics_are_off_unless_a_port_is_set_and_the_port_is_read() -> None:
     assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).metrics.port is None
     settings = Settings.from_env({"MEMORY_DB_PATH": "/tmp/x", "METRICS_PORT": "9464", "HOST": "0.0.0.0"})
-    assert (settings.metrics.port, settings.metrics.host) == (9464, "0.0.0.0")
+    assert (settings.metrics.port, settings.metrics.host) == (9464, "127.0.0.1")  # not HOST: set METRICS_HOST
+    chosen = Settings.from_env({"MEMORY_DB_PATH": "/tmp/x", "METRICS_PORT": "9464", "METRICS_HOST": "0.0.0.0"})
+    assert chosen.metrics.host == "0.0.0.0"
+
+
+async def test_the_metrics_port_answers_only_get_metrics() -> None:
+    endpoint = MetricsEndpoint(Metrics(), "127.0.0.1", 0, HttpLimits(), NullLog())
+    await endpoint.start()
+    try:
+        base = f"http://127.0.0.1:{endpoint.port}"
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(base + "/")).status_code == 404
+            assert (await http.get(base + "/mcp")).status_code == 404
+            posted = await http.post(base + "/metrics", content=b"x")
+            assert (posted.status_code, posted.headers["allow"]) == (405, "GET")
+            assert "mcp_memory_tool_calls" in (await http.get(base + "/metrics")).text
+    finally:
+        await endpoint.stop()
+
+
+def test_a_metrics_port_in_use_is_a_start_up_error_naming_it() -> None:
+    from mcp_memory.core.errors import StartupError
+    from mcp_memory.server.http_serve import bind_sockets
+
+    taken = bind_sockets("127.0.0.1", 0)
+    try:
+        port = taken[0].getsockname()[1]
+        try:
+            MetricsEndpoint(Metrics(), "127.0.0.1", port, HttpLimits(), NullLog())
+        except StartupError as exc:
+            assert str(exc) == f"cannot serve metrics on 127.0.0.1:{port}: the port is already in use"
+        else:
+            raise AssertionError("a port in use was accepted")
+    finally:
+        for sock in taken:
+            sock.close()

@@ -1,0 +1,62 @@
+"""A flood of idle and half-open connections to the metrics port, against a real serve-http
+process held to 256 open files, cannot starve the MCP port: `/health` answers within 1 s
+throughout, the process's descriptors stay bounded, and a scrape still gets through.
+
+(prometheus-client's thread-per-connection server held every one of them open with no
+timeout: 250 of them exhausted the process and `/health` timed out.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+import httpx
+
+from tests.server.test_serve_http_oauth import free_port
+from tests.support.http_process import clean_env, http_process
+
+OPEN_FILES = 256
+FLOOD = 300
+#: The issue's bound: a health probe is answered within this long while the flood lasts.
+HEALTH_WITHIN_S = 1.0
+
+
+def descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+async def healthy(url: str) -> None:
+    async with httpx.AsyncClient(timeout=HEALTH_WITHIN_S) as http:
+        response = await http.get(url + "/health")
+    assert response.status_code == 200
+
+
+async def test_a_metrics_port_flood_at_a_low_file_limit_leaves_health_answering(tmp_path: Path) -> None:
+    port = free_port()
+    env = clean_env(tmp_path, MEMORY_DB_PATH=str(tmp_path / "m.db"), EMBEDDING_PROVIDER="fake", METRICS_PORT=str(port))
+    async with http_process(env, tmp_path / "err.log", boot_lines=5, open_files=OPEN_FILES) as server:
+        assert server.boot[4] == f"metrics: http://127.0.0.1:{port}/metrics"
+        flood: list[socket.socket] = []
+        try:
+            for i in range(FLOOD):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                if i % 2:  # half-open: a request line, then nothing
+                    sock.sendall(b"GET /metrics HTTP/1.1\r\nhost: x\r\n")
+                flood.append(sock)
+                if i % 25 == 0:
+                    await healthy(server.url)
+                    await asyncio.sleep(0)
+            for _ in range(10):  # and while the flood is held open
+                await healthy(server.url)
+                await asyncio.sleep(0.1)  # probes spaced out, as a kubelet's are
+            assert descriptors(server.process.pid) < OPEN_FILES // 2
+            async with httpx.AsyncClient(timeout=5) as http:
+                scraped = await http.get(f"http://127.0.0.1:{port}/metrics")
+            assert scraped.status_code == 200 and "mcp_memory_tool_calls" in scraped.text
+        finally:
+            for sock in flood:
+                sock.close()
+        code, _, err = await server.stop()
+        assert code == 0, err
