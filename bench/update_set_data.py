@@ -26,9 +26,7 @@ KINDS = ("number", "version", "name", "negation", "korean")
 START = datetime.datetime(2026, 4, 1, 8, 0, tzinfo=datetime.UTC)
 STEP = datetime.timedelta(minutes=37)
 #: How long after the older fact the newer one is remembered, cycling over the pairs.
-GAPS = tuple(
-    datetime.timedelta(minutes=m) for m in (12, 95, 240, 60 * 24, 60 * 24 * 9, 60 * 24 * 45, 30, 60 * 24 * 3)
-)
+GAPS = tuple(datetime.timedelta(minutes=m) for m in (12, 95, 240, 60 * 24, 60 * 24 * 9, 60 * 24 * 45, 30, 60 * 24 * 3))
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _PAIR = re.compile(r"P (\w+) \| (.+?) \|\| (.+?) \|\| (.+?)(?: \|\| (.+))?")
 

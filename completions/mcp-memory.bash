@@ -68,10 +68,12 @@ _mcp_memory() {
                 --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
                 --limit) compopt +o default 2>/dev/null; return ;;
                 --tag) compopt +o default 2>/dev/null; return ;;
+                --since) compopt +o default 2>/dev/null; return ;;
+                --until) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--type --limit --tag -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--type --limit --tag --since --until -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         recall)
             case "$prev" in
@@ -79,10 +81,12 @@ _mcp_memory() {
                 --mode) COMPREPLY=($(compgen -W "precision balanced exploratory" -- "$cur")); return ;;
                 --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
                 --tag) compopt +o default 2>/dev/null; return ;;
+                --since) compopt +o default 2>/dev/null; return ;;
+                --until) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--limit --mode --type --tag -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--limit --mode --type --tag --since --until -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         remember)
             case "$prev" in

@@ -23,10 +23,12 @@ from mcp_memory.cli.common import (
     EXIT_USAGE,
     ConversationOption,
     JsonOption,
+    SinceOption,
     T,
     TagFilterOption,
     TenantOption,
     TypeFilterOption,
+    UntilOption,
     _caller,
     _checked,
     _cli_terms,
@@ -154,6 +156,8 @@ def recall(
     mode: Annotated[Mode | None, typer.Option(help="How wide to look; default: balanced.", show_default=False)] = None,
     memory_type: TypeFilterOption = None,
     tag: TagFilterOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -164,7 +168,15 @@ def recall(
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    args = {"query": query, "limit": limit, "mode": mode, "type": memory_type, "tags": tag}
+    args = {
+        "query": query,
+        "limit": limit,
+        "mode": mode,
+        "type": memory_type,
+        "tags": tag,
+        "since": since,
+        "until": until,
+    }
     kwargs = _checked(arguments.recall_args, args, _cli_terms())
     result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
     print_recall(result, as_json)
@@ -175,6 +187,8 @@ def list_(
     memory_type: TypeFilterOption = None,
     limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
     tag: TagFilterOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
@@ -185,7 +199,8 @@ def list_(
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(arguments.list_args, {"type": memory_type, "limit": limit, "tags": tag}, _cli_terms())
+    args = {"type": memory_type, "limit": limit, "tags": tag, "since": since, "until": until}
+    kwargs = _checked(arguments.list_args, args, _cli_terms())
     result = _run(settings, lambda service: service.list(caller, **kwargs))
     print_list(result, as_json)
 

@@ -60,6 +60,19 @@ TagFilterOption = Annotated[
     list[str] | None,
     typer.Option("--tag", help="Only memories carrying this tag; repeat for any of several.", show_default=False),
 ]
+SinceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        metavar="WHEN",
+        help="Only memories stored since WHEN: a date (2026-05-01), a time (2026-05-01T14:30Z) or an age (12h, 7d, 2w).",
+        show_default=False,
+    ),
+]
+UntilOption = Annotated[
+    str | None,
+    typer.Option("--until", metavar="WHEN", help="Only memories stored until WHEN (as --since).", show_default=False),
+]
 
 
 def _version(value: bool) -> None:
@@ -174,6 +187,8 @@ _FLAGS = {
     "scope": "--scope",
     "category": "--category",
     "tags": "--tag",
+    "since": "--since",
+    "until": "--until",
     "replaces": "--replaces",
     "content": "CONTENT",
     "query": "QUERY",

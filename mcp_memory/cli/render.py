@@ -162,7 +162,8 @@ def print_list(result: Any, as_json: bool) -> None:
         what = f' of type "{result.memory_type}"' if result.memory_type else ""
         if result.tags:
             what += f" tagged {', '.join(result.tags)}"
-        console.print(f"No memories{what} yet.", style="yellow", markup=False)
+        span = result.span.words() if getattr(result, "span", None) else ""
+        console.print(f"No memories{what} {span}." if span else f"No memories{what} yet.", style="yellow", markup=False)
         return
     n = len(result.memories)
     console.print(f"{n} {'memory' if n == 1 else 'memories'}, newest first")

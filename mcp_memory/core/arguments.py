@@ -19,6 +19,7 @@ from typing import Any
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+from mcp_memory.core.timespan import check_bound
 
 LIMIT_MAX = 50
 #: The longest query recall takes, in UTF-8 bytes: what a memory can hold (no more can match it
@@ -214,6 +215,17 @@ def check_query(query: str, terms: Terms) -> None:
         )
 
 
+def optional_span(args: Mapping[str, Any], kwargs: dict[str, Any], terms: Terms) -> None:
+    """`since` and `until` into `kwargs`, as given (the service reads them at its own clock)."""
+    for field in ("since", "until"):
+        try:
+            value = check_bound(field, args.get(field))
+        except InvalidArgument as exc:
+            raise InvalidArgument(exc.worded(terms.name)) from None
+        if value is not None:
+            kwargs[field] = value
+
+
 def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
     mode = optional_mode(args, terms)
     query = require_string(args, "query", terms)
@@ -225,6 +237,7 @@ def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
         kwargs["memory_type"] = memory_type
     if tags:
         kwargs["tags"] = tags
+    optional_span(args, kwargs, terms)
     return kwargs
 
 
@@ -256,6 +269,7 @@ def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
     tags = optional_tags(args, terms)
     if tags:
         kwargs["tags"] = tags
+    optional_span(args, kwargs, terms)
     return kwargs
 
 

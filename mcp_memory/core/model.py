@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mcp_memory.core.timespan import TimeSpan
+
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
 Mode = Literal["precision", "balanced", "exploratory"]
@@ -62,19 +64,24 @@ class Memory:
 
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
-    """What recall and list_memories keep when asked: one memory type, and any of some tags."""
+    """What recall and list_memories keep when asked: one memory type, any of some tags, and
+    a span of creation times."""
 
     memory_type: MemoryType | None = None
     #: A memory matches when it carries at least one of these (exact strings); empty: any.
     tags: tuple[str, ...] = ()
+    #: A memory matches when its createdAt lies within (both ends inclusive); empty: any time.
+    span: TimeSpan = TimeSpan()
 
     def __bool__(self) -> bool:
-        return bool(self.memory_type or self.tags)
+        return bool(self.memory_type or self.tags or self.span)
 
     def matches(self, memory: Memory) -> bool:
         if self.memory_type and memory.memory_type != self.memory_type:
             return False
-        return not self.tags or any(tag in memory.tags for tag in self.tags)
+        if self.tags and not any(tag in memory.tags for tag in self.tags):
+            return False
+        return self.span.holds(memory.created_at)
 
 
 @dataclass(frozen=True, slots=True)

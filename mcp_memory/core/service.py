@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import dedup, fusion, keywords, ranking, tenants
+from mcp_memory.core import dedup, fusion, keywords, ranking, tenants, timespan
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.errors import InvalidArgument
@@ -137,6 +137,8 @@ class ListResult:
     memory_type: MemoryType | None
     #: The tags asked for (any of them), if any.
     tags: tuple[str, ...] = ()
+    #: The creation times asked for, if any.
+    span: timespan.TimeSpan = timespan.TimeSpan()
 
 
 @dataclass(frozen=True)
@@ -231,12 +233,16 @@ class MemoryService:
         *,
         memory_type: MemoryType | None = None,
         tags: Sequence[str] = (),
+        since: str | None = None,
+        until: str | None = None,
     ) -> RecallResult:
         """The memories that answer `query`, ranked, with a confidence level (docs/recall.md).
 
         Candidates come from the embedding and the keyword index, as `retrieval` says
         (core/fusion.py); the floor and the mode's ratio gate read the fused relevance.
+        `since`/`until` (core/timespan.py) filter like the type and tags, before the limit.
         """
+        where = MemoryFilter(memory_type, tuple(tags), timespan.span(since, until, self.clock()))
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
@@ -245,7 +251,6 @@ class MemoryService:
         terms = await _query_terms(query) if self.retrieval != "dense" else []
         dense: list[Hit] = []
         answer = None
-        where = MemoryFilter(memory_type, tuple(tags))
         searches: builtins.list[Coroutine[Any, Any, Any]] = []
         if self.retrieval != "keyword":
             if where:
@@ -520,12 +525,16 @@ class MemoryService:
         memory_type: MemoryType | None = None,
         limit: int = LIST_DEFAULT_LIMIT,
         tags: Sequence[str] = (),
+        since: str | None = None,
+        until: str | None = None,
     ) -> ListResult:
         """The caller's visible memories, newest first, from the recency index (docs/tools.md);
-        with `tags`, only those carrying any of them (read page by page, FILTER_SCAN_CAP keys at most)."""
-        if tags:
-            where = MemoryFilter(memory_type, tuple(tags))
-            return ListResult(await self._tagged(caller, where, limit), memory_type, where.tags)
+        with `tags`, only those carrying any of them, and with `since`/`until` only those stored
+        within (read page by page, FILTER_SCAN_CAP keys at most)."""
+        span = timespan.span(since, until, self.clock())
+        if tags or span:
+            where = MemoryFilter(memory_type, tuple(tags), span)
+            return ListResult(await self._tagged(caller, where, limit), memory_type, where.tags, span)
         ids = await self._recent_ids(caller, memory_type, limit)
         if not ids:
             return ListResult([], memory_type)

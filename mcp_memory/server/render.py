@@ -148,9 +148,12 @@ def render_no_memories(memory_type: str | None = None) -> str:
     return f"{PREFIX} This project has no memories yet."
 
 
-def render_no_tagged_memories(tags: Sequence[str], memory_type: str | None = None) -> str:
+def render_no_tagged_memories(tags: Sequence[str], memory_type: str | None = None, span: str = "") -> str:
+    """No memory matches list's filters: the type, any of `tags`, and the time `span` ("stored since …")."""
     kind = f'memories of type "{memory_type}"' if memory_type else "memories"
-    return f"{PREFIX} This project has no {kind} tagged {', '.join(tags)} yet."
+    if tags:
+        kind += f" tagged {', '.join(tags)}"
+    return f"{PREFIX} This project has no {kind} {span}." if span else f"{PREFIX} This project has no {kind} yet."
 
 
 def render_deleted(memory_id: str) -> str:
@@ -198,8 +201,8 @@ def remember_text(result: RememberResult) -> str:
 
 
 def list_text(result: ListResult) -> str:
-    if not result.memories and result.tags:
-        return render_no_tagged_memories(result.tags, result.memory_type)
+    if not result.memories and (result.tags or result.span):
+        return render_no_tagged_memories(result.tags, result.memory_type, result.span.words())
     return render_list(result.memories, result.memory_type)
 
 

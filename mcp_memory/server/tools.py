@@ -78,6 +78,11 @@ async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]
 
 #: recall's and list_memories' `tags`: a memory matches when it carries any of them.
 TAGS_FILTER: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": TAGS_MAX}
+#: recall's and list_memories' `since` / `until` (core/timespan.py).
+TIME_FILTER: dict[str, Any] = {
+    "since": {"type": "string", "description": "Stored at or after: ISO 8601 date or time, or age (7d)."},
+    "until": {"type": "string", "description": "Stored at or before (as since)."},
+}
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -105,6 +110,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
                 "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
+                **TIME_FILTER,
             },
             "required": ["query"],
         },
@@ -175,6 +181,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
                 "limit": {**LIMIT_SCHEMA, "description": f"Default {LIST_DEFAULT_LIMIT}."},
                 "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
+                **TIME_FILTER,
             },
         },
         structured.LIST_OUTPUT,

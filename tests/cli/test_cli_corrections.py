@@ -51,3 +51,23 @@ def test_recall_and_list_take_type_and_tag_filters(cli) -> None:  # noqa: F811
     bad = cli("recall", "-t", "acme", "x", "--type", "note")
     # --type is a choice: the CLI refuses a value outside it before the service is opened
     assert bad.returncode == 2 and "Invalid value for '--type'" in bad.stderr and "'note' is not one of" in bad.stderr
+
+
+def test_recall_and_list_take_since_and_until_as_dates_instants_or_ages(cli) -> None:  # noqa: F811
+    cli("remember", "-t", "acme", "Rolling deploys drain streams first")
+    for since in ("7d", "2w", "12h", "2000-01-01", "2000-01-01T00:00:00Z"):
+        recalled = json.loads(cli("recall", "-t", "acme", "rolling deploys", "--since", since, "--json").stdout)
+        assert [r["content"] for r in recalled["results"]] == ["Rolling deploys drain streams first"], since
+    older = json.loads(cli("recall", "-t", "acme", "rolling deploys", "--until", "2000-01-01", "--json").stdout)
+    assert older["results"] == []
+    listed = json.loads(cli("list", "-t", "acme", "--since", "1d", "--until", "2999-12-31", "--json").stdout)
+    assert [m["content"] for m in listed["memories"]] == ["Rolling deploys drain streams first"]
+    none = json.loads(cli("list", "-t", "acme", "--until", "1w", "--json").stdout)
+    assert none["memories"] == []
+
+
+def test_a_bad_since_or_until_exits_2_naming_the_flag(cli) -> None:  # noqa: F811
+    bad = cli("recall", "-t", "acme", "x", "--since", "last week")
+    assert bad.returncode == 2 and "--since must be an ISO 8601 date (2026-05-01) or time" in bad.stderr
+    order = cli("list", "-t", "acme", "--since", "1d", "--until", "2d")
+    assert order.returncode == 2 and "--since (" in order.stderr and "is later than the span's end" in order.stderr

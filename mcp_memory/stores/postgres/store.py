@@ -58,6 +58,8 @@ _FILTERED_QUERY = (
     f"WHERE tenant_id = %s AND {_VISIBLE} "
     "AND (%s::text IS NULL OR metadata->>'memoryType' = %s) "
     "AND (%s::text[] IS NULL OR metadata->'tags' ?| %s::text[]) "
+    "AND (%s::text IS NULL OR metadata->>'createdAt' >= %s) "
+    "AND (%s::text IS NULL OR metadata->>'createdAt' <= %s) "
     "ORDER BY distance LIMIT %s"
 )
 _PUT = (
@@ -219,12 +221,17 @@ class PgVectorStore:
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:
-        """`query` with the type and any-of-the-tags conditions in SQL, before the limit."""
+        """`query` with the type, any-of-the-tags and time conditions in SQL, before the limit
+        (createdAt is stored as ISO UTC text with milliseconds, so text order is time order)."""
         vector = self._vector(embedding)
         if top_k <= 0:
             return FilteredHits([])
         tags = list(where.tags) or None
-        params = (vector, tenant, conversation, conversation, where.memory_type, where.memory_type, tags, tags, top_k)
+        since, until = where.span.since_iso, where.span.until_iso
+        params = (
+            *(vector, tenant, conversation, conversation, where.memory_type, where.memory_type, tags, tags),
+            *(since, since, until, until, top_k),
+        )
         rows = await self._db.fetch("query", _FILTERED_QUERY, params)
         hits = []
         for row_id, metadata, distance in rows:

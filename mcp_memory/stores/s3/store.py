@@ -242,16 +242,17 @@ class S3VectorStore:
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:
-        """The memory type is a QueryVectors filter (filterable metadata); the tags are not
-        filterable here, so with tags the nearest TOP_K_MAX of the type are fetched and
-        post-filtered, and the answer says whether that pool was full (`complete` False)."""
+        """The memory type is a QueryVectors filter (filterable metadata); the tags and createdAt
+        are not filterable here, so with tags or a time span the nearest TOP_K_MAX of the type are
+        fetched and post-filtered, and the answer says whether that pool was full (`complete` False)."""
         vector = self._vector(embedding)
         if top_k <= 0:
             return FilteredHits([])
         conditions = ({"memoryType": {"$eq": where.memory_type}},) if where.memory_type else ()
-        pool = await self._nearest(tenant, vector, TOP_K_MAX if where.tags else top_k, conversation, conditions)
+        post = bool(where.tags or where.span)
+        pool = await self._nearest(tenant, vector, TOP_K_MAX if post else top_k, conversation, conditions)
         hits = [h for h in pool if where.matches(h.memory)]
-        return FilteredHits(hits[:top_k], complete=not where.tags or len(pool) < TOP_K_MAX or len(hits) >= top_k)
+        return FilteredHits(hits[:top_k], complete=not post or len(pool) < TOP_K_MAX or len(hits) >= top_k)
 
     async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit]:
         """GetVectors with the vectors, 100 keys a call, and each one's cosine to `embedding`."""

@@ -80,6 +80,14 @@ def _filter_sql(tenant: str, conversation: str | None, where: MemoryFilter) -> t
     if where.tags:
         sql += f" AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE json_each.value IN ({_placeholders(len(where.tags))}))"
         params.extend(where.tags)
+    # createdAt is stored as the service writes it (ISO, UTC, milliseconds, Z), so text order is
+    # time order; `where.matches` checks each row again on its parsed time.
+    if where.span.since is not None:
+        sql += " AND created_at >= ?"
+        params.append(where.span.since_iso)
+    if where.span.until is not None:
+        sql += " AND created_at <= ?"
+        params.append(where.span.until_iso)
     return sql, params
 
 
