@@ -285,15 +285,15 @@ def retrieval_markdown(section: dict) -> list[str]:
     ]
 
 
-async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
+async def main(count_limit: int | None, sweep: bool, as_json: bool, provider: str = "local") -> None:
     data = md.load()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp}
+        env = {"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp, "EMBEDDING_PROVIDER": provider}
         # The tables below compare recall with the raw model and its gates: dense retrieval (the
         # by-retrieval section at the end measures keyword and hybrid).
         settings = Settings.from_env({**env, "RECALL_RETRIEVAL": "dense"})
-        assert settings.embedding_provider == "local" and settings.backend == "sqlite"
+        assert settings.embedding_provider == provider and settings.backend == "sqlite"
         service = await open_service(settings)
         service.clock = lambda: NOW_MS
         service.embedder = ev.CachedEmbedder(service.embedder)  # the same vectors, embedded once
@@ -335,7 +335,7 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool) -> None:
     counted = "the mode's default limit" if count_limit is None else f"limit {count_limit}"
     print(
         f"MADial-Bench en: {len(data.dialogues)} dialogues, {len(data.memories)} memories "
-        f"({', '.join(f'user {u}: {len(p)}' for u, p in sorted(data.pools.items()))}); local model, "
+        f"({', '.join(f'user {u}: {len(p)}' for u, p in sorted(data.pools.items()))}); {provider} model, "
         f"floor {floor:g}, HIGH {high:g}; recall's retrieval {retrieval}; warm passes count {counted}"
     )
     print(f"remember: {len(back)} memories stored, {len(merged)} merged by dedup {merged or ''}")
@@ -367,5 +367,6 @@ if __name__ == "__main__":
         "--band-sweep", action="store_true", help=f"also run the warm passes with the earlier usage band at {SWEEP}"
     )
     parser.add_argument("--json", action="store_true", help="print only the by-retrieval section, as JSON")
+    parser.add_argument("--provider", default="local", help="EMBEDDING_PROVIDER (local, local-multilingual)")
     args = parser.parse_args()
-    asyncio.run(main(args.count_limit, args.band_sweep, args.json))
+    asyncio.run(main(args.count_limit, args.band_sweep, args.json, args.provider))

@@ -98,6 +98,7 @@ async def measure(env: dict[str, str], one_tenant: bool = False) -> dict:
                         }
                     )
         floor, high = first.floor, first.high
+        embedder = f"{first.embedder.provider}:{first.embedder.model}"
     finally:
         for service in services.values():
             await ev.close(service)
@@ -111,6 +112,7 @@ async def measure(env: dict[str, str], one_tenant: bool = False) -> dict:
         },
         "tenants": len({tenant for tenant, *_ in items}),
         "retrievals": list(services),
+        "embedder": embedder,
         "floor": floor,
         "high": high,
         "merged": stored.merged,
@@ -127,7 +129,7 @@ def markdown(result: dict, backend: str) -> str:
     missing = [r for r in ev.RETRIEVALS if r not in result["retrievals"]]
     lines = [
         f"Project-memory dev set: {s['facts']} facts in {result['tenants']} tenant(s), {s['questions']} questions "
-        f"({s['korean_questions']} Korean), {s['absent']} absent; {backend}, local model, floor {result['floor']:g}, "
+        f"({s['korean_questions']} Korean), {s['absent']} absent; {backend}, {result['embedder']}, floor {result['floor']:g}, "
         f"HIGH {result['high']:g}; recall at limit 50, warm after one counted round at each mode's default limit "
         f"({ev.mode_limits()}).",
         f"remember: {len(result['merged'])} facts merged by dedup {result['merged'] or ''}",
@@ -168,6 +170,7 @@ def main() -> None:
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--one-tenant", action="store_true", help="store every team in one tenant")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    parser.add_argument("--provider", default="local", help="EMBEDDING_PROVIDER (local, local-multilingual)")
     args = parser.parse_args()
     server = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,6 +178,7 @@ def main() -> None:
         if args.backend == "postgres":
             url, server = postgres_url()
             env = {"HOME": tmp, "MEMORY_BACKEND": "postgres", "DATABASE_URL": url}
+        env["EMBEDDING_PROVIDER"] = args.provider
         try:
             result = asyncio.run(measure(env, args.one_tenant))
         finally:

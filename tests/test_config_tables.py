@@ -118,7 +118,7 @@ def test_a_new_providers_settings_and_its_own_rule_are_checked(new_rows: None) -
         'EMBEDDING_DIM must be 256 for acme-embed-1, got "512"'
     )
     assert refusal(EMBEDDING_PROVIDER="acmee") == (
-        'EMBEDDING_PROVIDER must be "local", "openai", "bedrock", "fake" or "acme", got "acmee"'
+        'EMBEDDING_PROVIDER must be "local", "local-multilingual", "openai", "bedrock", "fake" or "acme", got "acmee"'
     )
 
 

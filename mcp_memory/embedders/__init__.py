@@ -71,19 +71,26 @@ class Provider:
 
 
 LOCAL_MODEL, LOCAL_DIM = "all-MiniLM-L6-v2", 384
+#: EMBEDDING_PROVIDER=local-multilingual (the optional extra mcp-memory[multilingual]).
+MULTILINGUAL_MODEL, MULTILINGUAL_DIM = "multilingual-e5-small-q4", 384
 #: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMS = (256, 512, 1024)
 
 
-def _only_the_shipped_model(model: str, dim: int) -> None:
-    if model != LOCAL_MODEL:
-        raise ConfigError(
-            f'EMBEDDING_MODEL must be "{LOCAL_MODEL}" under EMBEDDING_PROVIDER=local '
-            f'(the only model shipped), got "{model}"'
-        )
-    if dim != LOCAL_DIM:
-        raise ConfigError(f'EMBEDDING_DIM must be {LOCAL_DIM} for {LOCAL_MODEL}, got "{dim}"')
+def _only(provider: str, shipped: str, width: int) -> Callable[[str, int], None]:
+    """The check of a provider that runs one model we ship, at its one width."""
+
+    def check(model: str, dim: int) -> None:
+        if model != shipped:
+            raise ConfigError(
+                f'EMBEDDING_MODEL must be "{shipped}" under EMBEDDING_PROVIDER={provider} '
+                f'(the only model it runs), got "{model}"'
+            )
+        if dim != width:
+            raise ConfigError(f'EMBEDDING_DIM must be {width} for {shipped}, got "{dim}"')
+
+    return check
 
 
 def _a_width_titan_returns(model: str, dim: int) -> None:
@@ -97,6 +104,12 @@ def _open_local(settings: EmbedderSettings) -> Embedder:
     from mcp_memory.embedders.local.embedder import LocalEmbedder
 
     return LocalEmbedder()
+
+
+def _open_multilingual(settings: EmbedderSettings) -> Embedder:
+    from mcp_memory.embedders.local.multilingual import MultilingualEmbedder
+
+    return MultilingualEmbedder()
 
 
 def _open_fake(settings: EmbedderSettings) -> Embedder:
@@ -130,7 +143,22 @@ def _open_bedrock(settings: EmbedderSettings) -> Embedder:
 PROVIDERS: dict[str, Provider] = {
     provider.name: provider
     for provider in (
-        Provider("local", LOCAL_MODEL, LOCAL_DIM, _open_local, calibrated=(0.2, 0.6), check=_only_the_shipped_model),
+        Provider(
+            "local",
+            LOCAL_MODEL,
+            LOCAL_DIM,
+            _open_local,
+            calibrated=(0.2, 0.6),
+            check=_only("local", LOCAL_MODEL, LOCAL_DIM),
+        ),
+        Provider(
+            "local-multilingual",
+            MULTILINGUAL_MODEL,
+            MULTILINGUAL_DIM,
+            _open_multilingual,
+            calibrated=(0.43, 0.6),
+            check=_only("local-multilingual", MULTILINGUAL_MODEL, MULTILINGUAL_DIM),
+        ),
         Provider(
             "openai",
             "text-embedding-3-small",

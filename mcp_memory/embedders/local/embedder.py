@@ -46,10 +46,10 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
@@ -60,7 +60,6 @@ from mcp_memory.runtime.batching import Batcher
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
-    from mcp_memory.embedders.local.minilm import Encoded, MiniLM
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -74,6 +73,15 @@ BATCH_SIZE = 32
 T = TypeVar("T")
 
 
+class Runtime(Protocol):
+    """What the worker thread runs: the loaded model behind `LocalEmbedder` (minilm.MiniLM,
+    e5.E5). `tokenize` returns items whose len() is their token count (bulk calls sort by it)."""
+
+    def tokenize(self, texts: Sequence[str]) -> Sequence[Sized]: ...
+
+    def embed(self, batch: Sequence[Any]) -> np.ndarray: ...
+
+
 def _closed_error() -> EmbeddingError:
     return EmbeddingError("the local embedder has been closed")
 
@@ -85,7 +93,7 @@ class LocalEmbedder:
     model = MODEL_NAME
     dim = DIM
     #: Trained on English: its cosine for a question in Hangul or Han is noise (core/fusion.py).
-    scripts = frozenset({"Latin"})
+    scripts: frozenset[str] | None = frozenset({"Latin"})
 
     def __init__(
         self,
@@ -120,7 +128,7 @@ class LocalEmbedder:
             failure="retry_alone",
             closed_error=_closed_error,
         )
-        self._runtime: MiniLM | None = None
+        self._runtime: Runtime | None = None
         self._closed = False
         #: How many times the model was loaded: 1 after first use, for tests and the boot log.
         self.loads = 0
@@ -208,11 +216,11 @@ class LocalEmbedder:
         runtime = self._ensure_loaded()
         return runtime.embed(runtime.tokenize(texts))
 
-    def _tokenize(self, texts: list[str]) -> tuple[MiniLM, list[Encoded]]:
+    def _tokenize(self, texts: list[str]) -> tuple[Runtime, Sequence[Sized]]:
         runtime = self._ensure_loaded()
         return runtime, runtime.tokenize(texts)
 
-    def _ensure_loaded(self) -> MiniLM:
+    def _ensure_loaded(self) -> Runtime:
         """Load once, whichever thread gets here first; failures are not cached,
         so a reinstalled model is picked up by the next call."""
         with self._lock:
@@ -229,7 +237,7 @@ class LocalEmbedder:
                 self.loads += 1
             return runtime
 
-    def _load(self) -> MiniLM:
+    def _load(self) -> Runtime:
         from mcp_memory.embedders.local import minilm as _minilm
         from mcp_memory.embedders.local.lazy_table import gather_before_dequantize
 
