@@ -32,8 +32,11 @@ from dataclasses import dataclass
 
 from mcp_memory.config import CallLimits
 
-#: Buckets kept at most; past this, the full ones (idle tenants) are dropped first.
+#: Buckets kept at most; past this, the full ones (idle tenants) are dropped, and when none
+#: is, a new tenant shares one overflow bucket with every other tenant past the cap.
 MAX_BUCKETS = 10_000
+#: The shortest time between two scans for idle buckets once the cap is reached.
+PRUNE_EVERY_S = 1.0
 #: Where the app leaves, in a request's ASGI scope, how long its 429 told the client to wait;
 #: the HTTP protocol (server/http_limits.py) reads that connection's next request no sooner.
 HOLD_KEY = "mcp_memory.hold_s"
@@ -50,19 +53,32 @@ class _Bucket:
 class TenantBuckets:
     """`take(tenant)`: 0 when the request may go ahead, else the seconds to wait."""
 
-    def __init__(self, limits: CallLimits, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, limits: CallLimits, clock: Callable[[], float] = time.monotonic, *, max_buckets: int = MAX_BUCKETS
+    ) -> None:
         self.rate = limits.rate_per_s
         self.burst = float(limits.burst)
         self.clock = clock
+        self.max_buckets = max_buckets
         self._buckets: dict[str, _Bucket] = {}
+        #: Shared by the tenants that find every bucket taken by a tenant still drawing on it:
+        #: a flood of made-up tenant names is then one tenant's rate, not a fresh burst each.
+        self.overflow = _Bucket(self.burst, clock())
+        self._pruned_at = -math.inf
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def take(self, tenant: str) -> float:
         now = self.clock()
         bucket = self._buckets.get(tenant)
         if bucket is None:
-            if len(self._buckets) >= MAX_BUCKETS:
-                self._prune(now)
-            bucket = self._buckets[tenant] = _Bucket(self.burst, now)
+            if len(self._buckets) >= self.max_buckets and now - self._pruned_at >= PRUNE_EVERY_S:
+                self._prune(now)  # at most once a second: a scan of every bucket is not free
+            if len(self._buckets) >= self.max_buckets:
+                bucket = self.overflow
+            else:
+                bucket = self._buckets[tenant] = _Bucket(self.burst, now)
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
         bucket.at = now
         if bucket.tokens >= 1:
@@ -71,8 +87,9 @@ class TenantBuckets:
         return (1 - bucket.tokens) / self.rate
 
     def _prune(self, now: float) -> None:
-        full = [t for t, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst]
-        for tenant in full or list(self._buckets)[: len(self._buckets) // 2]:
+        """Drop the buckets that have refilled (idle tenants lose nothing by it)."""
+        self._pruned_at = now
+        for tenant in [t for t, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst]:
             del self._buckets[tenant]
 
 

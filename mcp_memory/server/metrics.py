@@ -3,7 +3,8 @@
 Labels are bounded and never carry content, queries, conversation ids or tokens:
 a tool name (the catalogue's), an outcome (`ok`/`error`), a store operation, a
 refusal reason. The tenant is a label only with METRICS_TENANT_LABEL=true, and
-then only on the tool-call counter (one series per tenant and tool).
+then only on the tool-call counter (one series per tenant and tool), for the first
+MAX_TENANT_LABELS tenants seen; the rest share the label `_other`.
 
 Tool calls are counted from the tool layer's own `tool_call` line (the log
 passes through `MetricsLog`), so a metric and a log line can never disagree;
@@ -26,14 +27,40 @@ STORE_OPERATIONS = ("query", "keyword_query", "get", "put", "delete")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+#: Distinct tenant label values at most; later tenants are counted under OTHER_TENANT.
+MAX_TENANT_LABELS = 200
+#: The label past the cap: it cannot be a tenant's name (those start with a letter or digit).
+OTHER_TENANT = "_other"
+
+
+class BoundedLabel:
+    """The first `cap` distinct values pass as they are, every later one becomes `other`:
+    without a tenant claim callers choose the tenant names, and each new name would
+    otherwise be a new series for as long as the process runs."""
+
+    def __init__(self, cap: int, other: str = OTHER_TENANT) -> None:
+        self.cap = cap
+        self.other = other
+        self._seen: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        if value in self._seen:
+            return value
+        if len(self._seen) >= self.cap:
+            return self.other
+        self._seen.add(value)
+        return value
+
+
 class Metrics:
     """One process's metrics, in a registry of their own (so tests may run several)."""
 
-    def __init__(self, *, tenant_label: bool = False) -> None:
+    def __init__(self, *, tenant_label: bool = False, max_tenants: int = MAX_TENANT_LABELS) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry()
         self.tenant_label = tenant_label
+        self.tenants = BoundedLabel(max_tenants)
         r = self.registry
         labels = ["tool", "outcome", "tenant"] if tenant_label else ["tool", "outcome"]
         self.tool_calls = Counter(
@@ -70,7 +97,7 @@ class Metrics:
     def tool_call(self, tool: str, ok: bool, ms: float, tenant: str | None) -> None:
         outcome = "ok" if ok else "error"
         if self.tenant_label:
-            self.tool_calls.labels(tool, outcome, tenant or "").inc()
+            self.tool_calls.labels(tool, outcome, self.tenants(tenant or "")).inc()
         else:
             self.tool_calls.labels(tool, outcome).inc()
         self.tool_seconds.labels(tool).observe(ms / 1000)
