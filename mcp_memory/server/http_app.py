@@ -321,7 +321,8 @@ class HttpApp:
             await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])
             return None
         try:
-            return await self.verifier.grant(token)
+            peer = scope.get("client")
+            return await self.verifier.grant(token, client=peer[0] if peer else None)
         except TokenRefused as exc:
             self._reject("auth")
             value = challenge(self.oauth, "invalid_token", str(exc))

@@ -10,7 +10,11 @@ the tenant claim are applied as a JWT's are. JWTs still go to `JwtVerifier`.
 An active answer is cached under the token's SHA-256 (never the token itself) until the
 token's `exp` or `cache_s` (MCP_OAUTH_INTROSPECTION_CACHE_S, 60 s), whichever is first,
 for at most MAX_CACHED tokens; a refused one is refused for REFUSED_CACHE_S without asking
-again; a token being introspected is introspected once, however many requests carry it. When the endpoint cannot be reached or answers anything but a
+again (in a cache of its own, so refusals never evict good tokens); a token being
+introspected is introspected once, however many requests carry it. Each client address may
+cause FAILURE_BURST failed introspections at once and FAILURES_PER_S after that: past it, a
+token it sends that is not already cached is refused without an outbound call, so a flood of
+random tokens cannot make one call each. When the endpoint cannot be reached or answers anything but a
 JSON object with `active`, the token is refused (fail closed). The client secret and the
 tokens never appear in a log line or an answer.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import math
 import re
 import time
 from collections import OrderedDict
@@ -34,10 +39,18 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.server.json_limits import JsonRefused, loads_bytes
 from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, check_times, grant_of, scopes_of
 
-#: Tokens whose introspection is cached at most (the least recently used go first).
+#: Tokens whose introspection is cached at most (the least recently used go first); the
+#: refused ones are held apart, so a flood of bad tokens cannot push the good ones out.
 MAX_CACHED = 10_000
+MAX_REFUSED = 10_000
 #: How long a refused token (inactive, another audience, …) is refused without asking again.
-REFUSED_CACHE_S = 10
+REFUSED_CACHE_S = 60
+#: Failed authentications one client address may cause at once, and per second after that,
+#: before its new opaque tokens are refused without asking the authorization server.
+FAILURE_BURST = 20
+FAILURES_PER_S = 1.0
+#: Client addresses whose failures are remembered at most (the least recently failed go first).
+MAX_CLIENTS = 10_000
 ANSWER_MAX_BYTES = 64 * 1024
 INTROSPECTION_TIMEOUT_S = 5.0
 _JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
@@ -51,6 +64,32 @@ def basic_auth(settings: OAuthSettings) -> str:
 
 def looks_like_jwt(token: str) -> bool:
     return _JWT_SHAPE.fullmatch(token) is not None
+
+
+class FailureBudget:
+    """A token bucket of failed authentications per client address: `wait(client)` is 0
+    while it may cause another, else the seconds until it may; `spend(client)` counts one."""
+
+    def __init__(self, clock: Callable[[], float], burst: int = FAILURE_BURST, per_s: float = FAILURES_PER_S) -> None:
+        self.clock = clock
+        self.burst = float(burst)
+        self.per_s = per_s
+        self._left: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def _tokens(self, client: str, now: float) -> float:
+        left, at = self._left.get(client, (self.burst, now))
+        return min(self.burst, left + (now - at) * self.per_s)
+
+    def wait(self, client: str) -> float:
+        tokens = self._tokens(client, self.clock())
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.per_s
+
+    def spend(self, client: str) -> None:
+        now = self.clock()
+        self._left[client] = (max(0.0, self._tokens(client, now) - 1), now)
+        self._left.move_to_end(client)
+        while len(self._left) > MAX_CLIENTS:
+            self._left.popitem(last=False)
 
 
 class IntrospectionVerifier:
@@ -71,25 +110,41 @@ class IntrospectionVerifier:
         self.clock = clock
         self.timeout_s = timeout_s
         self._cache: OrderedDict[str, tuple[float, AccessToken | TokenRefused]] = OrderedDict()
+        self._refused: OrderedDict[str, tuple[float, AccessToken | TokenRefused]] = OrderedDict()
         self._running: dict[str, asyncio.Task[AccessToken]] = {}
+        self.failures = FailureBudget(clock)
         self.calls = 0
 
-    async def check(self, token: str) -> AccessToken:
+    async def check(self, token: str, client: str | None = None) -> AccessToken:
+        """The token's access info, or TokenRefused. `client` (the peer's address) is held to
+        FailureBudget: past it, a token not already known is refused without an outbound call."""
         digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
-        cached = self._cache.get(digest)
-        if cached is not None:
+        for cache in (self._cache, self._refused):
+            cached = cache.get(digest)
+            if cached is None:
+                continue
             until, verdict = cached
             if self.clock() < until:
-                self._cache.move_to_end(digest)
+                cache.move_to_end(digest)
                 if isinstance(verdict, TokenRefused):
                     raise verdict
                 return verdict
-            del self._cache[digest]
+            del cache[digest]
         task = self._running.get(digest)
+        started = task is None
         if task is None:
+            if client is not None and (wait := self.failures.wait(client)) > 0:
+                raise TokenRefused(
+                    f"too many failed authentications from this address; try again in {math.ceil(wait)} s"
+                )
             task = self._running[digest] = asyncio.create_task(self._introspect(token, digest))
             task.add_done_callback(lambda _: self._running.pop(digest, None))
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except TokenRefused:
+            if started and client is not None:
+                self.failures.spend(client)
+            raise
 
     async def _introspect(self, token: str, digest: str) -> AccessToken:
         answer = await self._ask(token)  # an outage raises here, and is not cached
@@ -106,9 +161,10 @@ class IntrospectionVerifier:
         return access
 
     def _remember(self, digest: str, until: float, verdict: AccessToken | TokenRefused) -> None:
-        self._cache[digest] = (until, verdict)
-        while len(self._cache) > MAX_CACHED:
-            self._cache.popitem(last=False)
+        cache, cap = (self._refused, MAX_REFUSED) if isinstance(verdict, TokenRefused) else (self._cache, MAX_CACHED)
+        cache[digest] = (until, verdict)
+        while len(cache) > cap:
+            cache.popitem(last=False)
 
     async def _ask(self, token: str) -> Mapping[str, Any]:
         import aiohttp
@@ -179,10 +235,10 @@ class TokenVerifiers:
         self.jwt = jwt
         self.introspection = introspection
 
-    async def check(self, token: str) -> AccessToken:
+    async def check(self, token: str, client: str | None = None) -> AccessToken:
         if looks_like_jwt(token):
             return await self.jwt.check(token)
-        return await self.introspection.check(token)
+        return await self.introspection.check(token, client)
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The MCP SDK's TokenVerifier interface."""
@@ -191,5 +247,5 @@ class TokenVerifiers:
         except TokenRefused:
             return None
 
-    async def grant(self, token: str) -> Grant:
-        return grant_of(await self.check(token), self.jwt.settings.tenant_claim)
+    async def grant(self, token: str, client: str | None = None) -> Grant:
+        return grant_of(await self.check(token, client), self.jwt.settings.tenant_claim)
