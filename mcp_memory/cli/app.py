@@ -37,6 +37,7 @@ from mcp_memory.cli.common import (
     _run,
     _settings,
     app,
+    plain_help,
 )
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.model import MemoryType, Mode, Scope
@@ -44,7 +45,7 @@ from mcp_memory.core.model import MemoryType, Mode, Scope
 # --------------------------------------------------------------------------- servers
 
 
-@app.command("serve-stdio")
+@app.command("serve-stdio", short_help="Serve MCP over stdin/stdout for a local client.")
 def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = None) -> None:
     """Serve MCP over stdin/stdout for a local client such as Claude Desktop.
 
@@ -62,7 +63,7 @@ def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = 
         _fail(f"error: {exc}", EXIT_FAILED)
 
 
-@app.command("serve-http")
+@app.command("serve-http", short_help="Serve MCP over stateless HTTP, for agents in a pod.")
 def serve_http(
     host: Annotated[
         str | None, typer.Option(help="The address to listen on. Default: $HOST, else 127.0.0.1.", show_default=False)
@@ -98,7 +99,7 @@ def serve_http(
 # --------------------------------------------------------------------------- memory commands
 
 
-@app.command()
+@app.command(short_help="Store a memory, unless one already says the same.")
 def remember(
     content: Annotated[str, typer.Argument(help="The fact to store, or - to read it from stdin.", show_default=False)],
     memory_type: Annotated[
@@ -147,7 +148,7 @@ def remember(
     print_remember(result, as_json)
 
 
-@app.command()
+@app.command(short_help="Find the memories that answer a question.")
 def recall(
     query: Annotated[str, typer.Argument(help="What you want to know, in plain language.", show_default=False)],
     limit: Annotated[
@@ -228,7 +229,7 @@ def forget(
 AllTenantsOption = Annotated[bool, typer.Option("--all-tenants", help="Every tenant (at most 1000), instead of one.")]
 
 
-@app.command()
+@app.command(short_help="Count memories by type, for a tenant or for all.")
 def stats(
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
@@ -247,7 +248,7 @@ def stats(
     print_stats(caller.tenant, result, as_json)
 
 
-@app.command()
+@app.command(short_help="Fold settled access-counter shards now.")
 def compact(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report what would be folded.")] = False,
     tenant: TenantOption = None,
@@ -293,7 +294,7 @@ def _compact_all_tenants(settings: Any, tenant: str | None, dry_run: bool, as_js
 # --------------------------------------------------------------------------- calibration
 
 
-@app.command()
+@app.command(short_help="Measure the embedder; suggest the relevance floor.")
 def calibrate(
     cases: Annotated[
         Path | None,
@@ -356,9 +357,9 @@ def calibrate(
 # --------------------------------------------------------------------------- shell completion
 
 
-@app.command()
+@app.command(short_help="Print the completion script for bash, zsh or fish.")
 def completion(
-    shell: Annotated[Literal["bash", "zsh", "fish"], typer.Argument(help="The shell.", show_default=False)],
+    shell: Annotated[Literal["bash", "zsh", "fish"], typer.Argument(help="bash, zsh or fish.", show_default=False)],
 ) -> None:
     """Print the completion script for bash, zsh or fish; where to put it is in its first lines.
 
@@ -396,4 +397,6 @@ def main() -> None:
     for command in app.registered_commands:
         if command.callback is not None:
             command.callback = _quiet_when_stdout_closes(command.callback)
-    app()
+    import typer.main
+
+    plain_help(typer.main.get_command(app))()

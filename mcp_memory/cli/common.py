@@ -29,8 +29,55 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: wrapped at words to the terminal, no boxes cutting a choice mid-word
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+#: What an option's value is called in help, where Typer would show its Python type (`<str>`).
+_METAVARS = {
+    "--tenant": "NAME",
+    "--conversation": "KEY",
+    "--category": "TEXT",
+    "--tag": "TAG",
+    "--limit": "N",
+    "--cursor": "CURSOR",
+    "--host": "ADDRESS",
+    "--port": "N",
+    "--cases": "FILE",
+    "--output": "FILE",
+}
+
+
+def plain_help(group: Any) -> Any:
+    """Name every value in help as a person would: `--tenant NAME`, `--type
+    [project|pattern|…]`, an argument by its upper-case name; a flag shows no value at all.
+    Typer would print `<str>`, `<bool>` or `<list[str]>` instead."""
+    for command in [group, *getattr(group, "commands", {}).values()]:
+        for param in command.params:
+            if param.param_type_name == "argument":
+                _plain_argument(param)
+                continue
+            if param.metavar is not None or getattr(param, "is_flag", False):
+                continue
+            descriptor = getattr(param, "type_descriptor", None)
+            choices = getattr(descriptor, "choices", None) if getattr(descriptor, "is_choice", False) else None
+            choices = choices or getattr(getattr(param, "type", None), "choices", None)
+            if choices:
+                param.metavar = "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
+            else:
+                param.metavar = _METAVARS.get(param.opts[0], param.opts[0].lstrip("-").upper())
+    return group
+
+
+def _plain_argument(param: Any) -> None:
+    """An argument is its upper-case name in help and usage (`remember [OPTIONS] CONTENT`),
+    where Typer shows `{content}` in the usage line and `content <str>` in the list."""
+    name = param.metavar or param.name.upper()
+    param.metavar = name
+    shown = name if param.required else f"[{name}]"
+    param.get_usage_pieces = lambda ctx: [shown]
+    param.display_type_rich = lambda ctx: None
 
 # --------------------------------------------------------------------------- shared options
 

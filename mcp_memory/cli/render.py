@@ -202,19 +202,46 @@ def print_stats(tenant: str, result: Any, as_json: bool) -> None:
         console.print("Counting stopped at 10000 keys: every figure is a lower bound.", style="yellow")
 
 
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+def compact_lines(tenant: str, report: Any, dry_run: bool, *, footer: bool = True) -> list[str]:
+    """`compact`'s readable report: what was folded, left and removed, in words, then the
+    merged counts; a dry run says what it would do and that nothing was written."""
+    would = dry_run
+    done = []
+    if report.shards_folded:
+        done.append(f"{'would fold' if would else 'folded'} {_count(report.shards_folded, 'settled shard')}")
+    if report.shards_stale:
+        done.append(
+            f"{'would remove' if would else 'removed'} {_count(report.shards_stale, 'stale shard')} "
+            "(already counted)"
+        )
+    if report.shards_left:
+        left = _count(report.shards_left, "shard")
+        done.append(f"{'would leave' if would else 'left'} {left} not settled yet (under a minute old)")
+    head = f"{tenant}{' (dry run)' if dry_run else ''}: "
+    head += "; ".join(done) + "." if done else "nothing to fold."
+    after = "after the fold" if dry_run and report.shards_folded else "now"
+    lines = [
+        head,
+        f"  merged counts {after}: {_count(report.memories, 'memory', 'memories')}, "
+        f"{_count(report.accesses, 'access', 'accesses')}",
+    ]
+    if dry_run and footer:
+        lines.append("  nothing was written (--dry-run)")
+    return lines
+
+
 def print_compact(tenant: str, report: Any, dry_run: bool, as_json: bool) -> None:
-    data = (
-        dataclasses.asdict(report)
-        if dataclasses.is_dataclass(report) and not isinstance(report, type)
-        else dict(report)
-    )
     if as_json:
+        data = dataclasses.asdict(report)
         _json({"tenant": tenant, "dryRun": dry_run, **data})
         return
     console = _console()
-    verb = "Would fold" if dry_run else "Folded"
-    parts = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in data.items())
-    console.print(f"{verb} counters of {tenant}: {parts}")
+    for line in compact_lines(tenant, report, dry_run):
+        console.print(line, markup=False)
 
 
 def print_tenants(result: Any, as_json: bool) -> None:
@@ -295,11 +322,15 @@ def print_compact_all(result: Any, as_json: bool) -> None:
             }
         )
         return
-    for report in result.reports:
-        print_compact(report.tenant, report, result.dry_run, False)
     console = _console()
+    for report in result.reports:
+        for line in compact_lines(report.tenant, report, result.dry_run, footer=False):
+            console.print(line, markup=False)
     if not result.reports and not result.failed:
         console.print("No tenant has access counters yet.", style="yellow")
+    elif result.reports:
+        tenants = _count(len(result.reports), "tenant")
+        console.print(f"{tenants} {'visited, nothing was written (--dry-run)' if result.dry_run else 'compacted'}.")
     for tenant, message in result.failed:
         console.print(f"error: compacting {tenant} failed — {message}", style="red", markup=False)
     if result.truncated:

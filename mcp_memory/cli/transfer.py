@@ -74,7 +74,7 @@ def _say(text: str, *, stderr: bool) -> None:
 # --------------------------------------------------------------------------- export
 
 
-@app.command()
+@app.command(short_help="Write memories as JSON Lines.")
 def export(
     tenant: TenantsOption = None,
     all_tenants: AllTenantsOption = False,
@@ -160,7 +160,7 @@ def _output(path: Path | None) -> Iterator[TextIO]:
 # --------------------------------------------------------------------------- import
 
 
-@app.command("import")
+@app.command("import", short_help="Import an export into the configured store.")
 def import_(
     source: Annotated[str, typer.Argument(metavar="FILE", help="An export file, or - for stdin.", show_default=False)],
     tenant: Annotated[
@@ -240,7 +240,7 @@ def _input(source: str) -> Iterator[BinaryIO]:
 # --------------------------------------------------------------------------- backup
 
 
-@app.command()
+@app.command(short_help="Copy the embedded SQLite store, even while in use.")
 def backup(
     target: Annotated[
         Path, typer.Argument(metavar="FILE", help="Where to write the copy (a new file).", dir_okay=False)

@@ -230,11 +230,24 @@ def test_compact_folds_settled_shards_and_dry_run_only_reports(cli, tmp_path) ->
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["dryRun"] is True and report["shards_folded"] == 3
+    assert cli("compact", "-t", "acme", "--dry-run").stdout == (
+        "acme (dry run): would fold 3 settled shards.\n"
+        "  merged counts after the fold: 1 memory, 3 accesses\n"
+        "  nothing was written (--dry-run)\n"
+    )
 
-    done = json.loads(cli("compact", "-t", "acme", "--json").stdout)
-    assert done["shards_folded"] == 3
+    done = cli("compact", "-t", "acme")
+    assert (
+        done.returncode == 0
+        and done.stdout == "acme: folded 3 settled shards.\n  merged counts now: 1 memory, 3 accesses\n"
+    )
     again = json.loads(cli("compact", "-t", "acme", "--json").stdout)
-    assert again["shards_folded"] == 0
+    assert again["shards_folded"] == 0 and again["accesses"] == 3
+    assert cli("compact", "-t", "acme").stdout == "acme: nothing to fold.\n  merged counts now: 1 memory, 3 accesses\n"
+    assert cli("recall", "-t", "acme", "Backups are verified every Sunday").returncode == 0  # a shard too young
+    assert cli("compact", "-t", "acme").stdout == (
+        "acme: left 1 shard not settled yet (under a minute old).\n  merged counts now: 1 memory, 3 accesses\n"
+    )
 
 
 FORGED = (
