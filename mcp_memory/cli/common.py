@@ -79,6 +79,7 @@ def _plain_argument(param: Any) -> None:
     param.get_usage_pieces = lambda ctx: [shown]
     param.display_type_rich = lambda ctx: None
 
+
 # --------------------------------------------------------------------------- shared options
 
 TenantOption = Annotated[

@@ -215,8 +215,7 @@ def compact_lines(tenant: str, report: Any, dry_run: bool, *, footer: bool = Tru
         done.append(f"{'would fold' if would else 'folded'} {_count(report.shards_folded, 'settled shard')}")
     if report.shards_stale:
         done.append(
-            f"{'would remove' if would else 'removed'} {_count(report.shards_stale, 'stale shard')} "
-            "(already counted)"
+            f"{'would remove' if would else 'removed'} {_count(report.shards_stale, 'stale shard')} (already counted)"
         )
     if report.shards_left:
         left = _count(report.shards_left, "shard")

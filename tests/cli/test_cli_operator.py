@@ -376,7 +376,10 @@ def test_compact_all_tenants_folds_every_tenants_settled_shards(cli, tmp_path: P
     ]
     done = cli("compact", "--all-tenants")
     assert done.returncode == 0
-    assert done.stdout.startswith("acme: folded 2 settled shards.\n") and "\nbeta: folded 2 settled shards.\n" in done.stdout
+    assert (
+        done.stdout.startswith("acme: folded 2 settled shards.\n")
+        and "\nbeta: folded 2 settled shards.\n" in done.stdout
+    )
     again = json.loads(cli("compact", "--all-tenants", "--json").stdout)
     assert [(r["tenant"], r["shards_folded"], r["accesses"]) for r in again["tenants"]] == [
         ("acme", 0, 2),
