@@ -18,7 +18,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget import list recall remember serve-http serve-stdio stats" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list recall remember serve-http serve-stdio stats" -- "$cur"))
             ;;
         backup)
             case "$prev" in
@@ -56,6 +56,13 @@ _mcp_memory() {
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "-t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        hook)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --conversation-from-session -h --help" -- "$cur"))
             ;;
         import)
             case "$prev" in

@@ -96,6 +96,39 @@ def serve_http(
         _fail(f"error: {exc}", EXIT_FAILED)
 
 
+HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
+
+
+@app.command()
+def hook(
+    event: Annotated[HookEvent, typer.Argument(help="The Claude Code hook event.", show_default=False)],
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    conversation_from_session: Annotated[
+        bool,
+        typer.Option(
+            "--conversation-from-session", help="Use Claude Code's session id (from the payload) as the conversation."
+        ),
+    ] = False,
+) -> None:
+    """Answer a Claude Code hook: the event's JSON on stdin, the documented JSON on stdout.
+
+    SessionStart injects a digest of this tenant's memories; UserPromptSubmit the memories
+    recall finds with HIGH confidence; Stop and PreCompact ask once for durable facts when
+    MEMORY_HOOK_CAPTURE=1. Always exits 0; failures are one line on stderr (docs/hooks.md).
+    """
+    from mcp_memory.cli.hook import main as run_hook
+
+    args: list[str] = [event]
+    if tenant is not None:
+        args += ["--tenant", tenant]
+    if conversation is not None:
+        args += ["--conversation", conversation]
+    if conversation_from_session:
+        args.append("--conversation-from-session")
+    raise typer.Exit(run_hook(args))
+
+
 # --------------------------------------------------------------------------- memory commands
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mcp_memory.core.errors import ContextError
-from mcp_memory.core.model import Caller
+
+if TYPE_CHECKING:  # the hook process validates with this module and never loads the model's dataclasses
+    from mcp_memory.core.model import Caller
 
 TENANT_MAX = 128
 CONVERSATION_MAX = 512
@@ -73,6 +76,8 @@ def caller_from_options(
     default_tenant: str | None = None,
 ) -> Caller:
     """The caller of a CLI command or a stdio server (docs/context.md)."""
+    from mcp_memory.core.model import Caller
+
     conv = parse_conversation(conversation, conversation_name)
     if (tenant is None or not tenant.strip()) and default_tenant is not None:
         tenant = default_tenant

@@ -19,9 +19,10 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import dedup, fusion, keywords, ranking, tenants, timespan
+from mcp_memory.core import dedup, digest, fusion, keywords, ranking, tenants, timespan
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
+from mcp_memory.core.digest import DigestResult
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso, parse_iso, ulid
 from mcp_memory.core.logs import JsonLog, NullLog
@@ -620,6 +621,24 @@ class MemoryService:
                 break
             start_after = page[-1]
         return ids
+
+    # ----------------------------------------------------------------------- digest
+
+    async def digest(self, caller: Caller, *, topic: str | None = None) -> DigestResult:
+        """The caller's memories most worth having in context, best first (core/digest.py,
+        docs/hooks.md#the-digest); with a `topic`, what recall finds for it comes first."""
+        ids = await self._recent_ids(caller, None, digest.DIGEST_SCAN)
+        found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)} if ids else {}
+        memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
+        if not memories:
+            return DigestResult([], 0)
+        topical: builtins.list[Memory] = []
+        if topic is not None and topic.strip():
+            topical = [r.memory for r in (await self.recall(caller, topic, mode="exploratory")).results]
+        stats = await self.counters.load(caller.tenant, [m.id for m in memories])
+        first = {m.id for m in topical}
+        rest = [m for m in digest.order(memories, stats, self.clock()) if m.id not in first]
+        return DigestResult([*topical, *rest], len(memories), len(topical))
 
     # ----------------------------------------------------------------------- forget
 

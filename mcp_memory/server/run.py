@@ -20,9 +20,12 @@ from mcp_memory.server.mcp_server import build_mcp_server
 from mcp_memory.server.tools import ToolLayer, build_tool_layer
 
 
-async def _close(tools: ToolLayer | None, service: Any) -> None:
-    """Close the tool layer (its docs client), then the service (counters flushed once, store)."""
+async def _close(tools: ToolLayer | None, service: Any, hooks: Any = None) -> None:
+    """Stop answering hooks, close the tool layer (its docs client), then the service (counters
+    flushed once, store)."""
     try:
+        if hooks is not None:
+            await hooks.close()
         if tools is not None:
             await tools.close()
     finally:
@@ -39,6 +42,7 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     """
     from mcp_memory.app import open_service
     from mcp_memory.server.catalogue import STDIO_TERMS
+    from mcp_memory.server.hook_socket import HookSocket
     from mcp_memory.server.http_serve import library_logs_as_json
     from mcp_memory.server.stdio_transport import stdio_transport
 
@@ -47,9 +51,10 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     loop = asyncio.get_running_loop()
     stopping = False
     tools: ToolLayer | None = None
+    hooks: HookSocket | None = None
 
     async def close_all() -> None:
-        await _close(tools, service)
+        await _close(tools, service, hooks)
 
     async def close_and_exit() -> None:
         try:
@@ -78,6 +83,8 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
 
     try:
         service.start(settings.stats_flush_ms)
+        hooks = HookSocket(service, caller, log, on_question=warm)  # Claude Code's hooks ask here (docs/hooks.md)
+        await hooks.start()
         tools = build_tool_layer(settings, service, log, terms=STDIO_TERMS)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
         # stdout belongs to the protocol: the start-up lines go to stderr

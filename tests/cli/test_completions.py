@@ -137,6 +137,7 @@ def bash_complete(*words: str) -> list[str]:
                 "completion",
                 "export",
                 "forget",
+                "hook",
                 "import",
                 "list",
                 "recall",

@@ -1,0 +1,17 @@
+"""The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
+(docs/hooks.md#how-it-is-fast); every other command goes to cli/app.py."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:]):
+        from mcp_memory.cli.hook import main as hook
+
+        raise SystemExit(hook(args[1:]))
+    from mcp_memory.cli.app import main as app
+
+    app()

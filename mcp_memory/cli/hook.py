@@ -1,0 +1,391 @@
+"""`mcp-memory hook EVENT`: a Claude Code hook, reading the event's JSON on stdin (docs/hooks.md).
+
+It runs before every prompt, so it is small on purpose: it imports the standard library and
+core/hooks.py, asks the serving process on its socket (server/hook_socket.py), and only
+when nothing listens there opens the store itself, in a thread it waits FALLBACK_SECONDS
+for. Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
+log), stdout holds only the documented JSON, or nothing at all when nothing qualifies.
+
+The tenant and conversation come from --tenant / MEMORY_TENANT / "local" and --conversation /
+MEMORY_CONVERSATION, never from the payload; --conversation-from-session takes Claude Code's
+session id as the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp_memory.core import hooks
+from mcp_memory.core.hooks import Ask
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
+#: How long the hook waits for its own process to open the store and answer, when no server listens.
+FALLBACK_SECONDS = 1.0
+#: How long it waits for a listening server's answer (its first recall may still load the model).
+SOCKET_SECONDS = 1.0
+#: Capture asks once a session has sent this many prompts (or has been compacted).
+CAPTURE_AFTER_PROMPTS = 3
+#: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
+STDIN_BYTES_MAX = 4 * 1024 * 1024
+
+CAPTURE_REASON = (
+    "Before you stop: if this session settled anything a later session should know (a decision and "
+    "its reason, a convention, a command that worked, a correction the user made), store each as one "
+    "self-contained fact with the memory server's remember tool. When a fact corrects a memory that was "
+    "recalled or injected earlier, pass that memory's id in replaces. If there is nothing durable, say "
+    "so in one line and stop. This is asked once per session."
+)
+
+USAGE = (
+    "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreCompact,Stop} "
+    "[--tenant T] [--conversation C] [--conversation-from-session]"
+)
+
+
+class Usage(Exception):
+    pass
+
+
+class Options:
+    """The hook's arguments (plain classes here: dataclasses and Typer cost more than the hook)."""
+
+    def __init__(
+        self, event: str, tenant: str | None = None, conversation: str | None = None, from_session: bool = False
+    ) -> None:
+        self.event = event
+        self.tenant = tenant
+        self.conversation = conversation
+        self.from_session = from_session
+
+
+def parse(argv: Sequence[str]) -> Options:
+    args = list(argv)
+    if not args or args[0] not in EVENTS:
+        raise Usage(f"EVENT must be one of {', '.join(EVENTS)}")
+    options = Options(args.pop(0))
+    while args:
+        arg = args.pop(0)
+        name, equals, inline = arg.partition("=")
+        if name in ("--tenant", "-t", "--conversation", "-c"):
+            if not equals and not args:
+                raise Usage(f"{name} needs a value")
+            value = inline if equals else args.pop(0)
+            if name in ("--tenant", "-t"):
+                options.tenant = value
+            else:
+                options.conversation = value
+        elif arg == "--conversation-from-session":
+            options.from_session = True
+        else:
+            raise Usage(f"unknown option {name}")
+    return options
+
+
+def log(event: str, hook: str | None, **context: Any) -> None:
+    """One JSON line on stderr: the hook's event, and fixed words or counts, never a payload's text."""
+    record = {"level": "warn", "event": event, "hook": hook, **context}
+    try:
+        sys.stderr.write(json.dumps(record, separators=(",", ":")) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def read_payload(stream: Any, hook: str) -> dict[str, Any]:
+    """The event's JSON object; {} for an empty, malformed or non-object stdin (logged)."""
+    try:
+        raw = stream.buffer.read(STDIN_BYTES_MAX) if hasattr(stream, "buffer") else stream.read().encode()
+    except (OSError, ValueError):
+        raw = b""
+    if not raw.strip():
+        log("hook_empty_input", hook)
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        log("hook_malformed_input", hook)
+        return {}
+    if not isinstance(data, dict):
+        log("hook_malformed_input", hook)
+        return {}
+    return data
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def _integer(environ: Mapping[str, str], name: str, default: int, low: int, high: int, hook: str) -> int:
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        log("hook_setting_ignored", hook, setting=name, expected=f"{low}-{high}", using=default)
+        return default
+    return value
+
+
+class HookSettings:
+    """MEMORY_HOOK_BUDGET, MEMORY_HOOK_LIMIT, MEMORY_HOOK_MIN_CONFIDENCE, MEMORY_HOOK_CAPTURE (docs/hooks.md)."""
+
+    def __init__(
+        self,
+        budget: int = hooks.DEFAULT_BUDGET,
+        limit: int = hooks.DEFAULT_LIMIT,
+        min_confidence: str = "high",
+        capture: bool = False,
+    ) -> None:
+        self.budget = budget
+        self.limit = limit
+        self.min_confidence = min_confidence
+        self.capture = capture
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str], hook: str) -> HookSettings:
+        confidence = (environ.get("MEMORY_HOOK_MIN_CONFIDENCE") or "high").strip().lower()
+        if confidence not in hooks.CONFIDENCES:
+            log("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected="high|medium")
+            confidence = "high"
+        capture = (environ.get("MEMORY_HOOK_CAPTURE") or "").strip().lower()
+        if capture not in ("", "0", "1", "true", "false", "yes", "no", "on", "off"):
+            log("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
+        return cls(
+            budget=_integer(
+                environ, "MEMORY_HOOK_BUDGET", hooks.DEFAULT_BUDGET, hooks.BUDGET_MIN, hooks.BUDGET_MAX, hook
+            ),
+            limit=_integer(environ, "MEMORY_HOOK_LIMIT", hooks.DEFAULT_LIMIT, 1, hooks.LIMIT_MAX, hook),
+            min_confidence=confidence,
+            capture=capture in ("1", "true", "yes", "on"),
+        )
+
+
+def caller_of(options: Options, payload: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str | None]:
+    """(tenant, conversation), as for serve-stdio; the payload gives only the session id, and only
+    with --conversation-from-session. Raises ValueError naming what is wrong (core/identity.py)."""
+    from mcp_memory.core.errors import ContextError
+    from mcp_memory.core.identity import parse_conversation, parse_tenant
+
+    tenant, tenant_name = options.tenant, "--tenant"
+    if tenant is None or not tenant.strip():
+        tenant, tenant_name = environ.get("MEMORY_TENANT"), "MEMORY_TENANT"
+    if tenant is None or not tenant.strip():
+        tenant = hooks.DEFAULT_TENANT
+    conversation, conversation_name = options.conversation, "--conversation"
+    if conversation is None:
+        conversation, conversation_name = environ.get("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
+    if options.from_session:
+        session_id = payload.get("session_id")
+        conversation = session_id if isinstance(session_id, str) else None
+        conversation_name = "--conversation-from-session (the session id)"
+    try:
+        return parse_tenant(tenant, tenant_name), parse_conversation(conversation, conversation_name)
+    except ContextError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- asking
+
+
+class Unreachable(Exception):
+    """Nothing listens on the socket (or it refused the question): the hook answers itself."""
+
+
+def ask_socket(ask: Ask, path: Path, seconds: float) -> tuple[str | None, list[str]]:
+    deadline = time.monotonic() + seconds
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(seconds)
+        try:
+            sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
+            raise Unreachable(type(exc).__name__) from None
+        sock.sendall(ask.to_line())
+        chunks: list[bytes] = []
+        while not chunks or not chunks[-1].endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            sock.settimeout(remaining)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        sock.close()
+    reply = json.loads(b"".join(chunks) or b"{}")
+    if not isinstance(reply, dict) or reply.get("ok") is not True:
+        raise Unreachable("refused")
+    text = reply.get("text")
+    ids = reply.get("ids")
+    return (text if isinstance(text, str) and text else None), [i for i in ids or [] if isinstance(i, str)]
+
+
+def ask_here(ask: Ask, seconds: float, environ: Mapping[str, str]) -> tuple[str | None, list[str]] | None:
+    """The answer from this process (opening the store), or None when it did not come in time."""
+    import threading
+
+    outcome: list[Any] = []
+
+    def work() -> None:
+        import asyncio
+
+        from mcp_memory.cli.hook_fallback import answer_here
+
+        try:
+            outcome.append(asyncio.run(answer_here(ask, environ)))
+        except BaseException as exc:  # reported by the waiting thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name="hook-fallback", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        return None
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    result: tuple[str | None, list[str]] = outcome[0]
+    return result
+
+
+def ask(question: Ask, hook: str, environ: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """The serving process's answer, else this process's within FALLBACK_SECONDS, else nothing."""
+    path = hooks.socket_path(question.tenant, environ)
+    try:
+        return ask_socket(question, path, SOCKET_SECONDS)
+    except Unreachable:
+        pass
+    except (OSError, ValueError) as exc:
+        log("hook_server_failed", hook, reason=type(exc).__name__)
+        return None, []
+    result = ask_here(question, FALLBACK_SECONDS, environ)
+    if result is None:
+        log("hook_timed_out", hook, seconds=FALLBACK_SECONDS)
+        raise TimedOut
+    return result
+
+
+class TimedOut(Exception):
+    """The hook's own answer did not come in time: the process ends at once (its thread may hold the store)."""
+
+
+# --------------------------------------------------------------------------- the events
+
+
+def _context(event: str, text: str | None) -> dict[str, Any] | None:
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def _session_id(payload: Mapping[str, Any]) -> str | None:
+    session_id = payload.get("session_id")
+    return session_id if isinstance(session_id, str) and session_id else None
+
+
+def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """The JSON to print for this event, or None to print nothing."""
+    from mcp_memory.cli import hook_state
+
+    event = options.event
+    settings = HookSettings.read(environ, event)
+    session_id = _session_id(payload)
+    state_file = None
+    if event in ("Stop", "PreCompact"):
+        if not settings.capture or session_id is None:
+            return None
+        tenant, _ = caller_of(options, payload, environ)
+        with hook_state.session(hooks.state_path(tenant, environ), session_id) as state:
+            if event == "PreCompact":  # a long session: the next stop asks, whatever its prompt count
+                state.compacted = True
+                return None
+            if payload.get("stop_hook_active") is True or state.asked:
+                return None
+            if state.prompts < CAPTURE_AFTER_PROMPTS and not state.compacted:
+                return None
+            state.asked = True
+        return {"decision": "block", "reason": CAPTURE_REASON}
+
+    tenant, conversation = caller_of(options, payload, environ)
+    if session_id is not None:
+        state_file = hooks.state_path(tenant, environ)
+    shown: frozenset[str] = frozenset()
+    if event == "SessionStart":
+        kind, prompt = "digest", ""
+        source = payload.get("source")
+        if state_file is not None and session_id is not None:
+            with hook_state.session(state_file, session_id) as state:
+                if source != "resume":  # a new, cleared or compacted context holds none of them
+                    state.shown = []
+                shown = frozenset(state.shown)
+    else:
+        sent = payload.get("prompt")
+        if not isinstance(sent, str) or not sent.strip():
+            return None
+        kind, prompt = "prompt", hooks.query_of(sent)
+        if state_file is not None and session_id is not None:
+            with hook_state.session(state_file, session_id) as state:
+                state.prompts += 1
+                shown = frozenset(state.shown)
+    question = Ask(
+        kind,
+        tenant,
+        conversation,
+        prompt,
+        shown,
+        settings.budget,
+        settings.limit,
+        settings.min_confidence,
+    )
+    text, ids = ask(question, event, environ)
+    if text and state_file is not None and session_id is not None:
+        with hook_state.session(state_file, session_id) as state:
+            state.show(ids)
+    return _context(event, text)
+
+
+def main(
+    argv: Sequence[str], *, stdin: Any = None, stdout: Any = None, environ: Mapping[str, str] | None = None
+) -> int:
+    """Run one hook; always 0 (docs/hooks.md#failures)."""
+    out = stdout or sys.stdout
+    env = os.environ if environ is None else environ
+    hook: str | None = argv[0] if argv else None
+    try:
+        options = parse(argv)
+    except Usage as exc:
+        log("hook_usage", hook if hook in EVENTS else None, message=str(exc), usage=USAGE)
+        return 0
+    payload = read_payload(stdin or sys.stdin, options.event)
+    try:
+        result = handle(options, payload, env)
+    except TimedOut:
+        _flush_and_exit(out)
+    except ValueError as exc:  # a tenant or conversation that cannot be used: said once, nothing injected
+        log("hook_context_refused", options.event, message=str(exc))
+        return 0
+    except Exception as exc:
+        log("hook_failed", options.event, reason=type(exc).__name__)
+        return 0
+    if result is not None:
+        out.write(json.dumps(result, separators=(",", ":")) + "\n")
+        out.flush()
+    return 0
+
+
+def _flush_and_exit(out: Any, code: int = 0, exit_now: Callable[[int], None] = os._exit) -> None:
+    for stream in (out, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    exit_now(code)

@@ -1,0 +1,60 @@
+"""The digest: the memories most worth having in context before any question is asked.
+
+With no query there is no relevance, so the order is what is left of recall's other
+signals (docs/hooks.md#the-digest): decayed trust, times how recently a memory was
+made or used and how often it was the confident answer. Only the newest
+DIGEST_SCAN visible memories are read (the recency index gives them without a
+scan of the tenant); the caller renders them in order until its token budget is spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mcp_memory.core import ranking
+from mcp_memory.core.ids import parse_iso
+from mcp_memory.core.model import EMPTY_STATS, AccessStats, Memory
+
+#: How many of the newest visible memories the digest weighs.
+DIGEST_SCAN = 200
+#: The share of recency and of use in the digest's order (trust multiplies both).
+RECENCY_SHARE = 0.6
+ACCESS_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class DigestResult:
+    """Memories in the order they are worth including; `topical` of them first answered the topic."""
+
+    memories: list[Memory]
+    #: How many visible memories were weighed (at most DIGEST_SCAN).
+    weighed: int
+    #: How many of `memories`, at the front, answered the topic (0 without one).
+    topical: int = 0
+
+
+def order(memories: Sequence[Memory], stats: Mapping[str, AccessStats], at_ms: float) -> list[Memory]:
+    """`memories` by trust × (recency and use), best first; ties keep the newest first."""
+    max_access = max((stats.get(m.id, EMPTY_STATS).access_count for m in memories), default=0)
+    scored: list[tuple[float, int, Memory]] = []
+    for position, memory in enumerate(memories):
+        s = stats.get(memory.id, EMPTY_STATS)
+        last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(memory.created_at)
+        trust = ranking.decayed_trust(at_ms, memory.trust_base, last, memory.memory_type, s.access_count)
+        worth = RECENCY_SHARE * ranking.recency_score(at_ms, last) + ACCESS_SHARE * ranking.access_score(
+            s.access_count, max_access
+        )
+        scored.append((trust * worth, position, memory))
+    scored.sort(key=lambda row: (-row[0], row[1]))
+    return [memory for _, _, memory in scored]
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count for a budget: one token per three UTF-8 bytes, rounded up.
+
+    No tokenizer of the reading model ships here; English runs about four bytes a token
+    (so this over-counts it by a third) and Hangul or kana three bytes a character, about
+    one token each (docs/hooks.md#budget).
+    """
+    return -(-len(text.encode("utf-8")) // 3)

@@ -1,0 +1,186 @@
+"""What a Claude Code hook asks of the memory, as plain values: the limits, the question
+on the wire, and where the serving process listens for it (docs/hooks.md).
+
+This module is imported by the hook process before anything else, so it imports nothing
+heavy: the standard library, and platformdirs only to find the data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: MEMORY_HOOK_BUDGET: the most a hook injects, in estimated tokens (core/digest.py estimate_tokens).
+DEFAULT_BUDGET = 1500
+BUDGET_MIN = 300
+#: Claude Code saves hook output over 10,000 characters to a file and shows a preview instead
+#: (docs/hooks.md#budget): 3,000 tokens of three bytes stays under it.
+BUDGET_MAX = 3000
+#: And whatever the estimate says, an injected text is never longer than this.
+CONTEXT_CHARS_MAX = 9500
+#: MEMORY_HOOK_LIMIT: at most this many memories on one prompt.
+DEFAULT_LIMIT = 3
+LIMIT_MAX = 10
+#: Recall reads the start of a long prompt: the embedder reads 256 tokens, and recall refuses
+#: a query over 32,000 bytes; this many characters keep the question and stay far below it.
+QUERY_CHARS = 2000
+#: Memory ids a question may ask to leave out (those already in this session's context).
+EXCLUDE_MAX = 2000
+#: The longest question line the serving process reads.
+REQUEST_BYTES_MAX = 64 * 1024
+
+#: The tenant of a hook with neither --tenant nor MEMORY_TENANT, as for every command (config.DEFAULT_TENANT).
+DEFAULT_TENANT = "local"
+
+KINDS = ("digest", "prompt")
+CONFIDENCES = ("high", "medium")
+
+#: The variables that choose the store (config.py `storage`, `db_path`): two processes with the
+#: same values (and tenant) use the same store, so they meet at the same socket.
+STORE_ENV = (
+    "MEMORY_BACKEND",
+    "MEMORY_DB_PATH",
+    "DATABASE_URL",
+    "VECTOR_BUCKET",
+    "STATE_BUCKET",
+    "AWS_REGION",
+    "XDG_DATA_HOME",
+    "HOME",
+)
+#: The data directory's name (config.DATA_DIR_NAME, the distribution's name).
+DATA_DIR_NAME = "mcp-tenant-memory"
+#: Where the data directory's hook sockets live, and the longest path a Unix socket may have.
+SOCKET_DIR_NAME = "hooks"
+SOCKET_PATH_MAX = 100
+
+
+class Ask:
+    """One question of a hook: the digest, or the memories that answer a prompt.
+
+    A plain class, not a dataclass: importing dataclasses costs the hook more than its socket round trip."""
+
+    __slots__ = ("budget", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
+
+    def __init__(
+        self,
+        kind: str,
+        tenant: str,
+        conversation: str | None = None,
+        prompt: str = "",
+        exclude: frozenset[str] = frozenset(),
+        budget: int = DEFAULT_BUDGET,
+        limit: int = DEFAULT_LIMIT,
+        min_confidence: str = "high",
+    ) -> None:
+        self.kind = kind
+        self.tenant = tenant
+        self.conversation = conversation
+        self.prompt = prompt
+        self.exclude = exclude
+        self.budget = budget
+        self.limit = limit
+        self.min_confidence = min_confidence
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ask) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self.__slots__))
+
+    def to_line(self) -> bytes:
+        body = {
+            "v": 1,
+            "kind": self.kind,
+            "tenant": self.tenant,
+            "conversation": self.conversation,
+            "prompt": self.prompt,
+            "exclude": sorted(self.exclude),
+            "budget": self.budget,
+            "limit": self.limit,
+            "min_confidence": self.min_confidence,
+        }
+        # ASCII escapes: a prompt may hold a lone surrogate, which has no UTF-8 form
+        return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def parse_ask(data: Any) -> Ask:
+    """An Ask from its wire form, or ValueError naming the field that is wrong."""
+    if not isinstance(data, Mapping) or data.get("v") != 1:
+        raise ValueError("not a version 1 question")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError("kind")
+    tenant = data.get("tenant")
+    if not isinstance(tenant, str) or not tenant:
+        raise ValueError("tenant")
+    conversation = data.get("conversation")
+    if conversation is not None and not isinstance(conversation, str):
+        raise ValueError("conversation")
+    prompt = data.get("prompt", "")
+    if not isinstance(prompt, str) or len(prompt) > QUERY_CHARS:
+        raise ValueError("prompt")
+    exclude = data.get("exclude", [])
+    if not isinstance(exclude, list) or len(exclude) > EXCLUDE_MAX or not all(isinstance(i, str) for i in exclude):
+        raise ValueError("exclude")
+    budget = data.get("budget", DEFAULT_BUDGET)
+    if not isinstance(budget, int) or not BUDGET_MIN <= budget <= BUDGET_MAX:
+        raise ValueError("budget")
+    limit = data.get("limit", DEFAULT_LIMIT)
+    if not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise ValueError("limit")
+    min_confidence = data.get("min_confidence", "high")
+    if min_confidence not in CONFIDENCES:
+        raise ValueError("min_confidence")
+    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence)
+
+
+def query_of(prompt: str) -> str:
+    """What recall is asked for a prompt: its start, QUERY_CHARS characters at most."""
+    return prompt.strip()[:QUERY_CHARS]
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user data directory (the default database's, config.py `db_path`), where the hook files
+    live. On Linux it is worked out here as platformdirs does (XDG_DATA_HOME, else
+    ~/.local/share), since importing platformdirs would cost the hook a fifth of its time."""
+    env = os.environ if environ is None else environ
+    if sys.platform.startswith("linux"):
+        xdg = (env.get("XDG_DATA_HOME") or "").strip()
+        base = Path(xdg).expanduser() if xdg else Path(env.get("HOME") or Path.home()) / ".local" / "share"
+        return base / DATA_DIR_NAME
+    import platformdirs
+
+    return platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False)
+
+
+def store_key(tenant: str, environ: Mapping[str, str] | None = None) -> str:
+    """A short name for (store, tenant): the same in every process that would open the same store."""
+    env = os.environ if environ is None else environ
+    chosen = [[name, env.get(name)] for name in STORE_ENV]
+    raw = json.dumps([tenant, chosen], separators=(",", ":"))
+    return hashlib.sha256(raw.encode("ascii")).hexdigest()[:20]
+
+
+def socket_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the serving process of this (store, tenant) answers hooks: the data directory's
+    hooks/ folder, or, when that path is too long for a Unix socket, a private folder of the
+    user's in the temporary directory."""
+    name = f"{store_key(tenant, environ)}.sock"
+    folder = data_dir(environ) / SOCKET_DIR_NAME
+    path = folder / name
+    if len(os.fsencode(str(path))) <= SOCKET_PATH_MAX:
+        return path
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"mcp-tenant-memory-{uid}" / name
+
+
+def state_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
+    """The per-session state of this (store, tenant)'s hooks (cli/hook_state.py)."""
+    return data_dir(environ) / SOCKET_DIR_NAME / f"{store_key(tenant, environ)}.sessions.json"

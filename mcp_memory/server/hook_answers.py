@@ -1,0 +1,30 @@
+"""A hook's question answered by the service: the same code whether the serving process
+answers it on its socket (hook_socket.py) or the hook's own process does (cli/hook.py)."""
+
+from __future__ import annotations
+
+from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.hooks import Ask, query_of
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import MemoryService
+from mcp_memory.server import hook_text
+
+
+def _readable(text: str) -> str:
+    """The prompt as a query recall takes: control characters and lone surrogates become spaces
+    (recall refuses them; a prompt is not refused for them, it is only read without them)."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+
+
+async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str | None, list[str]]:
+    """(the text to inject or None, the ids of the memories in it)."""
+    if ask.kind == "digest":
+        return hook_text.digest_text(await service.digest(caller), ask.budget, ask.exclude)
+    query = _readable(query_of(ask.prompt)).strip()
+    if not query:
+        return None, []
+    try:
+        result = await service.recall(caller, query, mode="precision")
+    except InvalidArgument:  # whatever recall refuses, the prompt goes on without memories
+        return None, []
+    return hook_text.prompt_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)

@@ -1,0 +1,162 @@
+"""serve-stdio answers Claude Code's hooks on a private Unix socket (docs/hooks.md#how-it-is-fast).
+
+The process Claude Code already runs for the tools has the model loaded and the store open,
+so a hook asks it instead of loading them itself: one JSON line in, one JSON line out. The
+socket lives in the data directory under a name of the store and tenant (core/hooks.py
+socket_path), with mode 0600 in a 0700 folder. Several sessions of one project run several
+serve-stdio processes: the first one listens, the others look again every TAKEOVER_SECONDS
+and take over when it has gone. A question for another tenant is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp_memory.core.errors import ContextError
+from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, socket_path
+from mcp_memory.core.identity import parse_conversation
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+from mcp_memory.core.service import MemoryService
+from mcp_memory.server.hook_answers import answer
+
+#: How often a process that found the socket taken looks whether its holder has gone.
+TAKEOVER_SECONDS = 30.0
+#: How long the server waits for a connected hook's question line.
+READ_SECONDS = 2.0
+
+
+class HookSocket:
+    """The listening socket of one serving process, or the wait to become it."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        caller: Caller,
+        log: JsonLog,
+        path: Path | None = None,
+        on_question: Callable[[], None] | None = None,
+    ) -> None:
+        self.service = service
+        #: Called at each question (serve-stdio starts its warm-up there, as at the handshake).
+        self.on_question = on_question or (lambda: None)
+        self.caller = caller
+        self.log = log
+        self.path = path or socket_path(caller.tenant)
+        self._server: asyncio.AbstractServer | None = None
+        self._inode: int | None = None
+        self._waiting: asyncio.Task[None] | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self._server is not None
+
+    async def start(self) -> None:
+        """Listen now if the socket is free (or stale); otherwise wait in the background for it."""
+        try:
+            if not await self._try_listen():
+                self._waiting = asyncio.get_running_loop().create_task(self._wait_for_turn())
+        except OSError as exc:  # hooks then answer in their own process: slower, never broken
+            self.log.error("hook_socket_failed", exc)
+
+    async def _wait_for_turn(self) -> None:
+        while self._server is None:
+            await asyncio.sleep(TAKEOVER_SECONDS)
+            with contextlib.suppress(OSError):
+                await self._try_listen()
+
+    async def _try_listen(self) -> bool:
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(folder, 0o700)
+        if self.path.exists() or self.path.is_symlink():
+            if await _answers(self.path):
+                return False
+            self.path.unlink(missing_ok=True)  # stale: its process is gone
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            previous = os.umask(0o177)  # the socket is created 0600, never briefly wider
+            try:
+                sock.bind(str(self.path))
+            finally:
+                os.umask(previous)
+            os.chmod(self.path, 0o600)
+            sock.listen(16)
+            sock.setblocking(False)
+            self._inode = os.stat(self.path).st_ino
+            self._server = await asyncio.start_unix_server(self._handle, sock=sock, limit=REQUEST_BYTES_MAX)
+        except BaseException:
+            sock.close()
+            raise
+        return True
+
+    async def close(self) -> None:
+        """Stop listening and remove the socket, if it is still this process's."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._waiting
+        if self._server is None:
+            return
+        self._server.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._server.wait_closed(), 1.0)
+        self._server = None
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self._inode:
+                self.path.unlink()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        started = time.perf_counter()
+        reply: dict[str, object] = {"ok": False}
+        kind = None
+        try:
+            line = await asyncio.wait_for(reader.readline(), READ_SECONDS)
+            if not line:  # a probe (another process looking whether this one listens)
+                writer.close()
+                return
+            self.on_question()
+            ask = parse_ask(json.loads(line))
+            kind = ask.kind
+            if ask.tenant != self.caller.tenant:
+                reply = {"ok": False, "refused": "tenant"}
+            else:
+                caller = Caller(self.caller.tenant, parse_conversation(ask.conversation, "conversation"))
+                text, ids = await answer(self.service, caller, ask)
+                reply = {"ok": True, "text": text, "ids": ids}
+        except (TimeoutError, ValueError, ContextError, asyncio.LimitOverrunError) as exc:
+            reply = {"ok": False, "refused": "question"}
+            self.log.warn("hook_question_refused", type(exc).__name__, tenant=self.caller.tenant)
+        except Exception as exc:
+            self.log.error("hook_answer_failed", exc, tenant=self.caller.tenant)
+        try:
+            writer.write(json.dumps(reply, separators=(",", ":")).encode("ascii") + b"\n")
+            await writer.drain()
+        except OSError:
+            pass  # the hook gave up waiting; nothing to tell it
+        finally:
+            writer.close()
+        self.log.info(
+            "hook_call",
+            tenant=self.caller.tenant,
+            method=kind,
+            ms=round((time.perf_counter() - started) * 1000),
+            ok=bool(reply.get("ok")),
+        )
+
+
+async def _answers(path: Path) -> bool:
+    """True when a process listens at `path` (a connection is accepted)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 0.5)
+    except (TimeoutError, OSError):
+        return False
+    writer.close()
+    return True

@@ -1,0 +1,95 @@
+"""The text a hook injects into Claude's context, and the recall-context prompt's: memories
+rendered as recall renders them (render.render_memory, quoted as data), within a token budget.
+
+A text is None when nothing qualifies: no memory, or none that fits. Every text stays under
+hooks.CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
+from mcp_memory.core.hooks import CONTEXT_CHARS_MAX
+from mcp_memory.core.model import Memory
+from mcp_memory.core.service import RecallResult
+from mcp_memory.server.quoting import inline
+from mcp_memory.server.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
+
+#: The digest's last line: how to find what it left out.
+RECALL_MORE = (
+    "To find more, call the memory server's recall tool with a question; list_memories shows the newest memories."
+)
+
+
+def _fit(
+    head: Sequence[str], tail: Sequence[str], items: Sequence[tuple[Memory, float | None]], budget: int
+) -> tuple[list[str], list[str]]:
+    """The memory blocks that fit `budget` tokens beside `head` and `tail`, in order; a memory too
+    large to fit is passed over for the next one."""
+    used_tokens = estimate_tokens("\n".join([*head, "", "", *tail]))
+    used_chars = sum(len(line) + 1 for line in (*head, "", *tail))
+    blocks: list[str] = []
+    ids: list[str] = []
+    for memory, standing in items:
+        block = render_memory(memory, len(blocks) + 1, standing)
+        tokens, chars = estimate_tokens(block) + 1, len(block) + 1
+        if used_tokens + tokens > budget or used_chars + chars > CONTEXT_CHARS_MAX:
+            continue
+        blocks.append(block)
+        ids.append(memory.id)
+        used_tokens += tokens
+        used_chars += chars
+    return blocks, ids
+
+
+def _memories(n: int) -> str:
+    return "memory" if n == 1 else "memories"
+
+
+def digest_text(
+    result: DigestResult, budget: int, exclude: frozenset[str] = frozenset(), *, topic: str | None = None
+) -> tuple[str | None, list[str]]:
+    """The digest as injected text, and the ids it holds (docs/hooks.md#the-digest)."""
+    items = [(m, None) for m in result.memories if m.id not in exclude]
+    if not items:
+        return None, []
+    # the header's count is not known until the blocks are chosen: size it for the widest count
+    probe = _digest_header(result, 9999, topic)
+    blocks, ids = _fit([probe, NOTES_ARE_DATA], [RECALL_MORE], items, budget)
+    if not blocks:
+        return None, []
+    header = _digest_header(result, len(blocks), topic)
+    return "\n".join([header, NOTES_ARE_DATA, "", *blocks, "", RECALL_MORE]), ids
+
+
+def _digest_header(result: DigestResult, n: int, topic: str | None) -> str:
+    newest = " newest" if result.weighed >= DIGEST_SCAN else ""
+    chosen = f"{n} of the {result.weighed}{newest} {_memories(result.weighed)}"
+    if topic is not None and result.topical:
+        return f'{PREFIX} What this project remembers: {chosen}, those about "{inline(topic)}" first.'
+    return f"{PREFIX} What this project remembers: {chosen}, the most trusted and recently used first."
+
+
+def prompt_text(
+    result: RecallResult, budget: int, limit: int, min_confidence: str, exclude: frozenset[str] = frozenset()
+) -> tuple[str | None, list[str]]:
+    """What recall found for a prompt as injected text, only when recall labels it HIGH (or
+    MEDIUM, when allowed), without the memories this session was already shown."""
+    allowed = ("high", "medium") if min_confidence == "medium" else ("high",)
+    if result.confidence not in allowed:
+        return None, []
+    items: list[tuple[Memory, float | None]] = []
+    for r in result.results:
+        if r.memory.id not in exclude and len(items) < limit:
+            items.append((r.memory, r.standing))
+    if not items:
+        return None, []
+    guidance = HIGH_GUIDANCE if result.confidence == "high" else MEDIUM_GUIDANCE
+    probe = f"{PREFIX} {limit} memories stored earlier match this prompt."
+    blocks, ids = _fit([probe, guidance, NOTES_ARE_DATA], [], items, budget)
+    if not blocks:
+        return None, []
+    n = len(blocks)
+    header = f"{PREFIX} {n} {_memories(n)} stored earlier {'matches' if n == 1 else 'match'} this prompt."
+    return "\n".join([header, guidance, NOTES_ARE_DATA, "", *blocks]), ids

@@ -1,0 +1,159 @@
+"""The Claude Code plugin in plugin/ and its marketplace in .claude-plugin/: the shape the plugin
+reference documents (docs/hooks.md#the-plugin), hook commands that run as written under bash,
+and Claude Code's own CLI validating it and installing it with one command, the tenant set once."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_memory.cli.hook import EVENTS
+from tests.conftest import ROOT
+
+PLUGIN = ROOT / "plugin"
+MARKETPLACE = ROOT / ".claude-plugin" / "marketplace.json"
+#: The hook events of the hooks reference this plugin uses, with the SessionStart sources.
+SESSION_START_SOURCES = {"startup", "resume", "clear", "compact"}
+#: Events whose matcher Claude Code ignores (hooks reference, "Matcher patterns").
+NO_MATCHER = {"UserPromptSubmit", "Stop"}
+#: The keys a userConfig option may have, and its types (plugin manifest reference).
+OPTION_KEYS = {"type", "title", "description", "required", "default", "multiple", "sensitive", "min", "max"}
+OPTION_TYPES = {"string", "number", "boolean", "directory", "file"}
+#: The version the CLI tests run (.ci/run installs it).
+CLAUDE_CODE_VERSION = "2.1.328"
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_marketplace_lists_the_plugin_from_its_folder() -> None:
+    market = load(MARKETPLACE)
+    assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", market["name"])
+    assert market["owner"]["name"]
+    (entry,) = market["plugins"]
+    assert entry["name"] == "mcp-memory" and entry["source"] == "./plugin"
+    assert (ROOT / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
+
+
+def test_the_manifest_has_a_kebab_case_name_and_a_tenant_option_of_the_documented_shape() -> None:
+    manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert manifest["name"] == "mcp-memory"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+    options = manifest["userConfig"]
+    assert set(options) == {"tenant", "capture"}
+    for key, option in options.items():
+        assert re.fullmatch(r"[A-Za-z_]\w*", key)  # it becomes CLAUDE_PLUGIN_OPTION_<KEY> in hooks
+        assert set(option) <= OPTION_KEYS and option["type"] in OPTION_TYPES
+    assert options["tenant"]["type"] == "string" and options["tenant"]["default"] == "local"
+    assert options["capture"]["type"] == "boolean" and options["capture"]["default"] is False
+
+
+def test_the_mcp_server_gets_the_tenant_from_the_plugin_option() -> None:
+    servers = load(PLUGIN / ".mcp.json")["mcpServers"]
+    assert servers == {
+        "memory": {
+            "command": "mcp-memory",
+            "args": ["serve-stdio"],
+            "env": {"MEMORY_TENANT": "${user_config.tenant}"},
+        }
+    }
+
+
+def test_each_hook_runs_mcp_memory_hook_for_its_own_event_with_the_same_tenant() -> None:
+    config = load(PLUGIN / "hooks" / "hooks.json")
+    assert set(config) == {"description", "hooks"}
+    assert set(config["hooks"]) == set(EVENTS)
+    for event, groups in config["hooks"].items():
+        (group,) = groups
+        if event == "SessionStart":
+            assert set(group["matcher"].split("|")) == SESSION_START_SOURCES
+        if event in NO_MATCHER:
+            assert "matcher" not in group
+        (handler,) = group["hooks"]
+        assert handler["type"] == "command" and isinstance(handler["timeout"], int) and handler["timeout"] > 0
+        assert f'mcp-memory hook {event} --tenant "${{CLAUDE_PLUGIN_OPTION_TENANT:-}}"' in handler["command"]
+        assert "${user_config." not in handler["command"]  # refused in shell-form hook commands
+
+
+def hook_commands() -> dict[str, str]:
+    config = load(PLUGIN / "hooks" / "hooks.json")
+    return {event: groups[0]["hooks"][0]["command"] for event, groups in config["hooks"].items()}
+
+
+@pytest.mark.parametrize("event", EVENTS)
+def test_the_hook_commands_pass_the_plugin_options_through_bash_as_written(event: str, tmp_path: Path) -> None:
+    shim = tmp_path / "bin" / "mcp-memory"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        "printf '%s\\n' \"$@\" > \"$ARGS_OUT\"\n"
+        "printf '%s\\n' \"${MEMORY_HOOK_CAPTURE-unset}\" >> \"$ARGS_OUT\"\n"
+    )
+    shim.chmod(0o755)
+    out = tmp_path / "args"
+    env = {
+        "PATH": f"{shim.parent}:{os.environ['PATH']}",
+        "ARGS_OUT": str(out),
+        "CLAUDE_PLUGIN_OPTION_TENANT": "my-project",
+        "CLAUDE_PLUGIN_OPTION_CAPTURE": "true",
+    }
+    subprocess.run(["bash", "-c", hook_commands()[event]], env=env, check=True)
+    *args, capture = out.read_text().splitlines()
+    assert args == ["hook", event, "--tenant", "my-project"]
+    assert capture == ("true" if event in ("Stop", "PreCompact") else "unset")
+    env.pop("CLAUDE_PLUGIN_OPTION_TENANT")
+    subprocess.run(["bash", "-c", hook_commands()[event]], env=env, check=True)
+    assert out.read_text().splitlines()[:4] == ["hook", event, "--tenant", ""]  # then MEMORY_TENANT, else local
+
+
+def claude_code() -> str:
+    """Claude Code's CLI: $CLAUDE_CODE_BIN, `claude` on PATH, or where .ci/run installs it."""
+    found = os.environ.get("CLAUDE_CODE_BIN") or shutil.which("claude")
+    cached = Path.home() / ".cache" / "mcp-memory-ci" / "claude-code" / "node_modules" / ".bin" / "claude"
+    if not found and cached.is_file():
+        found = str(cached)
+    if not found:
+        pytest.fail(
+            "Claude Code's CLI is needed: npm install --prefix ~/.cache/mcp-memory-ci/claude-code "
+            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION} (.ci/run does it)"
+        )
+    return found
+
+
+def test_claude_code_validates_the_plugin_and_the_marketplace() -> None:
+    for target in (PLUGIN, ROOT):
+        done = subprocess.run([claude_code(), "plugin", "validate", str(target)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Validation passed" in done.stdout
+
+
+def test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenant_set_once(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    command = [claude_code(), "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
+    done = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["outcome"] == "ok"
+    settings = load(tmp_path / ".claude" / "settings.json")
+    assert settings["enabledPlugins"] == {"mcp-memory@mcp-memory": True}
+    assert settings["pluginConfigs"]["mcp-memory@mcp-memory"]["options"] == {"tenant": "acme"}
+    listed = subprocess.run(
+        [claude_code(), "plugin", "details", "mcp-memory@mcp-memory"], env=env, capture_output=True, text=True
+    )
+    assert "Hooks (4)  SessionStart, UserPromptSubmit, PreCompact, Stop" in listed.stdout
+    assert "MCP servers (1)  memory" in listed.stdout
+
+
+def test_the_install_command_in_docs_is_the_one_tested() -> None:
+    docs = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = "claude plugin install mcp-memory --marketplace /path/to/mcp-memory --config tenant=my-project"
+    assert line in docs and line in readme
