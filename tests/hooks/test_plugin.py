@@ -94,8 +94,8 @@ def test_the_hook_commands_pass_the_plugin_options_through_bash_as_written(event
     shim.parent.mkdir()
     shim.write_text(
         "#!/bin/sh\n"
-        "printf '%s\\n' \"$@\" > \"$ARGS_OUT\"\n"
-        "printf '%s\\n' \"${MEMORY_HOOK_CAPTURE-unset}\" >> \"$ARGS_OUT\"\n"
+        'printf \'%s\\n\' "$@" > "$ARGS_OUT"\n'
+        'printf \'%s\\n\' "${MEMORY_HOOK_CAPTURE-unset}" >> "$ARGS_OUT"\n'
     )
     shim.chmod(0o755)
     out = tmp_path / "args"
