@@ -640,6 +640,12 @@ class MemoryService:
         rest = [m for m in digest.order(memories, stats, self.clock()) if m.id not in first]
         return DigestResult([*topical, *rest], len(memories), len(topical))
 
+    async def get(self, caller: Caller, memory_id: str) -> Memory | None:
+        """One memory by id, or None when it is missing or not visible to the caller (another
+        tenant's or another conversation's reads as missing; docs/hooks.md#mcp-prompts-and-resources)."""
+        found = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
+        return found[0] if found else None
+
     # ----------------------------------------------------------------------- forget
 
     async def forget(self, caller: Caller, memory_id: str) -> ForgetResult:

@@ -100,9 +100,14 @@ class Grant:
 FULL_GRANT = Grant()
 
 
+#: Methods that return memories, and so need the read scope as the reading tools do.
+READ_METHODS = frozenset({"resources/list", "resources/read", "prompts/get"})
+
+
 def required_scopes(body: bytes, settings: OAuthSettings) -> list[str]:
-    """The scopes a JSON-RPC body needs: by the tool each `tools/call` names. Anything
-    else (the handshake, tools/list, a malformed body the SDK will refuse) needs none
+    """The scopes a JSON-RPC body needs: by the tool each `tools/call` names, and the read scope
+    for the methods that return memories (READ_METHODS). Anything else (the handshake, the
+    lists of tools, templates and prompts, a malformed body the SDK will refuse) needs none
     beyond a valid token."""
     from mcp_memory.server.json_limits import JsonRefused, loads_bytes
 
@@ -113,6 +118,9 @@ def required_scopes(body: bytes, settings: OAuthSettings) -> list[str]:
     messages = parsed if isinstance(parsed, list) else [parsed]
     needed: list[str] = []
     for message in messages:
+        if isinstance(message, dict) and message.get("method") in READ_METHODS:
+            needed.append(settings.read_scope)  # a resource or the prompt holds memories
+            continue
         if not isinstance(message, dict) or message.get("method") != "tools/call":
             continue
         params = message.get("params")

@@ -222,6 +222,17 @@ def call(name: str, arguments: dict) -> dict:
         ("memory:read memory:write", call("forget", {"id": "01J0000000000000000000000A"}), "memory:forget"),
         ("memory:write", call("recall", {"query": "x"}), "memory:read"),
         ("memory:write", call("list_memories", {}), "memory:read"),
+        ("memory:write", {"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {}}, "memory:read"),
+        (
+            "memory:write",
+            {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "memory://recent"}},
+            "memory:read",
+        ),
+        (
+            "memory:write",
+            {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "recall-context"}},
+            "memory:read",
+        ),
     ],
 )
 async def test_a_missing_scope_is_refused_with_403_naming_the_scope(
