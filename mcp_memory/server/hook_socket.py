@@ -60,6 +60,8 @@ class HookSocket:
 
     async def start(self) -> None:
         """Listen now if the socket is free (or stale); otherwise wait in the background for it."""
+        if not hasattr(socket, "AF_UNIX"):  # Windows without Unix sockets: hooks answer in their own process
+            return
         try:
             if not await self._try_listen():
                 self._waiting = asyncio.get_running_loop().create_task(self._wait_for_turn())
