@@ -13,9 +13,9 @@ session id as the conversation.
 
 from __future__ import annotations
 
+import _socket  # the C module: `socket` would import selectors and more, on every prompt
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -202,7 +202,7 @@ class Unreachable(Exception):
 
 def ask_socket(ask: Ask, path: Path, seconds: float) -> tuple[str | None, list[str]]:
     deadline = time.monotonic() + seconds
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(seconds)
         try:

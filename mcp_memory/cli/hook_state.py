@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from mcp_memory.core.hooks import digest_hex
 
 SESSIONS_MAX = 64
 SHOWN_MAX = 2000
@@ -41,7 +42,7 @@ class Session:
 
 
 def session_key(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return digest_hex(session_id.encode("utf-8", "surrogatepass"), 32)
 
 
 def _load(path: Path) -> dict[str, Any]:

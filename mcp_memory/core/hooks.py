@@ -7,13 +7,24 @@ heavy: the standard library, and platformdirs only to find the data directory.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+try:  # the C hash module itself (3.11; 3.12 calls it _sha2): hashlib would load OpenSSL's on every hook
+    _SHA256: Any = importlib.import_module("_sha256" if sys.version_info < (3, 12) else "_sha2").sha256
+except ImportError:  # pragma: no cover - a build without it
+    from hashlib import sha256 as _SHA256
+
+
+def digest_hex(data: bytes, length: int) -> str:
+    """The first `length` hex digits of data's SHA-256."""
+    return str(_SHA256(data).hexdigest()[:length])
+
 
 #: MEMORY_HOOK_BUDGET: the most a hook injects, in estimated tokens (core/digest.py estimate_tokens).
 DEFAULT_BUDGET = 1500
@@ -163,7 +174,7 @@ def store_key(tenant: str, environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     chosen = [[name, env.get(name)] for name in STORE_ENV]
     raw = json.dumps([tenant, chosen], separators=(",", ":"))
-    return hashlib.sha256(raw.encode("ascii")).hexdigest()[:20]
+    return digest_hex(raw.encode("ascii"), 20)
 
 
 def socket_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
