@@ -2,8 +2,8 @@
 
 It runs before every prompt, so it is small on purpose: it imports the standard library and
 core/hooks.py, asks the serving process on its socket (server/hook_socket.py), and only
-when nothing listens there opens the store itself, in a thread it waits FALLBACK_SECONDS
-for. Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
+when nothing listens there opens the store itself, in a thread it waits MEMORY_HOOK_TIMEOUT_MS
+(1 s) for. Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
 log), stdout holds only the documented JSON, or nothing at all when nothing qualifies.
 
 The tenant and conversation come from --tenant / MEMORY_TENANT / "local" and --conversation /
@@ -26,10 +26,11 @@ from mcp_memory.core import hooks
 from mcp_memory.core.hooks import Ask
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
-#: How long the hook waits for its own process to open the store and answer, when no server listens.
-FALLBACK_SECONDS = 1.0
-#: How long it waits for a listening server's answer (its first recall may still load the model).
-SOCKET_SECONDS = 1.0
+#: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer (its first recall
+#: may still load the model), or for its own process to open the store and answer when none listens.
+DEFAULT_TIMEOUT_MS = 1000
+TIMEOUT_MS_MIN, TIMEOUT_MS_MAX = 100, 10_000
+FALLBACK_SECONDS = DEFAULT_TIMEOUT_MS / 1000
 #: Capture asks once a session has sent this many prompts (or has been compacted).
 CAPTURE_AFTER_PROMPTS = 3
 #: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
@@ -144,11 +145,13 @@ class HookSettings:
         limit: int = hooks.DEFAULT_LIMIT,
         min_confidence: str = "high",
         capture: bool = False,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
     ) -> None:
         self.budget = budget
         self.limit = limit
         self.min_confidence = min_confidence
         self.capture = capture
+        self.timeout_ms = timeout_ms
 
     @classmethod
     def read(cls, environ: Mapping[str, str], hook: str) -> HookSettings:
@@ -166,6 +169,9 @@ class HookSettings:
             limit=_integer(environ, "MEMORY_HOOK_LIMIT", hooks.DEFAULT_LIMIT, 1, hooks.LIMIT_MAX, hook),
             min_confidence=confidence,
             capture=capture in ("1", "true", "yes", "on"),
+            timeout_ms=_integer(
+                environ, "MEMORY_HOOK_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, hook
+            ),
         )
 
 
@@ -257,19 +263,19 @@ def ask_here(ask: Ask, seconds: float, environ: Mapping[str, str]) -> tuple[str 
     return result
 
 
-def ask(question: Ask, hook: str, environ: Mapping[str, str]) -> tuple[str | None, list[str]]:
-    """The serving process's answer, else this process's within FALLBACK_SECONDS, else nothing."""
+def ask(question: Ask, hook: str, environ: Mapping[str, str], seconds: float) -> tuple[str | None, list[str]]:
+    """The serving process's answer, else this process's, each within `seconds`, else nothing."""
     path = hooks.socket_path(question.tenant, environ)
     try:
-        return ask_socket(question, path, SOCKET_SECONDS)
+        return ask_socket(question, path, seconds)
     except Unreachable:
         pass
     except (OSError, ValueError) as exc:
         log("hook_server_failed", hook, reason=type(exc).__name__)
         return None, []
-    result = ask_here(question, FALLBACK_SECONDS, environ)
+    result = ask_here(question, seconds, environ)
     if result is None:
-        log("hook_timed_out", hook, seconds=FALLBACK_SECONDS)
+        log("hook_timed_out", hook, seconds=seconds)
         raise TimedOut
     return result
 
@@ -346,7 +352,7 @@ def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]
         settings.limit,
         settings.min_confidence,
     )
-    text, ids = ask(question, event, environ)
+    text, ids = ask(question, event, environ, settings.timeout_ms / 1000)
     if text and state_file is not None and session_id is not None:
         with hook_state.session(state_file, session_id) as state:
             state.show(ids)

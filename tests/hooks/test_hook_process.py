@@ -77,11 +77,13 @@ def serve_stdio(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 def test_with_serve_stdio_listening_a_prompt_is_answered_from_its_socket(serve_stdio: dict[str, str]) -> None:
-    elapsed, done = hook(serve_stdio, "UserPromptSubmit", payload(user_prompt("when do deploys go out")))
+    # a busy machine may take over the default second: this test is about the path, not the clock
+    env = {**serve_stdio, "MEMORY_HOOK_TIMEOUT_MS": "10000"}
+    elapsed, done = hook(env, "UserPromptSubmit", payload(user_prompt("when do deploys go out")))
     assert done.returncode == 0 and done.stderr == b""
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert f"   {DEPLOY}" in context.splitlines()
-    assert elapsed < 1.0 + START_SLACK
+    assert elapsed < 10.0 + START_SLACK
 
 
 def test_with_nothing_listening_the_hook_answers_itself_or_gives_up_after_a_second(tmp_path: Path) -> None:
