@@ -164,6 +164,9 @@ class Settings:
     #: One line for stderr about where the database lives, when it is not the default place.
     db_path_notice: str | None = None
     database_url: str | None = field(default=None, repr=False)
+    #: POSTGRES_HNSW_MIN_MEMORIES: a PostgreSQL tenant this large gets an HNSW index (0: never;
+    #: docs/storage.md#large-tenants).
+    postgres_hnsw_min_memories: int = 0
     vector_bucket: str | None = None
     vector_index: str = "memories"
     state_bucket: str | None = None
@@ -255,12 +258,14 @@ class _Reader:
         floor, high = self.relevance(provider)
         flush_ms = self.integer("STATS_FLUSH_MS", 30_000)
         threshold = self.integer("STATS_COMPACT_THRESHOLD", 20)
+        hnsw_min = self.integer("POSTGRES_HNSW_MIN_MEMORIES", Settings.postgres_hnsw_min_memories, 10**9, minimum=0)
         tenant, conversation = self.caller_defaults()
         settings = Settings(
             backend=backend,
             backend_reason=reason,
             db_path=db_path,
             db_path_notice=db_path_notice,
+            postgres_hnsw_min_memories=hnsw_min,
             vector_index=self.raw("VECTOR_INDEX") or "memories",
             knowledge_base_id=kb,
             embedding_provider=provider,

@@ -495,6 +495,19 @@ def test_stats_settings_are_read() -> None:
     assert (settings.stats_flush_ms, settings.stats_compact_threshold) == (5000, 1)
 
 
+def test_no_postgresql_tenant_gets_an_hnsw_index_unless_a_threshold_is_set() -> None:
+    assert load().postgres_hnsw_min_memories == 0
+    assert load(POSTGRES_HNSW_MIN_MEMORIES="250000").postgres_hnsw_min_memories == 250_000
+    assert load(POSTGRES_HNSW_MIN_MEMORIES="0").postgres_hnsw_min_memories == 0  # never
+
+
+@pytest.mark.parametrize("raw", ["-1", "many", "1e5", "1000000001"])
+def test_the_hnsw_threshold_must_be_a_whole_number_of_memories(raw: str) -> None:
+    assert refusal(POSTGRES_HNSW_MIN_MEMORIES=raw) == (
+        f'POSTGRES_HNSW_MIN_MEMORIES must be an integer between 0 and 1000000000, got "{raw}"'
+    )
+
+
 # --------------------------------------------------------------------------- HTTP limits
 
 

@@ -34,6 +34,8 @@ class StoreSettings(Protocol):
     @property
     def database_url(self) -> str | None: ...
     @property
+    def postgres_hnsw_min_memories(self) -> int: ...
+    @property
     def vector_bucket(self) -> str | None: ...
     @property
     def vector_index(self) -> str: ...
@@ -93,7 +95,12 @@ async def _open_postgres(settings: StoreSettings) -> Stores:
             f"pip install '{DISTRIBUTION}[postgres]'"
         ) from None
 
-    return await open_postgres(settings.database_url, model=settings.embedding_model, dim=settings.embedding_dim)
+    return await open_postgres(
+        settings.database_url,
+        model=settings.embedding_model,
+        dim=settings.embedding_dim,
+        hnsw_min_memories=settings.postgres_hnsw_min_memories,
+    )
 
 
 async def _open_s3(settings: StoreSettings) -> Stores:

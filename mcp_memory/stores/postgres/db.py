@@ -240,6 +240,11 @@ class PostgresDatabase:
         assert self._vector_dumper is not None
         conn.adapters.register_dumper(VectorParam, self._vector_dumper)
 
+    @property
+    def namespace(self) -> str:
+        """The schema the tables are in (advisory-lock keys are namespaced by it)."""
+        return self._namespace
+
     # ------------------------------------------------------------------ running work
 
     @asynccontextmanager
@@ -251,10 +256,14 @@ class PostgresDatabase:
             async with self._pool.connection() as conn:
                 yield conn
 
-    async def fetch(self, op: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Run one parameterised statement and return its rows (empty when it returns none)."""
+    async def fetch(
+        self, op: str, sql: str, params: tuple[Any, ...] = (), *, prepare: bool | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run one parameterised statement and return its rows (empty when it returns none).
+        `prepare=False` plans it for these values every time (psycopg otherwise prepares a
+        statement run often, and PostgreSQL may then plan it once for any value)."""
         async with self.connection(op) as conn:
-            cursor = await conn.execute(sql, params)
+            cursor = await conn.execute(sql, params, prepare=prepare)
             return await cursor.fetchall() if cursor.description is not None else []
 
     @asynccontextmanager

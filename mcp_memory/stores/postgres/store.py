@@ -11,14 +11,17 @@ transaction-scoped advisory lock, so a check-then-insert in one process
 excludes the same in every other (see postgres_db.py).
 
 Queries are an exact scan within the tenant, ordered by cosine distance
-(`<=>`), with visibility in the WHERE clause before the LIMIT (docs/memories.md). There is
-deliberately no ANN index: it could miss the nearest neighbour dedup needs.
+(`<=>`), with visibility in the WHERE clause before the LIMIT (docs/memories.md). A tenant of
+POSTGRES_HNSW_MIN_MEMORIES or more is searched through its own HNSW index instead, with the same
+conditions, and by the exact scan whenever the index walk leaves fewer than were asked for
+(stores/postgres/ann.py). The exact scan's statements keep the index out of their plans.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,6 +37,7 @@ from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres import keywords
+from mcp_memory.stores.postgres.ann import DEFAULT_MIN_MEMORIES, EF_SEARCH, AnnIndexes
 from mcp_memory.stores.postgres.db import (
     DEFAULT_LOCK_CONNECTIONS,
     DEFAULT_POOL_SIZE,
@@ -47,21 +51,29 @@ from mcp_memory.stores.postgres.schema import create_schema
 __all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
 
 _VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
-_QUERY = (
-    "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
-    f"WHERE tenant_id = %s AND {_VISIBLE} ORDER BY distance LIMIT %s"
+#: The type (or NULL: any), any of the tags (or NULL: any), and createdAt since / until (or NULL: open).
+_FILTER = (
+    "AND (%s::text IS NULL OR metadata->>'memoryType' = %s) AND (%s::text[] IS NULL OR metadata->'tags' ?| %s::text[]) "
+    "AND (%s::text IS NULL OR metadata->>'createdAt' >= %s) AND (%s::text IS NULL OR metadata->>'createdAt' <= %s)"
 )
+_NEAREST = "SELECT id, metadata, embedding <=> %b AS distance FROM memories WHERE tenant_id = %s AND {visible} {where}"
+
+
+def _exact(where: str = "") -> str:
+    """The nearest visible rows by an exact scan. OFFSET 0 keeps the subquery whole, so the ORDER BY
+    is over its output and no HNSW index can serve it: the exact scan stays exact."""
+    inner = _NEAREST.format(visible=_VISIBLE, where=where)
+    return f"SELECT id, metadata, distance FROM ({inner} OFFSET 0) AS scanned ORDER BY distance LIMIT %s"
+
+
+def _approximate(where: str = "") -> str:
+    """The same rows through the tenant's HNSW index (an ORDER BY the index serves)."""
+    return _NEAREST.format(visible=_VISIBLE, where=where) + " ORDER BY distance LIMIT %s"
+
+
+_QUERY = _exact()
+_FILTERED_QUERY = _exact(_FILTER)
 _SCAN = "SELECT id, metadata, embedding::real[] FROM memories WHERE tenant_id = %s AND id > %s ORDER BY id LIMIT %s"
-#: `query` with a filter: the type (or NULL: any) and any of the tags (or NULL: any), before the limit.
-_FILTERED_QUERY = (
-    "SELECT id, metadata, embedding <=> %b AS distance FROM memories "
-    f"WHERE tenant_id = %s AND {_VISIBLE} "
-    "AND (%s::text IS NULL OR metadata->>'memoryType' = %s) "
-    "AND (%s::text[] IS NULL OR metadata->'tags' ?| %s::text[]) "
-    "AND (%s::text IS NULL OR metadata->>'createdAt' >= %s) "
-    "AND (%s::text IS NULL OR metadata->>'createdAt' <= %s) "
-    "ORDER BY distance LIMIT %s"
-)
 _PUT = (
     "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
     "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
@@ -77,8 +89,14 @@ async def open_postgres(
     pool_size: int = DEFAULT_POOL_SIZE,
     lock_connections: int = DEFAULT_LOCK_CONNECTIONS,
     timeout: float = DEFAULT_TIMEOUT_S,
+    hnsw_min_memories: int = DEFAULT_MIN_MEMORIES,
+    hnsw_ef_search: int = EF_SEARCH,
 ) -> tuple[PgVectorStore, PgObjectStore]:
     """Open the database at `url` for embeddings of `model` with `dim` dimensions.
+
+    A tenant of `hnsw_min_memories` or more (0: none) is searched through an HNSW index of its
+    own, built in the background (stores/postgres/ann.py); which are valid is read here. Its walk
+    keeps `hnsw_ef_search` candidates.
 
     Raises StartupError, naming the redacted URL and the reason, when the
     database cannot be reached, pgvector is missing and cannot be created, or
@@ -99,6 +117,8 @@ async def open_postgres(
             await conn.close()
         assert row is not None
         await db.open_pools(int(row[0]), str(row[1]))
+        ann = AnnIndexes(db, vector_schema, hnsw_min_memories, hnsw_ef_search)
+        await ann.start()
     except psycopg.Error as exc:
         await db.close()
         raise StartupError(
@@ -107,7 +127,7 @@ async def open_postgres(
     except BaseException:
         await db.close()
         raise
-    return PgVectorStore(db, dim, vector_schema), PgObjectStore(db)
+    return PgVectorStore(db, dim, vector_schema, ann), PgObjectStore(db)
 
 
 def _with_operator_of(statement: str, vector_schema: str) -> str:
@@ -144,12 +164,18 @@ def _memory(row_id: str, metadata: Any, tenant: str) -> Memory | None:
 class PgVectorStore:
     """Memories as reference records (jsonb) beside a fixed-width pgvector column."""
 
-    def __init__(self, db: PostgresDatabase, dim: int, vector_schema: str = "public") -> None:
+    def __init__(
+        self, db: PostgresDatabase, dim: int, vector_schema: str = "public", ann: AnnIndexes | None = None
+    ) -> None:
         self._db = db
         self._dim = dim
         self._closed = False
+        self.ann = ann or AnnIndexes(db, vector_schema, 0)
         # pgvector's distance operator named by its schema (see schema.create_schema)
         self._query = _with_operator_of(_QUERY, vector_schema)
+        self._filtered_query = _with_operator_of(_FILTERED_QUERY, vector_schema)
+        self._approximate = _with_operator_of(_approximate(), vector_schema)
+        self._filtered_approximate = _with_operator_of(_approximate(_FILTER), vector_schema)
         self._keyword_search = _with_operator_of(keywords.SEARCH, vector_schema)
 
     def _vector(self, embedding: np.ndarray) -> VectorParam:
@@ -175,6 +201,7 @@ class PgVectorStore:
 
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
         await self._db.fetch("put memory", _PUT, self._row(memory, embedding))
+        self.ann.wrote(memory.tenant, 1)
 
     async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
         """One transaction, the statements pipelined (executemany)."""
@@ -185,6 +212,8 @@ class PgVectorStore:
             async with conn.transaction():
                 async with conn.cursor() as cursor:
                     await cursor.executemany(_PUT, rows)
+        for tenant, count in Counter(memory.tenant for memory, _ in items).items():
+            self.ann.wrote(tenant, count)
 
     async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
         """Pages in id order (keyset paging); embeddings come back in binary as float4 arrays."""
@@ -210,7 +239,8 @@ class PgVectorStore:
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
-        rows = await self._db.fetch("query", self._query, (vector, tenant, conversation, conversation, top_k))
+        params = (vector, tenant, conversation, conversation, top_k)
+        rows = await self._nearest("query", self._approximate, self._query, tenant, params, top_k)
         hits = []
         for row_id, metadata, distance in rows:
             memory = _memory(row_id, metadata, tenant)
@@ -232,13 +262,27 @@ class PgVectorStore:
             *(vector, tenant, conversation, conversation, where.memory_type, where.memory_type, tags, tags),
             *(since, since, until, until, top_k),
         )
-        rows = await self._db.fetch("query", _FILTERED_QUERY, params)
+        rows = await self._nearest("query", self._filtered_approximate, self._filtered_query, tenant, params, top_k)
         hits = []
         for row_id, metadata, distance in rows:
             memory = _memory(row_id, metadata, tenant)
             if memory is not None and where.matches(memory):
                 hits.append(Hit(memory, _similarity(distance)))
         return FilteredHits(hits)
+
+    async def _nearest(
+        self, op: str, approximate: str, exact: str, tenant: str, params: tuple[Any, ...], top_k: int
+    ) -> list[tuple[Any, ...]]:
+        """Through the tenant's HNSW index when it has one and the walk fills `top_k`; else exact."""
+        if self.ann.ready(tenant):
+            async with self._db.connection(op) as conn:
+                async with conn.transaction():
+                    await conn.execute(self.ann.settings)
+                    cursor = await conn.execute(approximate, params, prepare=False)
+                    rows = await cursor.fetchall()
+            if len(rows) >= top_k:
+                return rows
+        return await self._db.fetch(op, exact, params)
 
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
@@ -321,7 +365,10 @@ class PgVectorStore:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._db.release()
+            try:
+                await self.ann.close()
+            finally:
+                await self._db.release()
 
 
 class PgObjectStore:
