@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import math
 import time
 import unicodedata
@@ -23,7 +24,7 @@ from mcp_memory.core import dedup, digest, fusion, keywords, ranking, tenants, t
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.digest import DigestResult
-from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.errors import InvalidArgument, PreconditionFailed
 from mcp_memory.core.ids import iso, parse_iso, ulid
 from mcp_memory.core.logs import JsonLog, NullLog
 from mcp_memory.core.model import (
@@ -411,12 +412,20 @@ class MemoryService:
             )
             if known is not None:
                 self.counters.record(caller.tenant, known.id, self.clock())
+                await self._ensure_indexed(known)
                 memory, created = known, False
             else:
                 memory, created = self._new_memory(caller, content, memory_type, category, tags, scope), True
                 await self._write_new(memory, embedding)
             replaced, not_removed = await self._remove_replaced(caller, old)
         return RememberResult(memory, created, replaced, not_removed, near)
+
+    async def _ensure_indexed(self, memory: Memory) -> None:
+        """The recency index entry of a memory remember found already stored. A write whose
+        answer was lost (the store failed after the memory committed, before its entry) is
+        retried by its caller; the retry lands here and completes it, so list_memories shows it."""
+        with contextlib.suppress(PreconditionFailed):  # the usual case: the entry is there
+            await self.objects.put(index_key(memory), "", if_none_match=True)
 
     async def _write_new(self, memory: Memory, embedding: np.ndarray) -> None:
         """The memory, then its recency index entry: an index entry without a memory would list

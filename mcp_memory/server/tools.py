@@ -23,7 +23,7 @@ from mcp_memory.core.arguments import (
     Terms,
 )
 from mcp_memory.core.echo import strip_echoes
-from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.errors import InvalidArgument, StoreError
 from mcp_memory.core.limits import CONTENT_MAX_BYTES
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
@@ -225,6 +225,14 @@ class Closeable(Protocol):
     async def close(self) -> None: ...
 
 
+#: A store that fails during a write (a connection lost while it commits) cannot say whether
+#: the memory was stored; remember's dedup makes the retry land on it if it was (docs/tools.md).
+IN_DOUBT = (
+    "The memory may have been stored before the failure: calling remember again with the same "
+    "content is safe, it is never stored twice."
+)
+
+
 class ToolLayer:
     """The catalogue and the dispatcher, with per-call logging.
 
@@ -254,9 +262,13 @@ class ToolLayer:
         return list(self._specs.values())
 
     def failure_text(self, tool: str, exc: BaseException, sent: Sequence[str] = ()) -> str:
-        """The isError text of a failure, without any echo of the `sent` arguments."""
+        """The isError text of a failure, without any echo of the `sent` arguments; a store
+        failure of `remember` says the write may have landed and that a retry is safe."""
         spec = self._specs.get(tool)
-        return f"Error: {spec.failure if spec else STORE_FAILURE} — {strip_echoes(str(exc), sent)}"
+        text = f"Error: {spec.failure if spec else STORE_FAILURE} — {strip_echoes(str(exc), sent)}"
+        if tool == "remember" and isinstance(exc, StoreError):
+            text += f" {IN_DOUBT}"
+        return text
 
     async def close(self) -> None:
         """Release what the extra tools hold (clients, threads); closing twice is harmless."""
