@@ -13,8 +13,9 @@ model), then, interleaved round by round so the machine's load falls on every ro
   hook that opens the store and loads the model itself costs; the shipped hook gives up after
   1 s on this path, so it is measured by bench/hook_inprocess.py, the same code without the limit).
 
-Every prompt is a corpus question from a fresh session (no memory is left out for having been
-shown). Prints a markdown table (p50 / p95 per row, and the ratio to `python -c pass`).
+Every prompt comes from a fresh session (no memory is left out for having been shown); every
+other one restates a stored fact, so recall answers it HIGH and the hook injects memories, the
+others are the corpus's questions. Prints a markdown table (p50 / p95 per row, and the ratio to `python -c pass`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,10 +45,25 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+OUTCOMES: dict[str, dict[str, int]] = {}
+#: CPU milliseconds (user + system) of each process, by row: what a run costs on a quiet machine.
+CPU: dict[str, list[float]] = {}
+
+
+def timed(command: list[str], stdin: bytes, env: dict[str, str], row: str | None = None) -> tuple[float, bytes]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, input=stdin, env=env, capture_output=True, check=True)
-    return (time.perf_counter() - started) * 1000, done.stdout
+    ms = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    CPU.setdefault(row or " ".join(command[-2:]), []).append(cpu)
+    if row is not None:  # what the hook did: injected, found nothing that qualified, or gave up waiting
+        gave_up = b"hook_server_failed" in done.stderr or b"hook_timed_out" in done.stderr
+        outcome = "injected" if done.stdout.strip() else "gave up" if gave_up else "nothing qualified"
+        counts = OUTCOMES.setdefault(row, {})
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return ms, done.stdout
 
 
 def main() -> None:
@@ -92,12 +110,24 @@ def main() -> None:
     try:
         assert server.stderr is not None
         server.stderr.readline()  # the socket listens once the first boot line is out
+        served: list[dict[str, object]] = []
+
+        def pump() -> None:
+            assert server.stderr is not None
+            for line in server.stderr:
+                if line.startswith(b"{") and b'"hook_call"' in line:
+                    served.append(json.loads(line))
+
+        threading.Thread(target=pump, daemon=True).start()
         # warm-up: the first question starts the model's load; wait until one is answered
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            ms, out = timed([*hook, "UserPromptSubmit"], prompt(asked[0], "warm"), env)
+            ms, out = timed(
+                [*hook, "UserPromptSubmit"], prompt(asked[0], "warm"), {**env, "MEMORY_HOOK_TIMEOUT_MS": "10000"}
+            )
             if ms < 900:
                 break
+        served_before = len(served)
         rows: dict[str, list[float]] = {
             "python -c pass": [],
             "socket: UserPromptSubmit": [],
@@ -107,17 +137,25 @@ def main() -> None:
         rows["in-process: SessionStart"] = []
         injected = 0
         for i in range(args.rounds):
-            rows["python -c pass"].append(timed([sys.executable, "-c", "pass"], b"", env)[0])
-            ms, out = timed([*hook, "UserPromptSubmit"], prompt(asked[1 + i], f"s{i}"), env)
+            rows["python -c pass"].append(timed([sys.executable, "-c", "pass"], b"", env, "python -c pass")[0])
+            # every other prompt restates a stored fact (recall answers HIGH, memories are injected)
+            question = asked[1 + i] if i % 2 else texts[(i * 97) % real]
+            ms, out = timed([*hook, "UserPromptSubmit"], prompt(question, f"s{i}"), env, "socket: UserPromptSubmit")
             rows["socket: UserPromptSubmit"].append(ms)
             injected += bool(out.strip())
-            rows["socket: SessionStart"].append(timed([*hook, "SessionStart"], start(f"d{i}"), env)[0])
+            rows["socket: SessionStart"].append(
+                timed([*hook, "SessionStart"], start(f"d{i}"), env, "socket: SessionStart")[0]
+            )
             if i < args.inprocess_rounds:
-                q = asked[1 + args.rounds + i]
+                q = asked[1 + args.rounds + i] if i % 2 else texts[(i * 89) % real]
                 rows["in-process: UserPromptSubmit"].append(
-                    timed([*inprocess, "UserPromptSubmit"], prompt(q, f"p{i}"), alone)[0]
+                    timed([*inprocess, "UserPromptSubmit"], prompt(q, f"p{i}"), alone, "in-process: UserPromptSubmit")[
+                        0
+                    ]
                 )
-                rows["in-process: SessionStart"].append(timed([*inprocess, "SessionStart"], start(f"q{i}"), alone)[0])
+                rows["in-process: SessionStart"].append(
+                    timed([*inprocess, "SessionStart"], start(f"q{i}"), alone, "in-process: SessionStart")[0]
+                )
     finally:
         assert server.stdin is not None
         server.stdin.close()
@@ -127,12 +165,24 @@ def main() -> None:
         f"{args.memories:,} memories (SQLite, local model; {real:,} distinct vectors), {args.rounds} interleaved rounds "
         f"({args.inprocess_rounds} for in-process); {injected} of {args.rounds} socket prompts injected memories.",
         "",
-        "| command | runs | p50 ms | p95 ms | p50 / `python -c pass` |",
-        "| --- | --- | --- | --- | --- |",
+        "| command | runs | p50 ms | p95 ms | p50 / `python -c pass` | CPU p50 ms | outcomes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, values in rows.items():
         p50 = statistics.median(values)
-        lines.append(f"| {name} | {len(values)} | {p50:.0f} | {percentile(values, 0.95):.0f} | {p50 / floor:.2f} |")
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.get(name, {}).items())) or "—"
+        cpu = statistics.median(CPU.get(name, [0.0]))
+        lines.append(
+            f"| {name} | {len(values)} | {p50:.0f} | {percentile(values, 0.95):.0f} | {p50 / floor:.2f} "
+            f"| {cpu:.0f} | {outcomes} |"
+        )
+    for method in ("prompt", "digest"):
+        answered = [float(str(r["ms"])) for r in served[served_before:] if r.get("method") == method]
+        if answered:
+            lines.append(
+                f"| serve-stdio's answer to a {method} question (its hook_call ms) | {len(answered)} "
+                f"| {statistics.median(answered):.0f} | {percentile(answered, 0.95):.0f} | — | — | — |"
+            )
     text = "\n".join(lines)
     print(text)
     if args.out:

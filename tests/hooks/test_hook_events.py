@@ -291,3 +291,21 @@ async def test_a_tenant_that_cannot_be_used_is_said_once_and_nothing_is_injected
     assert (run.code, run.out) == (0, "")
     (line,) = capsys.readouterr().err.splitlines()
     assert json.loads(line)["event"] == "hook_context_refused" and "--tenant" in json.loads(line)["message"]
+
+
+async def test_a_stale_socket_left_by_a_killed_process_is_replaced(env: Env, tmp_path: Path) -> None:
+    import socket
+
+    variables = environ(tmp_path)
+    path = hooks.socket_path("acme", variables)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # the file stays; nothing listens on it
+    server = await serving(env.service, variables)
+    try:
+        await env.service.remember(ACME, DEPLOY)
+        run = await run_hook(["SessionStart", "--tenant", "acme"], payload(session_start()), variables)
+        assert f"   {DEPLOY}" in (run.context or "").splitlines()
+    finally:
+        await server.close()

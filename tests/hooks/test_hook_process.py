@@ -113,3 +113,44 @@ def test_with_the_store_locked_the_hook_gives_up_after_a_second_printing_nothing
     assert (done.returncode, done.stdout) == (0, b"")
     assert [json.loads(line)["event"] for line in done.stderr.decode().splitlines()] == ["hook_timed_out"]
     assert elapsed < FALLBACK_SECONDS + START_SLACK
+
+
+def test_the_hook_process_loads_no_typer_numpy_model_sdk_or_dataclasses_on_the_socket_path(tmp_path: Path) -> None:
+    """docs/hooks.md#how-it-is-fast: what a prompt's hook imports when a server answers it."""
+    import socket
+    import threading
+
+    from mcp_memory.core import hooks
+    from tests.support.http_process import imported_modules
+
+    env = process_env(tmp_path)
+    path = hooks.socket_path("acme", env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def answer_once() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b'{"ok":true,"text":"[MEMORY] a stand-in answer","ids":["x"]}\n')
+
+    server = threading.Thread(target=answer_once)
+    server.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mcp_memory", "hook", "UserPromptSubmit"],
+            input=payload(user_prompt("anything")).encode(),
+            env=env,
+            capture_output=True,
+        )
+    finally:
+        server.join(timeout=30)
+        listener.close()
+    assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] == "[MEMORY] a stand-in answer"
+    loaded = imported_modules(done.stderr.decode())
+    heavy = {"typer", "click", "rich", "numpy", "onnxruntime", "tokenizers", "mcp", "mcp_types", "dataclasses"}
+    assert "mcp_memory.cli.hook" in loaded
+    assert not heavy & loaded
+    assert not {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))}
