@@ -18,7 +18,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list recall remember serve-http serve-stdio stats" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list recall remember serve-http serve-stdio stats ui" -- "$cur"))
             ;;
         backup)
             case "$prev" in
@@ -127,6 +127,14 @@ _mcp_memory() {
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "-t --tenant -c --conversation --all-tenants --json -h --help" -- "$cur"))
+            ;;
+        ui)
+            case "$prev" in
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+                --port) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --all-tenants --no-browser --port -h --help" -- "$cur"))
             ;;
     esac
 }

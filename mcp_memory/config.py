@@ -194,6 +194,8 @@ class Settings:
     call_limits: CallLimits = field(default_factory=CallLimits)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     hostname: str = "localhost"
+    #: UI_ENABLED: serve-http also serves the web view at /ui (docs/web.md).
+    ui_enabled: bool = False
     tenant: str | None = None
     conversation: str | None = None
 
@@ -286,6 +288,7 @@ class _Reader:
             call_limits=self.call_limits(),
             metrics=self.metrics(host),
             hostname=self.raw("HOSTNAME") or socket.gethostname(),
+            ui_enabled=self.flag("UI_ENABLED"),
             tenant=tenant,
             conversation=conversation,
         )

@@ -30,8 +30,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "embedders": frozenset({"core", "runtime", "embedders"}),
     "config": frozenset({"core"}),  # and the two tables: see TABLES
     "app": frozenset({"core", "runtime", "stores", "embedders", "config", "app"}),
-    "server": frozenset({"core", "runtime", "app", "config", "server"}),
-    "cli": frozenset({"core", "app", "config", "server", "cli"}),
+    "server": frozenset({"core", "runtime", "app", "config", "server", "web"}),
+    "web": frozenset({"core", "web"}),
+    "cli": frozenset({"core", "app", "config", "server", "web", "cli"}),
     "__main__": frozenset({"cli"}),
     "root": frozenset({"core", "config", "app"}),
 }

@@ -118,6 +118,8 @@ class RecallResult:
     gated: int
     #: False when nothing visible was stored near the query at all.
     found_any: bool
+    #: The visible candidates the floor or the mode's ratio gate dropped (the web view shows them).
+    gated_out: tuple[fusion.Candidate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,25 @@ class ListResult:
     tags: tuple[str, ...] = ()
     #: The creation times asked for, if any.
     span: timespan.TimeSpan = timespan.TimeSpan()
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A memory close to another, and how remember's rule sees the pair."""
+
+    memory: Memory
+    similarity: float
+    #: "duplicate" (remember would not store one beside the other), "differs" (a difference
+    #: test kept them apart: perhaps a correction), or "close" (cosine >= NEAR_SIMILARITY).
+    kind: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryDetail:
+    memory: Memory
+    stats: AccessStats
+    near: list[Neighbour]
 
 
 @dataclass(frozen=True)
@@ -281,6 +302,8 @@ class MemoryService:
         top = max((c.relevance for c in relevant), default=0.0)
         keeping = [c for c in relevant if c.relevance >= top * weights.keep_ratio]
         gated = len(candidates) - len(keeping)
+        kept_ids = {c.memory.id for c in keeping}
+        gated_out = tuple(c for c in candidates if c.memory.id not in kept_ids)
         results: list[Ranked] = []
         if keeping:
             stats = await self.counters.load(caller.tenant, [c.memory.id for c in keeping])
@@ -290,7 +313,7 @@ class MemoryService:
         if confidence == "high":
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
-        return RecallResult(query, mode, limit, results, confidence, gated, found_any=True)
+        return RecallResult(query, mode, limit, results, confidence, gated, found_any=True, gated_out=gated_out)
 
     async def _filtered_nearest(
         self, caller: Caller, embedding: np.ndarray, wanted: int, where: MemoryFilter
@@ -665,6 +688,38 @@ class MemoryService:
         memory = existing[0]
         await self._remove(caller, memory)
         return ForgetResult(memory.id, deleted=True)
+
+    async def detail(self, caller: Caller, memory_id: str, *, near: int = 5) -> MemoryDetail | None:
+        """One visible memory with its access counts and the memories close to it by remember's
+        rule (`near`: a duplicate, a probable correction, or cosine >= NEAR_SIMILARITY); None
+        when the caller cannot see such a memory."""
+        found = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
+        if not found:
+            return None
+        memory = found[0]
+        stats = (await self.counters.load(caller.tenant, [memory.id])).get(memory.id, EMPTY_STATS)
+        embedding = await self._embed(memory.content)
+        hits = await self.vectors.query(caller.tenant, embedding, near + 1, caller.conversation)
+        close: builtins.list[Neighbour] = []
+        for hit in sorted(hits, key=lambda h: h.similarity, reverse=True):
+            if hit.memory.id == memory.id or not hit.memory.visible_to(caller.conversation):
+                continue
+            verdict = dedup.judge(hit.similarity, memory.content, hit.memory.content)
+            if verdict.same or verdict.near or hit.similarity >= NEAR_SIMILARITY:
+                kind = "duplicate" if verdict.same else "differs" if verdict.near else "close"
+                close.append(Neighbour(hit.memory, hit.similarity, kind, verdict.reason))
+        return MemoryDetail(memory, stats, close[:near])
+
+    async def forget_many(self, caller: Caller, ids: Sequence[str]) -> builtins.list[str]:
+        """Forget each of `ids` the caller can see (the web view's forget-by-filter); the ids deleted."""
+        deleted: builtins.list[str] = []
+        for start in range(0, len(ids), LIST_PAGE):
+            chunk = ids[start : start + LIST_PAGE]
+            for memory in await self.vectors.get(caller.tenant, chunk):
+                if memory.visible_to(caller.conversation):
+                    await self._remove(caller, memory)
+                    deleted.append(memory.id)
+        return deleted
 
     async def _remove(self, caller: Caller, memory: Memory) -> None:
         await self.vectors.delete(caller.tenant, [memory.id])  # this is what makes it unreachable

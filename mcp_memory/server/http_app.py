@@ -5,7 +5,8 @@ For every request, on the path alone (the query string never matters):
 
 1. `/health`, any method → 200 `{"status":"ok"}`. Nothing is checked behind it,
    on purpose: a probe must not restart pods over an outage they cannot fix.
-2. anything but exactly `/mcp` → 404.
+2. with UI_ENABLED=1, `/ui` and below → the web view (docs/web.md), with its own checks;
+   anything else but exactly `/mcp` → 404.
 3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
 4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
    With OAuth (server/oauth.py) the key still works, and any other bearer is
@@ -67,6 +68,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
+UI_PATH = "/ui"
 #: Request bodies above this are refused with 413 (docs/http.md).
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -130,6 +132,16 @@ def caller_from_request(ctx: Any) -> Caller:
     )
 
 
+def caller_from_headers_of(request: Any) -> Caller:
+    """The caller of a web view request (a Starlette request), read as a tool call's is."""
+    headers = request.headers
+    return caller_from_headers(
+        headers.getlist(TENANT_HEADER),
+        headers.getlist(STAMPED_TENANT_HEADER),
+        headers.getlist(CONVERSATION_HEADER),
+    )
+
+
 def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", ()):
         if key == name:
@@ -181,11 +193,14 @@ class HttpApp:
         call_limits: CallLimits | None = None,
         metrics: Metrics | None = None,
         mcp_server: Any = None,
+        ui: Any = None,
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
 
         self.log = log
+        #: The web view (mcp_memory/web/), served at /ui with UI_ENABLED=1; None: /ui is 404.
+        self.ui = ui
         self.api_key = api_key or None
         self.max_body = max_body
         self.in_flight = 0
@@ -250,6 +265,9 @@ class HttpApp:
             return
         if self.metadata is not None and (path == WELL_KNOWN or path.startswith(WELL_KNOWN + "/")):
             await self.metadata(scope, receive, send)  # the SDK's RFC 9728 route (404 for another resource)
+            return
+        if self.ui is not None and (path == UI_PATH or path.startswith(UI_PATH + "/")):
+            await self.ui(scope, receive, send)  # its own login, session, CSRF and headers (docs/web.md)
             return
         if path != MCP_PATH:
             await send_json(send, 404, NOT_FOUND_BODY)

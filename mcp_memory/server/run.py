@@ -163,6 +163,38 @@ def oauth_lines(oauth: Any, key_lines: list[str]) -> tuple[list[str], list[str]]
     return [*key_lines, line], [warning]
 
 
+def web_view(settings: Any, service: Any, log: JsonLog) -> tuple[Any, str | None]:
+    """The web view to mount at /ui, and the boot line saying so, or why it stays off (docs/web.md).
+
+    Its login is the static key: with OAuth and no MCP_API_KEY the view has no way to log a
+    person in, and without any key it would be open to whoever reaches the port, so it stays off.
+    """
+    if not settings.ui_enabled:
+        return None, None
+    if not settings.mcp_api_key:
+        if settings.oauth is not None:
+            return None, (
+                "ui: off — UI_ENABLED is set, but the web view cannot log in with OAuth tokens; "
+                "set MCP_API_KEY as well to log in with the static key"
+            )
+        return None, "ui: off — UI_ENABLED needs MCP_API_KEY: the view's login asks for that key"
+    from mcp_memory.server.http_app import caller_from_headers_of
+    from mcp_memory.web.access import Access
+    from mcp_memory.web.app import View, build_ui
+
+    about = [storage_line(settings), f"embedder: {service.describe_embedder()}"]
+    view = View(
+        service,
+        Access.with_key(settings.mcp_api_key),
+        log,
+        caller_from_headers_of,
+        base="/ui",
+        about=about,
+        key_login=True,
+    )
+    return build_ui(view), "ui: /ui (log in with MCP_API_KEY; the tenant comes from X-Memory-Tenant or X-Tenant-Id)"
+
+
 async def run_http(settings: Any) -> None:
     """Serve MCP over stateless Streamable HTTP until SIGTERM or SIGINT (docs/http.md).
 
@@ -195,9 +227,11 @@ async def run_http(settings: Any) -> None:
             from mcp_memory.server.metrics import Metrics
 
             metrics = Metrics(tenant_label=settings.metrics.tenant_label)
+        ui, ui_line = web_view(settings, service, log)
         app = HttpApp(
             tools,
             log,
+            ui=ui,
             mcp_server=build_mcp_server(tools, caller_from_request),
             api_key=settings.mcp_api_key,
             oauth=settings.oauth,
@@ -224,6 +258,8 @@ async def run_http(settings: Any) -> None:
     def announce() -> None:
         metrics_url = url_for(settings.metrics.host, endpoint.port) if endpoint is not None else None
         out, err = boot_lines(settings, tools, url_for(settings.host, bound_port(sockets)), metrics_url)
+        if ui_line:
+            out.append(ui_line)
         for line in out:
             print(line, file=sys.stdout, flush=True)
         for line in err:

@@ -1,0 +1,106 @@
+"""`mcp-memory ui`: the web view of the local store, on 127.0.0.1, in a browser (docs/web.md).
+
+The URL printed carries a one-time token that the first visit exchanges for a session cookie,
+so another local user, or a web page guessing the port, cannot use the view. Ctrl-C stops it:
+the counters are flushed and the command exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from mcp_memory.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ConversationOption,
+    TenantOption,
+    _caller,
+    _fail,
+    _settings,
+    app,
+)
+from mcp_memory.core.errors import StartupError
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Caller
+
+
+@app.command()
+def ui(
+    tenant: TenantOption = None,
+    conversation: ConversationOption = None,
+    all_tenants: Annotated[
+        bool, typer.Option("--all-tenants", help="Operator mode: pick any tenant of the store in the view.")
+    ] = False,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")] = False,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="The port on 127.0.0.1; 0 picks a free one.")] = 0,
+) -> None:
+    """Browse, search and curate the memories of the local store in a web browser.
+
+    Serves on 127.0.0.1 only, prints the URL (its token works once) and opens it. Ctrl-C stops it.
+    """
+    settings = _settings()
+    if all_tenants and (tenant or "").strip():
+        _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
+    caller = _caller(settings, tenant, conversation)
+    try:
+        asyncio.run(run_ui(settings, caller, operator=all_tenants, open_browser=not no_browser, port=port))
+    except StartupError as exc:
+        _fail(f"error: {exc}", EXIT_FAILED)
+
+
+async def run_ui(settings: Any, caller: Caller, *, operator: bool, open_browser: bool, port: int = 0) -> None:
+    """Serve the view until SIGINT or SIGTERM; stdout gets the URL, stderr the log lines."""
+    import webbrowser
+
+    from mcp_memory.app import open_service
+    from mcp_memory.server.http_serve import (
+        GracefulServer,
+        bind_sockets,
+        bound_port,
+        library_logs_as_json,
+        make_uvicorn,
+    )
+    from mcp_memory.server.run import storage_line
+    from mcp_memory.web.access import Access
+    from mcp_memory.web.app import View, build_ui, local_caller
+
+    log = JsonLog(out=sys.stderr)
+    service = await open_service(settings, log=log)
+    try:
+        access = Access.local()
+        view = View(
+            service,
+            access,
+            log,
+            local_caller(access, caller, operator),
+            about=[storage_line(settings), f"embedder: {service.describe_embedder()}"],
+            operator=operator,
+        )
+        sockets = bind_sockets("127.0.0.1", port)
+    except BaseException:
+        await service.close()
+        raise
+    url = f"http://127.0.0.1:{bound_port(sockets)}/login?token={access.token}"
+
+    def announce() -> None:
+        whose = "every tenant (operator mode)" if operator else f"tenant {caller.tenant}"
+        print(f"mcp-memory web view of {whose}: {url}", flush=True)
+        print("The link works once. Ctrl-C stops the view.", file=sys.stderr, flush=True)
+        if open_browser:
+            webbrowser.open(url)
+
+    server = make_uvicorn(build_ui(view), sockets, announce, log=log)
+    graceful = GracefulServer(server, service.close, log)
+    with library_logs_as_json(log):
+        try:
+            service.start(settings.stats_flush_ms)
+            graceful.install_signal_handlers()
+            await graceful.run()
+        finally:
+            await graceful.close_once()
+            for sock in sockets:
+                sock.close()

@@ -1,0 +1,107 @@
+"""Pages from templates: Jinja2 with autoescape on, and memory text shown as text (docs/web.md#security).
+
+Memory content is untrusted text a model wrote. Autoescape turns every `<`, `&` and quote into
+an entity; `text` also makes the invisible characters that reorder or hide text (bidirectional
+overrides and isolates, zero-width marks) visible as their code points, so a right-to-left
+override cannot make a line read other than it is stored. Nothing is ever linkified.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+#: Characters that change how text around them reads without being seen: shown as `U+XXXX`.
+_HIDDEN = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: Browse shows this much of each memory; the memory's own page shows all of it.
+PREVIEW_CHARS = 280
+
+
+def text(value: object) -> Markup:
+    """`value` escaped, its hidden formatting characters shown as code points."""
+    escaped = str(escape(str(value)))
+    return Markup(_HIDDEN.sub(lambda m: f'<span class="ctl">U+{ord(m.group()):04X}</span>', escaped))
+
+
+def preview(value: str) -> Markup:
+    return text(value if len(value) <= PREVIEW_CHARS else value[:PREVIEW_CHARS].rstrip() + " …")
+
+
+def day(value: str) -> str:
+    return value[:10]
+
+
+def when(value: str) -> str:
+    """An ISO time as `2026-07-01 14:30 UTC`; empty stays empty."""
+    return f"{value[:10]} {value[11:16]} UTC" if len(value) >= 16 else value
+
+
+def percent(value: float) -> str:
+    return f"{round(value * 100)}%"
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("mcp_memory.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,  # the templates ship in the package: no stat per include
+    )
+    env.filters.update(text=text, preview=preview, day=day, when=when, percent=percent)
+    return env
+
+
+def growth_chart(times_ms: Sequence[float], *, width: int = 640, height: int = 160) -> dict[str, Any]:
+    """Memories stored per day (or per month past 120 days), as bars for an inline SVG: the
+    server draws it, so the page needs no script (docs/web.md#stats)."""
+    if not times_ms:
+        return {"bars": [], "width": width, "height": height, "unit": "day", "peak": 0}
+    days = [datetime.fromtimestamp(t / 1000, tz=UTC).date() for t in times_ms if math.isfinite(t)]
+    first, last = min(days), max(days)
+    monthly = (last - first).days > 120
+    counts: dict[str, int] = {}
+    for d in days:
+        label = d.strftime("%Y-%m") if monthly else d.isoformat()
+        counts[label] = counts.get(label, 0) + 1
+    labels = _labels(first, last, monthly)
+    peak = max(counts.values())
+    slot = width / len(labels)
+    bars = []
+    for i, label in enumerate(labels):
+        count = counts.get(label, 0)
+        h = round((height - 20) * count / peak, 1) if peak else 0
+        bars.append(
+            {
+                "x": round(i * slot, 1),
+                "w": max(round(slot * 0.8, 1), 1),
+                "h": h,
+                "y": round(height - 20 - h, 1),
+                "label": label,
+                "count": count,
+            }
+        )
+    return {"bars": bars, "width": width, "height": height, "unit": "month" if monthly else "day", "peak": peak}
+
+
+def _labels(first: Any, last: Any, monthly: bool) -> list[str]:
+    from datetime import timedelta
+
+    labels: list[str] = []
+    if monthly:
+        y, m = first.year, first.month
+        while (y, m) <= (last.year, last.month):
+            labels.append(f"{y:04d}-{m:02d}")
+            y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+        return labels
+    d = first
+    while d <= last:
+        labels.append(d.isoformat())
+        d += timedelta(days=1)
+    return labels

@@ -1,0 +1,224 @@
+"""The web view in a real browser: Debian's headless Chromium driven by Playwright, against the
+view served on 127.0.0.1 over an SQLite file (docs/web.md). A person logs in with the printed
+link, browses, searches, opens a memory, edits it, forgets one and exports; each page is saved
+as a screenshot under the test's tmp dir (and, with WEB_SCREENSHOTS=<dir>, there too: that is how
+docs/web-*.png are made)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.http_serve import GracefulServer, bind_sockets, bound_port, make_uvicorn
+from mcp_memory.web.access import Access
+from mcp_memory.web.app import View, build_ui, local_caller
+from tests.conftest import DAY, Env, open_env
+from tests.web.conftest import ACME
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+FACTS = [
+    ("Rolling deploys drain in-flight streams before the pod exits", "pattern", ["deploy", "k8s"]),
+    ("Payments service retries webhooks three times with jitter", "project", ["billing"]),
+    ("The staging database is reset every Sunday at 03:00 UTC", "project", ["staging"]),
+    ("Use ruff format before committing; CI fails on unformatted code", "pattern", ["ci"]),
+    ("Release notes live in docs/changelog.md, newest entry first", "reference", ["docs"]),
+    ("<script>alert('a model wrote this')</script> is stored as text", "project", ["hostile"]),
+    ("우리 팀은 화요일에 배포한다", "project", ["korean"]),
+]
+
+
+@pytest.fixture
+async def env(clock, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    opened = await open_env("sqlite", clock, request)
+    for content, memory_type, tags in FACTS:
+        await opened.service.remember(ACME, content, memory_type=memory_type, tags=tags)
+        clock.advance(DAY / 3)
+    yield opened
+    await opened.service.close()
+
+
+@pytest.fixture
+async def served(env: Env) -> AsyncIterator[tuple[str, View]]:
+    """The view on a free port of 127.0.0.1, and the URL `mcp-memory ui` would print."""
+    access = Access.local()
+    view = View(
+        env.service,
+        access,
+        JsonLog(out=io.StringIO(), err=io.StringIO()),
+        local_caller(access, ACME, False),
+        about=["storage: sqlite (a file in the test's tmp dir)", f"embedder: {env.service.describe_embedder()}"],
+    )
+    sockets = bind_sockets("127.0.0.1", 0)
+    started = asyncio.Event()
+    server = make_uvicorn(build_ui(view), sockets, started.set)
+    graceful = GracefulServer(server, lambda: asyncio.sleep(0), view.log)
+    task = asyncio.create_task(graceful.run())
+    await asyncio.wait_for(started.wait(), 30)
+    try:
+        yield f"http://127.0.0.1:{bound_port(sockets)}/login?token={access.token}", view
+    finally:
+        graceful.stop()
+        await task
+        for sock in sockets:
+            sock.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is not installed (.ci/run installs it)"
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+class Shots:
+    def __init__(self, tmp_path: Path) -> None:
+        self.directory = tmp_path / "screenshots"
+        self.directory.mkdir()
+        self.extra = os.environ.get("WEB_SCREENSHOTS")
+
+    async def take(self, page: Page, name: str) -> Path:
+        path = self.directory / f"web-{name}.png"
+        await page.screenshot(path=str(path), full_page=False)
+        if self.extra:
+            shutil.copy(path, Path(self.extra) / path.name)
+        return path
+
+
+async def test_a_person_logs_in_browses_searches_edits_forgets_and_exports_in_chromium(
+    served: tuple[str, View], browser: Browser, env: Env, tmp_path: Path
+) -> None:
+    url, _ = served
+    shots = Shots(tmp_path)
+    context = await browser.new_context(viewport={"width": 1100, "height": 760}, accept_downloads=True)
+    page = await context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("dialog", lambda dialog: problems.append(f"a dialog opened: {dialog.message}"))
+
+    # log in with the printed link: it lands on Browse, newest first
+    await page.goto(url)
+    assert page.url.endswith("/") and "token" not in page.url
+    assert await page.title() == "Browse · mcp-memory"
+    rows = page.locator("li.memory .content")
+    assert await rows.count() == len(FACTS)
+    assert await rows.first.inner_text() == FACTS[-1][0]
+    assert await page.locator("li.memory .content", has_text="<script>alert").count() == 1  # shown, not run
+    await shots.take(page, "browse")
+
+    # filter by type from the form, with the keyboard
+    await page.select_option("#f-type", "pattern")
+    await page.locator("#f-tag").press("Enter")
+    assert await rows.count() == 2
+
+    # search runs recall and says why each result matched
+    await page.click("text=Search")
+    await page.fill("#q", "how do rolling deploys drain streams")
+    await page.press("#q", "Enter")
+    first = page.locator("ol.results li.memory").first
+    assert "Rolling deploys drain" in await first.inner_text()
+    assert "matched by the embedding" in await first.locator(".why").inner_text()
+    assert await page.locator("strong[class^=conf-]").count() == 1
+    await shots.take(page, "search")
+
+    # open the memory: fields, use, neighbours, the edit form
+    await first.locator("a.open").click()
+    assert await page.title() == "Memory · mcp-memory"
+    old_id = (await page.locator("dd.id").inner_text()).strip()
+    assert "pattern" in await page.locator("dl.fields").inner_text()
+    await shots.take(page, "memory")
+
+    # edit it: a new memory replaces the old one
+    await page.fill("#e-content", "Rolling deploys drain every websocket before the pod exits, within 30 s")
+    await page.click("text=Save as a new memory")
+    assert f"{old_id} is replaced" in await page.locator("p.message").inner_text()
+    new_id = (await page.locator("dd.id").inner_text()).strip()
+    assert new_id != old_id
+    await page.goto(url.split("/login")[0] + f"/m/{old_id}")
+    assert await page.title() == "Not found · mcp-memory"
+    assert problems == ["Failed to load resource: the server responded with a status of 404 (Not Found)"]
+    problems.clear()
+    await page.goto(url.split("/login")[0] + "/search?q=websocket+drain+within+30+s")
+    assert (await page.locator("ol.results li.memory .id").first.inner_text()).strip() == new_id
+    assert old_id not in await page.content()
+
+    # forget one, after the confirmation
+    await page.goto(url.split("/login")[0] + "/")
+    await page.locator("li.memory", has_text="staging database").locator("a.open").click()
+    doomed = (await page.locator("dd.id").inner_text()).strip()
+    await page.click("text=Forget this memory…")
+    assert "It cannot be undone." in await page.locator("main").inner_text()
+    await shots.take(page, "forget")
+    await page.click("button:has-text('Forget it')")
+    assert f"Memory {doomed} is forgotten." in await page.locator("p.message").inner_text()
+    assert await env.vectors.get("acme", [doomed]) == []
+
+    # export the tenant as JSONL
+    async with page.expect_download() as waiting:
+        await page.click("text=Export JSONL")
+    download = await waiting.value
+    assert download.suggested_filename == "mcp-memory-acme.jsonl"
+    saved = tmp_path / "export.jsonl"
+    await download.save_as(str(saved))
+    records = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
+    ids = {r.get("id") for r in records}
+    assert new_id in ids and old_id not in ids and doomed not in ids
+
+    # stats: counts, the chart, the store in use
+    await page.goto(url.split("/login")[0] + "/stats")
+    assert await page.locator("svg.chart rect").count() >= 2
+    assert "storage: sqlite" in await page.locator("ul.about").inner_text()
+    await shots.take(page, "stats")
+
+    assert problems == []  # no CSP violation, no script error, no dialog
+    assert sorted(p.name for p in shots.directory.iterdir()) == [
+        "web-browse.png",
+        "web-forget.png",
+        "web-memory.png",
+        "web-search.png",
+        "web-stats.png",
+    ]
+    await context.close()
+
+
+async def test_a_browser_without_the_link_sees_only_the_refusal(served: tuple[str, View], browser: Browser) -> None:
+    url, _ = served
+    page = await browser.new_page()
+    root = url.split("/login")[0]
+    answer = await page.goto(root + "/")
+    assert answer is not None and answer.status == 403 and page.url.endswith("/login")
+    assert "works once" in await page.locator("main").inner_text()
+    wrong = await page.goto(root + "/login?token=guess")
+    assert wrong is not None and wrong.status == 403
+    await page.close()
+
+
+def test_the_screenshots_in_docs_are_small_pngs() -> None:
+    from tests.conftest import ROOT
+
+    for name in ("browse", "search", "memory", "forget", "stats"):
+        path = ROOT / "docs" / f"web-{name}.png"
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, name
+    assert re.search(r"!\[[^\]]*\]\(docs/web-browse\.png\)", (ROOT / "README.md").read_text(encoding="utf-8"))

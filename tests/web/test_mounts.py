@@ -1,0 +1,158 @@
+"""The two ways to open the web view (docs/web.md): serve-http's /ui behind the static key, and
+`mcp-memory ui` on 127.0.0.1 behind a one-time token (a real process, stopped with Ctrl-C)."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_memory.config import Settings
+from mcp_memory.core.logs import JsonLog
+from mcp_memory.server.http_app import HttpApp
+from mcp_memory.server.run import web_view
+from mcp_memory.server.tools import ToolLayer
+from tests.conftest import ROOT, Env
+from tests.server.test_stdio import server_env
+from tests.web.conftest import ACME, GLOBEX
+
+KEY = "s3cret-key-for-the-view"
+OAUTH = {
+    "MCP_OAUTH_ISSUER": "https://issuer.example",
+    "MCP_OAUTH_JWKS_URL": "https://issuer.example/jwks",
+    "MCP_RESOURCE_URL": "https://memory.example/mcp",
+}
+
+
+def settings(**env: str) -> Settings:
+    return Settings.from_env({"HOME": "/home/ada", "HOSTNAME": "pod-1", "EMBEDDING_PROVIDER": "fake", **env})
+
+
+def test_ui_stays_off_unless_asked_and_says_why_when_it_cannot_log_anyone_in(env: Env) -> None:
+    log = JsonLog(out=io.StringIO())
+    assert web_view(settings(MCP_API_KEY=KEY), env.service, log) == (None, None)
+    ui, line = web_view(settings(UI_ENABLED="1", **OAUTH), env.service, log)
+    assert ui is None and line == (
+        "ui: off — UI_ENABLED is set, but the web view cannot log in with OAuth tokens; "
+        "set MCP_API_KEY as well to log in with the static key"
+    )
+    ui, line = web_view(settings(UI_ENABLED="1"), env.service, log)
+    assert ui is None and line == "ui: off — UI_ENABLED needs MCP_API_KEY: the view's login asks for that key"
+    ui, line = web_view(settings(UI_ENABLED="1", MCP_API_KEY=KEY, **OAUTH), env.service, log)
+    assert ui is not None and line.startswith("ui: /ui (log in with MCP_API_KEY")
+
+
+def mounted(env: Env, base_url: str = "http://memory.test", **extra: str) -> httpx.AsyncClient:
+    log = JsonLog(out=io.StringIO(), err=io.StringIO())
+    ui, _ = web_view(settings(UI_ENABLED="1", MCP_API_KEY=KEY, **extra), env.service, log)
+    app = HttpApp(ToolLayer(env.service, log), log, api_key=KEY, ui=ui)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+
+
+async def log_in(client: httpx.AsyncClient, key: str = KEY) -> httpx.Response:
+    return await client.post("/ui/login", data={"key": key}, headers={"origin": str(client.base_url).rstrip("/")})
+
+
+async def test_serve_http_mounts_the_view_at_ui_behind_the_static_key(env: Env) -> None:
+    mine = (await env.service.remember(ACME, "Deploys go out on Tuesdays")).memory.id
+    theirs = (await env.service.remember(GLOBEX, "Globex deploys on Fridays")).memory.id
+    async with mounted(env) as client:
+        assert (await client.get("/ui")).headers["location"] == "/ui/"
+        assert (await client.get("/ui/", headers={"x-memory-tenant": "acme"})).headers["location"] == "/ui/login"
+        form = await client.get("/ui/login")
+        assert 'type="password"' in form.text and '<label for="key">' in form.text
+        wrong = await log_in(client, "guess")
+        assert wrong.status_code == 401 and "That is not this server's key." in html.unescape(wrong.text)
+        right = await log_in(client)
+        assert right.status_code == 303 and right.headers["location"] == "/ui/"
+        cookie = right.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/ui" in cookie and "secure" not in cookie
+        page = await client.get("/ui/", headers={"x-memory-tenant": "acme"})
+        assert page.status_code == 200 and mine in page.text and theirs not in page.text
+        other = await client.get("/ui/", headers={"x-tenant-id": "globex"})
+        assert theirs in other.text and mine not in other.text
+        missing = await client.get("/ui/")
+        assert missing.status_code == 400 and "x-memory-tenant header is required" in missing.text
+        assert (await client.get(f"/ui/m/{theirs}", headers={"x-memory-tenant": "acme"})).status_code == 404
+        # the MCP endpoint still refuses every browser origin
+        assert (await client.post("/mcp", headers={"origin": "http://memory.test"}, content=b"{}")).status_code == 403
+
+
+async def test_the_tenant_never_comes_from_a_form_field(env: Env) -> None:
+    theirs = (await env.service.remember(GLOBEX, "Globex deploys on Fridays")).memory.id
+    async with mounted(env) as client:
+        await log_in(client)
+        page = await client.get("/ui/", params={"tenant": "globex"}, headers={"x-memory-tenant": "acme"})
+        assert theirs not in page.text
+        assert (
+            await client.post("/ui/tenants", data={"tenant": "globex"}, headers={"x-memory-tenant": "acme"})
+        ).status_code == 403
+
+
+async def test_over_https_the_session_cookie_is_secure(env: Env) -> None:
+    async with mounted(env, "https://memory.test") as client:
+        right = await log_in(client)
+        assert right.status_code == 303 and "secure" in right.headers["set-cookie"].lower()
+
+
+async def test_with_ui_off_there_is_no_ui_path(env: Env) -> None:
+    log = JsonLog(out=io.StringIO(), err=io.StringIO())
+    app = HttpApp(ToolLayer(env.service, log), log, api_key=KEY)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://memory.test") as client:
+        assert (await client.get("/ui/login")).status_code == 404
+
+
+# --------------------------------------------------------------------------- mcp-memory ui
+
+
+def start_ui(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "ui", "--no-browser", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake", MEMORY_TENANT="acme"),
+        cwd=str(ROOT),
+    )
+    line = process.stdout.readline()
+    return process, line
+
+
+def test_ui_prints_the_url_refuses_a_request_without_its_token_and_exits_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    process, line = start_ui(tmp_path)
+    try:
+        match = re.fullmatch(
+            r"mcp-memory web view of tenant acme: (http://127\.0\.0\.1:\d+)/login\?token=(\S+)\n", line
+        )
+        assert match, line + process.stderr.read()
+        url, token = match.groups()
+        with httpx.Client(base_url=url) as client:
+            assert client.get("/").status_code == 303
+            assert client.get("/login").status_code == 403
+            assert client.get("/login?token=" + token[:-1]).status_code == 403
+            assert client.get(f"/login?token={token}").status_code == 303
+            assert client.get("/").status_code == 200
+        with httpx.Client(base_url=url) as stranger:
+            assert stranger.get(f"/login?token={token}").status_code == 403  # the link works once
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert "Traceback" not in err and "shutdown_started" in err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@pytest.mark.parametrize("args", [("--all-tenants", "--tenant", "acme")])
+def test_ui_refuses_all_tenants_with_one_tenant(tmp_path: Path, args: tuple[str, ...]) -> None:
+    process, _ = start_ui(tmp_path, *args)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 2 and "--all-tenants and --tenant cannot be combined" in err
