@@ -145,6 +145,7 @@ def bash_complete(*words: str) -> list[str]:
                 "serve-http",
                 "serve-stdio",
                 "stats",
+                "ui",
             ],
         ),
         (("re",), ["recall", "remember"]),

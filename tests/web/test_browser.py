@@ -39,7 +39,7 @@ FACTS = [
     ("Payments service retries webhooks three times with jitter", "project", ["billing"]),
     ("The staging database is reset every Sunday at 03:00 UTC", "project", ["staging"]),
     ("Use ruff format before committing; CI fails on unformatted code", "pattern", ["ci"]),
-    ("Release notes live in docs/changelog.md, newest entry first", "reference", ["docs"]),
+    ("Release notes live in the changelog, newest entry first", "reference", ["docs"]),
     ("<script>alert('a model wrote this')</script> is stored as text", "project", ["hostile"]),
     ("우리 팀은 화요일에 배포한다", "project", ["korean"]),
 ]
