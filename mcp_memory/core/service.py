@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import math
 import time
 import unicodedata
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -176,20 +175,6 @@ class StatsResult:
     by_type: dict[str, int] = field(default_factory=dict)
     #: True when counting stopped at STATS_SCAN_CAP keys: every figure is a lower bound.
     lower_bound: bool = False
-
-
-def _time_bound(field: str, value: str | None, upper: bool) -> float | None:
-    """Epoch milliseconds of a page's `since`/`until` (a date as `until` is its last millisecond)."""
-    if value is None:
-        return None
-    at = parse_iso(value) if isinstance(value, str) and len(value) <= 40 else math.nan
-    if math.isnan(at):
-        raise InvalidArgument(
-            "{field} must be an ISO 8601 date (2026-05-01) or time (2026-05-01T14:30:00Z).", field=field
-        )
-    if upper and len(value.strip()) == 10:  # a bare date: the whole day
-        at += 86_400_000 - 1
-    return at
 
 
 def _check_replaces(replaces: Sequence[str] | str) -> tuple[str, ...]:
@@ -589,18 +574,15 @@ class MemoryService:
     ) -> MemoryPage:
         """Every visible memory of the caller, newest first, `limit` at a time: pass a page's
         `next_cursor` back for the next one (core/paging.py, docs/tools.md#paging). `since` and
-        `until` are ISO 8601 times or dates, both inclusive."""
+        `until` are read as recall reads them (core/timespan.py): dates, instants or ages, inclusive."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= PAGE_MAX:
             raise InvalidArgument(f"{{field}} must be a whole number from 1 to {PAGE_MAX}.", field="limit")
         if memory_type is not None and memory_type not in MEMORY_TYPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(MEMORY_TYPES)}.", field="type")
         if scope is not None and scope not in SCOPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(SCOPES)}.", field="scope")
-        where = PageFilter(
-            memory_type, tuple(tags), scope, _time_bound("since", since, False), _time_bound("until", until, True)
-        )
-        if where.since_ms is not None and where.until_ms is not None and where.since_ms > where.until_ms:
-            raise InvalidArgument("{field} is later than `until`: nothing lies between them.", field="since")
+        span = timespan.span(since, until, self.clock())
+        where = PageFilter(memory_type, tuple(tags), scope, span.since, span.until)
         return await read_page(self.objects, self.vectors.get, caller, where, limit, cursor)
 
     async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> builtins.list[Memory]:
