@@ -163,3 +163,26 @@ async def read_page(
             return MemoryPage(found, None, scanned, where)
         start_after = keys[read - 1]
     return MemoryPage(found, encode_cursor(start_after) if start_after else None, scanned, where)
+
+
+async def created_times(objects: ObjectStore, caller: Caller, cap: int) -> tuple[builtins.list[float], bool]:
+    """When each of the caller's newest `cap` visible memories was stored (epoch ms, from the
+    index keys alone: no memory is read), and whether there were more."""
+    prefix = index_prefix(caller.tenant)
+    times: builtins.list[float] = []
+    start_after: str | None = None
+    read = 0
+    while read < cap:
+        batch = min(1000, cap - read)
+        keys = await objects.list(prefix, batch, start_after)
+        read += len(keys)
+        for key in keys:
+            entry = parse_index_key(key)
+            if entry is not None and entry.visible_to(caller.conversation):
+                at = ulid_time(entry.id)
+                if not math.isnan(at):
+                    times.append(at)
+        if len(keys) < batch:
+            return times, False
+        start_after = keys[-1]
+    return times, bool(await objects.list(prefix, 1, start_after))

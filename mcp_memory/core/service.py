@@ -45,7 +45,7 @@ from mcp_memory.core.model import (
     Scope,
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
-from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, read_page
+from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, created_times, read_page
 from mcp_memory.core.ports import (
     Embedder,
     FilteredHits,
@@ -726,6 +726,11 @@ class MemoryService:
             if entry.memory_type in MEMORY_TYPES:
                 by_type[entry.memory_type] = by_type.get(entry.memory_type, 0) + 1
         return StatsResult(total, by_type, lower_bound=len(keys) >= STATS_SCAN_CAP)
+
+    async def created_times(self, caller: Caller, *, cap: int = STATS_SCAN_CAP) -> tuple[builtins.list[float], bool]:
+        """When each of the caller's newest `cap` memories was stored (epoch ms), read from the
+        recency index alone, and whether there are more (the web view's growth chart)."""
+        return await created_times(self.objects, caller, cap)
 
     async def tenants(self, *, limit: int = TENANT_SCAN_CAP) -> TenantsResult:
         """Every tenant with memories, and how many (all scopes), up to `limit` tenants (operator)."""

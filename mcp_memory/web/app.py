@@ -23,7 +23,6 @@ from starlette.routing import Route
 
 from mcp_memory.core import arguments
 from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerError
-from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.paging import PAGE_DEFAULT
@@ -45,8 +44,10 @@ SECURITY_HEADERS = {
 FORM_MAX_BYTES = 256 * 1024
 #: Forget-many acts on at most this many memories at a time (the preview says when more match).
 FORGET_MANY_MAX = 1000
-#: Stats reads at most this many memories for tags and growth (then says so).
-STATS_SCAN = 10_000
+#: Stats counts tags over at most this many of the newest memories (each one is read) and draws
+#: growth from at most this many index keys (no memory is read); the page says when it stopped.
+TAG_SCAN = 2_000
+GROWTH_SCAN = 20_000
 TENANT_COOKIE = "mcp_memory_ui_tenant"
 FILTER_FIELDS = ("type", "tag", "scope", "since", "until")
 #: How the view names a field in its errors: the form's label.
@@ -445,24 +446,19 @@ def build_ui(view: View) -> Any:
 
     async def stats(ctx: Ctx) -> Response:
         counted = await view.service.stats(ctx.caller)
+        times, more_times = await view.service.created_times(ctx.caller, cap=GROWTH_SCAN)
         tags: dict[str, int] = {}
-        times: list[float] = []
-        cursor = None
         read = 0
-        capped = False
-        while True:
+        cursor = None
+        while read < TAG_SCAN:
             result = await view.service.page(ctx.caller, limit=200, cursor=cursor)
             for m in result.memories:
-                times.append(parse_iso(m.created_at))
                 for tag in m.tags:
                     tags[tag] = tags.get(tag, 0) + 1
             read += len(result.memories)
-            if result.next_cursor is None:
-                break
-            if read >= STATS_SCAN:
-                capped = True
-                break
             cursor = result.next_cursor
+            if cursor is None:
+                break
         top_tags = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:30]
         return page(
             ctx,
@@ -473,7 +469,9 @@ def build_ui(view: View) -> Any:
             tag_count=len(tags),
             chart=render.growth_chart(times),
             read=read,
-            capped=capped,
+            tags_capped=cursor is not None,
+            grown=len(times),
+            growth_capped=more_times,
             about=view.about,
         )
 

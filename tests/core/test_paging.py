@@ -191,3 +191,12 @@ async def test_an_unfiltered_page_reads_one_key_more_than_it_shows_however_many_
     deeper = await env.service.page(ACME, limit=50, cursor=page.next_cursor)
     assert len(page.memories) == len(deeper.memories) == 50
     assert counting.listed == [51, 51]
+
+
+async def test_created_times_come_from_the_index_for_the_visible_memories_and_say_when_more_remain(env: Env) -> None:
+    await store(env, "acme", 4)
+    await store(env, "acme", 2, start=T0 + 100, scope="conversation", conversation="chat:thread-b")
+    times, more = await env.service.created_times(ACME, cap=10)
+    assert times == [T0 + 3000, T0 + 2000, T0 + 1000, T0] and not more
+    capped, more = await env.service.created_times(ACME, cap=3)
+    assert len(capped) <= 3 and more
