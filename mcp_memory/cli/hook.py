@@ -110,7 +110,7 @@ def read_payload(stream: Any, hook: str) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested a few thousand levels deep
         log("hook_malformed_input", hook)
         return {}
     if not isinstance(data, dict):

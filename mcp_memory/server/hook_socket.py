@@ -26,6 +26,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.server.hook_answers import answer
+from mcp_memory.server.json_limits import loads_bytes
 
 #: How often a process that found the socket taken looks whether its holder has gone.
 TAKEOVER_SECONDS = 30.0
@@ -125,7 +126,7 @@ class HookSocket:
                 writer.close()
                 return
             self.on_question()
-            ask = parse_ask(json.loads(line))
+            ask = parse_ask(loads_bytes(line))  # depth-limited: a JsonRefused is a ValueError
             kind = ask.kind
             if ask.tenant != self.caller.tenant:
                 reply = {"ok": False, "refused": "tenant"}

@@ -145,6 +145,7 @@ async def test_the_session_state_file_is_private_and_holds_no_session_id(env: En
         pytest.param("", id="empty stdin"),
         pytest.param("{not json", id="malformed JSON"),
         pytest.param("[1, 2]", id="not an object"),
+        pytest.param('{"a":' + "[" * 50_000 + "]" * 50_000 + "}", id="nested 50,000 deep"),
         pytest.param('{"hook_event_name": "UserPromptSubmit"}', id="no prompt"),
         pytest.param(payload(user_prompt(None)), id="a null prompt"),  # type: ignore[arg-type]
         pytest.param(payload(user_prompt("   ")), id="a blank prompt"),

@@ -154,3 +154,20 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_or_dataclasses_on_the_s
     assert "mcp_memory.cli.hook" in loaded
     assert not heavy & loaded
     assert not {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))}
+
+
+def test_a_question_on_the_socket_nested_thousands_deep_is_refused_as_a_question(serve_stdio: dict[str, str]) -> None:
+    import socket
+
+    from mcp_memory.core.hooks import socket_path
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(str(socket_path("acme", serve_stdio)))
+        sock.sendall(b'{"kind":' + b"[" * 5000 + b"]" * 5000 + b"}\n")
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = sock.recv(4096)
+            assert chunk, "the socket closed without an answer"
+            reply += chunk
+    assert json.loads(reply) == {"ok": False, "refused": "question"}
