@@ -165,6 +165,20 @@ async def read_page(
     return MemoryPage(found, encode_cursor(start_after) if start_after else None, scanned, where)
 
 
+_CROCKFORD = {c: i for i, c in enumerate("0123456789ABCDEFGHJKMNPQRSTVWXYZ")}
+
+
+def _stamp_ms(stamp: str) -> float:
+    """The epoch ms an index key's inverted time names (a tenth of the cost of decoding the id)."""
+    value = 0
+    for char in stamp:
+        digit = _CROCKFORD.get(char)
+        if digit is None:
+            return math.nan
+        value = value * 32 + digit
+    return float(MAX_TIME - value) if len(stamp) == 10 and value <= MAX_TIME else math.nan
+
+
 async def created_times(objects: ObjectStore, caller: Caller, cap: int) -> tuple[builtins.list[float], bool]:
     """When each of the caller's newest `cap` visible memories was stored (epoch ms, from the
     index keys alone: no memory is read), and whether there were more."""
@@ -179,7 +193,7 @@ async def created_times(objects: ObjectStore, caller: Caller, cap: int) -> tuple
         for key in keys:
             entry = parse_index_key(key)
             if entry is not None and entry.visible_to(caller.conversation):
-                at = ulid_time(entry.id)
+                at = _stamp_ms(key[len(prefix) : len(prefix) + 10])
                 if not math.isnan(at):
                     times.append(at)
         if len(keys) < batch:

@@ -47,7 +47,7 @@ FORGET_MANY_MAX = 1000
 #: Stats counts tags over at most this many of the newest memories (each one is read) and draws
 #: growth from at most this many index keys (no memory is read); the page says when it stopped.
 TAG_SCAN = 2_000
-GROWTH_SCAN = 20_000
+GROWTH_SCAN = 10_000
 TENANT_COOKIE = "mcp_memory_ui_tenant"
 FILTER_FIELDS = ("type", "tag", "scope", "since", "until")
 #: How the view names a field in its errors: the form's label.
