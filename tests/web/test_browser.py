@@ -98,9 +98,9 @@ class Shots:
         self.directory.mkdir()
         self.extra = os.environ.get("WEB_SCREENSHOTS")
 
-    async def take(self, page: Page, name: str) -> Path:
+    async def take(self, page: Page, name: str, *, whole: bool = False) -> Path:
         path = self.directory / f"web-{name}.png"
-        await page.screenshot(path=str(path), full_page=False)
+        await page.screenshot(path=str(path), full_page=whole)
         if self.extra:
             shutil.copy(path, Path(self.extra) / path.name)
         return path
@@ -189,7 +189,7 @@ async def test_a_person_logs_in_browses_searches_edits_forgets_and_exports_in_ch
     await page.goto(url.split("/login")[0] + "/stats")
     assert await page.locator("svg.chart rect").count() >= 2
     assert "storage: sqlite" in await page.locator("ul.about").inner_text()
-    await shots.take(page, "stats")
+    await shots.take(page, "stats", whole=True)
 
     assert problems == []  # no CSP violation, no script error, no dialog
     assert sorted(p.name for p in shots.directory.iterdir()) == [
