@@ -114,8 +114,9 @@ def hook(
     """Answer a Claude Code hook: the event's JSON on stdin, the documented JSON on stdout.
 
     SessionStart injects a digest of this tenant's memories; UserPromptSubmit the memories
-    recall finds with HIGH confidence; Stop and PreCompact ask once for durable facts when
-    MEMORY_HOOK_CAPTURE=1. Always exits 0; failures are one line on stderr (docs/hooks.md).
+    recall finds with HIGH confidence; with MEMORY_HOOK_CAPTURE=1, Stop asks once per session
+    for the durable facts learned (PreCompact only marks the session). Always exits 0;
+    failures are one line on stderr (docs/hooks.md).
     """
     from mcp_memory.cli.hook import main as run_hook
 
