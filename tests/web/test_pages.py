@@ -118,15 +118,16 @@ async def test_search_shows_standing_confidence_why_and_the_gated_memories_benea
     browser: Browser, env: Env
 ) -> None:
     deploy = await remember(env, DEPLOY)
-    await remember(env, PAYMENTS)
+    payments = await remember(env, PAYMENTS)
     answer = await browser.get("/search", params={"q": "Rolling deploys drain in-flight streams before the pod"})
     text = html.unescape(answer.text)
     assert answer.status_code == 200 and ids_in(answer.text)[0] == deploy
     assert re.search(r"Confidence <strong class=\"conf-(high|medium|low)\">", answer.text)
     assert "standing 100%" in text and "matched by the embedding" in text and "by the keywords" in text
-    details = re.search(r"<details class=\"gated\">.*?</details>", answer.text, re.S)
-    if details is not None:
-        assert "gated out" in details.group(0)
+    results, fold = answer.text.split('<details class="gated">')
+    assert payments not in results and deploy in results
+    assert "1 memory gated out (below the floor or the mode's ratio)" in html.unescape(fold)
+    assert f"/m/{payments}" in fold.split("</details>")[0]
 
 
 async def test_search_refuses_a_query_over_the_limit_naming_it(browser: Browser) -> None:
