@@ -28,6 +28,8 @@ from tests.support.standins import OpenAIStandIn
 TEXT_PIECE = 8
 KEY_PIECE = 4
 PREFIX = "Error: the memory store could not complete this request — "
+#: What the embedder says before the server's own words (itself scrubbed when content shares it).
+FRAMING = "the embedding service answered 400: "
 #: Text without the markers' own characters, so a marker next to a surviving character can
 #: never spell a piece of the input by accident.
 ALPHABET = string.ascii_letters + string.digits + " \n\t.,:;'\"/()#-_éü日本"
@@ -64,13 +66,11 @@ def windows(value: str, size: int) -> set[str]:
 
 
 def survivors(output: str, value: str, size: int) -> list[str]:
+    """Pieces of `value` found in `output`, except those that are our own wording (content may
+    happen to contain "the memory store"; finding it in our sentence is no leak)."""
     low = output.lower()
-    return sorted(piece for piece in windows(value, size) if piece.strip() and piece in low)
-
-
-def after(prefix: str, text: str) -> str:
-    assert text.startswith(prefix), text
-    return text[len(prefix) :]
+    ours = (PREFIX + FRAMING).lower()
+    return sorted(piece for piece in windows(value, size) if piece.strip() and piece in low and piece not in ours)
 
 
 async def remembered(content: str, key: str, style: str, cut: int) -> tuple[str, str]:
@@ -118,12 +118,13 @@ def cases(draw: st.DrawFn) -> tuple[str, str, str, int]:
 @given(cases())
 @example(("short ECHOSHORT and a proj plan", "ECHO-sk-proj-abcdefghijklmnop", "whole", 20))
 @example(("line one here\nline two here\nline three\n", "sk-proj-0123456789abcdef", "lines", 20))
+@example(("EMBEDDIN", "sk-proj-0000000000000000", "whole", 8))  # content sharing our own wording
 def test_no_piece_of_the_content_or_the_key_survives_an_echoing_embedding_server(
     case: tuple[str, str, str, int],
 ) -> None:
     content, key, style, cut = case
     text, message = asyncio.run(remembered(content, key, style, cut))
-    framing = "the embedding service answered 400: "
-    for output in (after(PREFIX + framing, text), after(framing, message)):
+    assert text.startswith(PREFIX)
+    for output in (text, message):
         assert survivors(output, content, TEXT_PIECE) == [], (style, output)
         assert survivors(output, key, KEY_PIECE) == [], (style, output)
