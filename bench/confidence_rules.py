@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import confidence_probe as cp
 import retrieval_eval as ev
 
-from mcp_memory.core import fusion, keywords
+from mcp_memory.core import fusion, keywords, recall
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
@@ -90,13 +90,14 @@ async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> li
         back.setdefault(result.memory.id, set()).add(key)
         ids[(tenant, key)] = result.memory.id
     seen: dict = {}
-    original = service._confidence
+    original = getattr(recall.confidence, "__wrapped__", recall.confidence)  # the shipped rule
 
-    def spy(results, relevant, terms, answer):
+    def spy(retrieval, results, relevant, terms, answer, high):
         seen.update(results=results, relevant=relevant, terms=terms, answer=answer)
-        return original(results, relevant, terms, answer)
+        return original(retrieval, results, relevant, terms, answer, high)
 
-    service._confidence = spy  # type: ignore[method-assign]
+    spy.__wrapped__ = original  # type: ignore[attr-defined]
+    recall.confidence = spy  # in this process only
     out = []
     name = corpus.name + (", answers removed" if gold_removed else "")
     for case in corpus.cases:

@@ -39,7 +39,7 @@ import project_set
 import project_set_data
 import retrieval_eval as ev
 
-from mcp_memory.core import ranking
+from mcp_memory.core import ranking, recall
 from mcp_memory.core.service import MemoryService
 
 
@@ -60,10 +60,10 @@ def rule(service: MemoryService, name: str) -> Iterator[None]:
         ranking.usage_band = fading(float(value) if kind == "band" else 0.05)
     if kind == "wide":
         lead = float(value)
-        confidence = service._confidence
+        confidence = recall.confidence
 
-        def gated(results, relevant, terms, answer):
-            label = confidence(results, relevant, terms, answer)
+        def gated(retrieval, results, relevant, terms, answer, high):
+            label = confidence(retrieval, results, relevant, terms, answer, high)
             others = [c.relevance for c in relevant if c.memory.id != results[0].memory.id] if results else []
             if label == "high" and results[0].relevance - max(others, default=0.0) < lead:
                 service._skip = True  # type: ignore[attr-defined]
@@ -77,14 +77,14 @@ def rule(service: MemoryService, name: str) -> Iterator[None]:
                 return None
             return record(*args, **kwargs)
 
-        service._confidence = gated  # type: ignore[method-assign]
+        recall.confidence = gated  # in this process only
         service.counters.record = counted  # type: ignore[method-assign]
     try:
         yield
     finally:
         ranking.usage_band = shipped
         if kind == "wide":
-            del service._confidence
+            recall.confidence = confidence
 
 
 def hub(outcomes: list[ev.Outcome]) -> int:

@@ -81,11 +81,7 @@ def _relevance_clusters(r: CalibrationReport) -> dict[str, list[float]]:
 
 def scoring(r: CalibrationReport) -> str:
     """What the floor and HIGH read under the configured retrieval, in words."""
-    if r.retrieval == "hybrid":
-        return f"relevance = cosine + {KEYWORD_WEIGHT:g} × keyword (RECALL_RETRIEVAL=hybrid; the weight is compiled in)"
-    if r.retrieval == "dense":
-        return "relevance = the cosine (RECALL_RETRIEVAL=dense)"
-    return "relevance = the keyword score (RECALL_RETRIEVAL=keyword)"
+    return r.retrieval.reads
 
 
 def _closest(r: CalibrationReport) -> tuple[list[Any], list[Any]]:
@@ -111,8 +107,8 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
         "clusters": {name: _summary(values) for name, values in _clusters(r).items()},
         "relevance": {name: _summary(values) for name, values in _relevance_clusters(r).items()},
         "scoring": {
-            "retrieval": r.retrieval,
-            "keywordWeight": KEYWORD_WEIGHT if r.retrieval == "hybrid" else None,
+            "retrieval": r.retrieval.name,
+            "keywordWeight": KEYWORD_WEIGHT if r.retrieval.fused else None,
             "reads": scoring(r),
         },
         "answeredFirst": r.answered_first,

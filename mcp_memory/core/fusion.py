@@ -1,4 +1,5 @@
-"""How recall combines the embedding and the keyword index (pure functions, no I/O).
+"""How recall combines the embedding and the keyword index: the formulas (pure functions, no I/O;
+core/recall.py applies them to every candidate).
 
 Candidates come from both: the nearest memories by cosine, and the memories holding the
 query's rarer words (a memory the embedding ranks 300th is still reachable by a rare name).
@@ -38,8 +39,8 @@ from dataclasses import dataclass
 
 import regex
 
-from mcp_memory.core.keywords import KeywordAnswer, TermStats, bm25_scores, held_share
-from mcp_memory.core.model import Confidence, Hit, Memory, Retrieval
+from mcp_memory.core.keywords import TermStats, held_share
+from mcp_memory.core.model import Confidence, Memory
 
 KEYWORD_WEIGHT = 0.6
 
@@ -120,42 +121,6 @@ def keyword_reach(terms: Sequence[str], stats: TermStats, dense_top: float = 0.0
     return 1.0 - min(1.0, max(0.0, dense_top)) * (1.0 - held_share(terms, stats))
 
 
-def fuse(
-    retrieval: Retrieval,
-    terms: Sequence[str],
-    dense: Sequence[Hit],
-    answer: KeywordAnswer | None,
-    readable: float = 1.0,
-) -> list[Candidate]:
-    """Every candidate of either signal once, with its cosine, keyword score and relevance.
-
-    `dense` mode scores by cosine alone, `keyword` mode by the keyword score alone (over the
-    keyword hits only); `hybrid` adds them, the cosine weighed by `readable` (readable_share).
-    """
-    pool: dict[str, Hit] = {}
-    for hit in dense if retrieval != "keyword" else ():
-        pool.setdefault(hit.memory.id, hit)
-    for hit in answer.hits if answer is not None and retrieval != "dense" else ():
-        pool.setdefault(hit.memory.id, hit)
-    if answer is not None and retrieval != "dense":
-        scores = bm25_scores(terms, {i: h.memory.content for i, h in pool.items()}, answer.stats)
-        dense_top = readable * max((h.similarity for h in dense), default=0.0) if retrieval == "hybrid" else 0.0
-        held = keyword_reach(terms, answer.stats, dense_top)
-    else:
-        scores, held = {}, 0.0
-    out = []
-    for memory_id, hit in pool.items():
-        keyword = scores.get(memory_id, 0.0)
-        if retrieval == "dense":
-            relevance = hit.similarity
-        elif retrieval == "keyword":
-            relevance = keyword
-        else:
-            relevance = hybrid_relevance(hit.similarity, keyword, readable, held)
-        out.append(Candidate(hit.memory, hit.similarity, keyword, relevance))
-    return out
-
-
 #: HIGH needs the top result to hold this share of the query's information (keywords.coverage) ...
 COVERAGE_HIGH = 0.7
 #: ... and to stand this far above the next candidate's relevance.
@@ -188,7 +153,13 @@ def confidence(
     A whole dialogue asked as one query never covers 70 % of its words (they are mostly
     conversation), so coverage cannot judge it; there the clear lead in meaning is the evidence.
     """
-    reach = high_reach(top, runner_up, covered, terms=terms, cosine=cosine, cosine_runner_up=cosine_runner_up)
+    return label(
+        high_reach(top, runner_up, covered, terms=terms, cosine=cosine, cosine_runner_up=cosine_runner_up), high
+    )
+
+
+def label(reach: float, high: float) -> Confidence:
+    """HIGH when the evidence reaches the HIGH mark `high` (`high_reach`), MEDIUM otherwise."""
     return "high" if reach > 0 and reach >= high else "medium"
 
 

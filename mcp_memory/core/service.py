@@ -14,22 +14,21 @@ import asyncio
 import builtins
 import contextlib
 import time
-import unicodedata
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core import dedup, digest, fusion, keywords, ranking, tenants, timespan
+from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.digest import DigestResult
 from mcp_memory.core.errors import InvalidArgument, PreconditionFailed
-from mcp_memory.core.ids import iso, parse_iso, ulid
+from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.logs import JsonLog, NullLog
 from mcp_memory.core.model import (
     EMPTY_STATS,
     MEMORY_TYPES,
-    RETRIEVALS,
     SCOPES,
     TRUST_MANUAL,
     AccessStats,
@@ -210,10 +209,8 @@ class MemoryService:
     ) -> None:
         if not 0 < floor <= 1:
             raise ValueError("floor must be in (0, 1]")
-        if retrieval not in RETRIEVALS:
-            raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
-        #: "hybrid" (embedding and keyword index), "dense" (embedding only) or "keyword" (index only).
-        self.retrieval: Retrieval = retrieval
+        #: How recall finds candidates: the embedding and the keyword index, or one alone (core/recall.py).
+        self.retrieval_mode = pipeline.retrieval_mode(retrieval)
         self.vectors = vectors
         self.objects = objects
         self.embedder = embedder
@@ -224,10 +221,17 @@ class MemoryService:
         self.new_id = new_id
         self.log = log or NullLog()
 
+    @property
+    def retrieval(self) -> Retrieval:
+        """The retrieval's name: "hybrid", "dense" or "keyword" (RECALL_RETRIEVAL)."""
+        return self.retrieval_mode.name
+
+    @retrieval.setter
+    def retrieval(self, retrieval: Retrieval | pipeline.RetrievalMode) -> None:
+        self.retrieval_mode = pipeline.retrieval_mode(retrieval)
+
     async def _embed(self, text: str) -> np.ndarray:
-        # NFKC first: a tokenizer reads full-width letters and ligatures (ｐｙｔｈｏｎ, ﬁle) as unknown
-        # words, so the same fact typed with them would land far away. Plain text is unchanged.
-        vector: np.ndarray = (await self.embedder.embed([unicodedata.normalize("NFKC", text)]))[0]
+        vector: np.ndarray = (await self.embedder.embed([pipeline.embedding_input(text)]))[0]
         return vector
 
     # ----------------------------------------------------------------------- recall
@@ -246,59 +250,55 @@ class MemoryService:
     ) -> RecallResult:
         """The memories that answer `query`, ranked, with a confidence level (docs/recall.md).
 
-        Candidates come from the embedding and the keyword index, as `retrieval` says
-        (core/fusion.py); the floor and the mode's ratio gate read the fused relevance.
+        Searches the embedding and the keyword index, as `retrieval` says, and reads the access
+        counts; the candidates, gates, ranking and confidence are core/recall.py's.
         `since`/`until` (core/timespan.py) filter like the type and tags, before the limit.
         """
         where = MemoryFilter(memory_type, tuple(tags), timespan.span(since, until, self.clock()))
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
+        retrieval = self.retrieval_mode
         embedding = await self._embed(query)
-        wanted = ranking.candidate_count(limit)
-        terms = await _query_terms(query) if self.retrieval != "dense" else []
-        dense: list[Hit] = []
-        answer = None
-        searches: builtins.list[Coroutine[Any, Any, Any]] = []
-        if self.retrieval != "keyword":
-            if where:
-                searches.append(self._filtered_nearest(caller, embedding, wanted, where))
-            else:
-                searches.append(self.vectors.query(caller.tenant, embedding, wanted, caller.conversation))
-        if terms:
-            searches.append(self.vectors.keyword_query(caller.tenant, embedding, terms, wanted, caller.conversation))
-        found = await asyncio.gather(*searches)  # the two indexes are searched at the same time
-        if self.retrieval != "keyword":
-            dense = found[0]
-        if terms:
-            answer = found[-1]
-            if where:  # keyword candidates are filtered after their own limit; the dense ones before it
-                answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
-        candidates = [
-            c
-            for c in fusion.fuse(self.retrieval, terms, dense, answer, self._readable(query))
-            if c.memory.visible_to(caller.conversation)
-        ]
-        if not candidates:
+        terms = await _query_terms(query) if retrieval.keywords else []
+        found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), where)
+        scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
+        if not scored:
             return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
-
-        floor = self.floor if self.retrieval != "keyword" else 0.0
-        relevant = [c for c in candidates if c.relevance >= floor and c.relevance > 0]
-        top = max((c.relevance for c in relevant), default=0.0)
-        keeping = [c for c in relevant if c.relevance >= top * weights.keep_ratio]
-        gated = len(candidates) - len(keeping)
-        kept_ids = {c.memory.id for c in keeping}
-        gated_out = tuple(c for c in candidates if c.memory.id not in kept_ids)
+        gated = pipeline.gate(retrieval, scored, self.floor, weights.keep_ratio)
         results: list[Ranked] = []
-        if keeping:
-            stats = await self.counters.load(caller.tenant, [c.memory.id for c in keeping])
-            at = self.clock()
-            results = self._rank(keeping, stats, top, mode, at)[:limit]
-        confidence = self._confidence(results, relevant, terms, answer)
+        if gated.keeping:
+            stats = await self.counters.load(caller.tenant, [c.memory.id for c in gated.keeping])
+            results = pipeline.rank(gated.keeping, stats, gated.top, mode, self.clock())[:limit]
+        confidence = pipeline.confidence(retrieval, results, gated.relevant, terms, found.keyword, self.high)
         if confidence == "high":
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
-        return RecallResult(query, mode, limit, results, confidence, gated, found_any=True, gated_out=gated_out)
+        return RecallResult(
+            query, mode, limit, results, confidence, gated.gated, found_any=True, gated_out=gated.dropped
+        )
+
+    async def _search(
+        self, caller: Caller, embedding: np.ndarray, terms: Sequence[str], wanted: int, where: MemoryFilter
+    ) -> pipeline.Found:
+        """The `wanted` nearest memories (matching `where`) and the keyword index's answer for
+        `terms`, as the retrieval searches them; the two indexes are searched at the same time."""
+        searches: dict[str, Coroutine[Any, Any, Any]] = {}
+        if self.retrieval_mode.embedding:
+            searches["nearest"] = (
+                self._filtered_nearest(caller, embedding, wanted, where)
+                if where
+                else self.vectors.query(caller.tenant, embedding, wanted, caller.conversation)
+            )
+        if terms:
+            searches["keyword"] = self.vectors.keyword_query(
+                caller.tenant, embedding, terms, wanted, caller.conversation
+            )
+        done = dict(zip(searches, await asyncio.gather(*searches.values())))
+        answer: keywords.KeywordAnswer | None = done.get("keyword")
+        if answer is not None and where:  # keyword candidates are filtered after their own limit; nearest before
+            answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
+        return pipeline.Found(done.get("nearest", []), answer)
 
     async def _filtered_nearest(
         self, caller: Caller, embedding: np.ndarray, wanted: int, where: MemoryFilter
@@ -326,65 +326,6 @@ class MemoryService:
     def _readable(self, query: str) -> float:
         """How much of `query` the embedder can read (core/fusion.py `readable_share`)."""
         return fusion.readable_share(query, scripts_of(self.embedder))
-
-    def _confidence(
-        self,
-        results: Sequence[Ranked],
-        relevant: Sequence[fusion.Candidate],
-        terms: Sequence[str],
-        answer: keywords.KeywordAnswer | None,
-    ) -> Confidence:
-        if not results:
-            return "low"
-        if self.retrieval == "dense" or answer is None:
-            return ranking.confidence(results[0].similarity, self.high)
-        top = results[0]
-        others = [c for c in relevant if c.memory.id != top.memory.id]
-        runner_up = max((c.relevance for c in others), default=0.0)
-        covered = keywords.coverage(terms, top.memory.content, answer.stats)
-        return fusion.confidence(
-            top.relevance,
-            runner_up,
-            covered,
-            self.high,
-            terms=len(terms),
-            cosine=top.similarity,
-            cosine_runner_up=max((c.similarity for c in others), default=0.0),
-        )
-
-    @staticmethod
-    def _rank(
-        keeping: Sequence[fusion.Candidate], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
-    ) -> list[Ranked]:
-        max_access = max((stats.get(c.memory.id, EMPTY_STATS).access_count for c in keeping), default=0)
-        scored: list[tuple[float, fusion.Candidate, AccessStats]] = []
-        for hit in keeping:
-            s = stats.get(hit.memory.id, EMPTY_STATS)
-            last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
-            trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
-            rel_sim = ranking.relative_similarity(hit.relevance, top)
-            score = ranking.composite(
-                mode,
-                rel_sim,
-                ranking.recency_score(at, last),
-                ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
-                trust,
-            )
-            scored.append((score, hit, s))
-        scored.sort(key=lambda r: r[0], reverse=True)  # stable: ties keep store order
-        top_score = scored[0][0] if scored else 0.0
-        return [
-            Ranked(
-                hit.memory,
-                hit.similarity,
-                score,
-                ranking.relative_standing(score, top_score),
-                s,
-                keyword=hit.keyword,
-                relevance=hit.relevance,
-            )
-            for score, hit, s in scored
-        ]
 
     # ----------------------------------------------------------------------- remember
 
@@ -759,7 +700,8 @@ class MemoryService:
             vectors=self.vectors,
             tenant=tenant,
             progress=progress,
-            retrieval=self.retrieval,
+            retrieval=self.retrieval_mode,
+            now=self.clock(),
         )
 
     # ----------------------------------------------------------------------- export and import

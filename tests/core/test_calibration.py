@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from mcp_memory.core import recall
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.calibration.calibrate import builtin_cases, calibrate, parse_cases
 from mcp_memory.core.errors import InvalidArgument
@@ -244,7 +245,7 @@ async def test_calibrate_measures_the_clusters_and_suggests_a_floor_between_them
     assert all(p.relevance > p.cosine for p in report.correct)
     assert report.absent_relevance == pytest.approx(report.absent_cosines, abs=1e-6)
     assert max(report.absent_relevance) < report.floor.floor < min(report.correct_relevance)
-    assert report.floor.separated and report.retrieval == "hybrid"
+    assert report.floor.separated and report.retrieval is recall.HYBRID
     assert report.floor.floor <= report.high.high <= 1
     assert report.answered_first == 4 and len(report.nearest_other) == 4 and len(report.reworded) == 2
     assert report.current() == {
@@ -393,3 +394,37 @@ async def test_calibration_reads_the_relevance_recall_reads_for_a_question_the_m
         assert top.memory.content == pair.memory
         assert pair.relevance == pytest.approx(top.relevance, abs=1e-6)
     assert [p.relevance for p in unread.correct] != pytest.approx([p.relevance for p in readable.correct])
+
+
+async def test_calibrate_embeds_what_recall_embeds_so_a_full_width_question_measures_as_its_plain_twin() -> None:
+    def cases(question: str) -> str:
+        return "\n".join([json.dumps({"fact": FACTS[0], "questions": [question]}), json.dumps({"absent": ABSENT[0]})])
+
+    plain = "alpha bravo charlie delta echo foxtrot golf uniform"
+    wide = "".join(chr(ord(ch) + 0xFEE0) if "a" <= ch <= "z" else ch for ch in plain)  # ａｌｐｈａ …
+    reports = [
+        await calibrate(
+            FakeEmbedder(), parse_cases(cases(q), "cases"), floor=0.1, high=0.3, scratch=InMemoryVectorStore()
+        )
+        for q in (plain, wide)
+    ]
+    assert reports[1].correct_cosines == pytest.approx(reports[0].correct_cosines, abs=1e-6)
+    assert reports[1].correct_cosines[0] > 0.7  # without NFKC the wide letters share no word: about 0
+
+
+async def test_calibrating_on_a_tenant_takes_recalls_top_by_composite_score_not_by_relevance(clock) -> None:
+    env = make_env(clock)
+    env.service.retrieval = "dense"
+    caller = Caller("acme")
+    old = (await env.service.remember(caller, "alpha bravo charlie delta echo foxtrot")).memory
+    clock.advance(365 * 86_400_000)
+    new = (await env.service.remember(caller, "alpha bravo charlie delta kilo lima")).memory
+    question = "alpha bravo charlie delta echo foxtrot golf"
+    assert _cos(question, old.content) > _cos(question, new.content)  # the old one is the more relevant
+    recalled = await env.service.recall(caller, question)
+    assert [r.memory.id for r in recalled.results] == [new.id, old.id]  # recall answers with the new one
+
+    text = "\n".join([json.dumps({"memory": old.id, "questions": [question]}), json.dumps({"absent": ABSENT[0]})])
+    report = await env.service.calibrate("acme", parse_cases(text, "cases", by_id=True))
+    assert report.answered_first == 0  # calibrate predicts the same top: not the old memory
+    assert report.correct[0].reach == 0.0 and report.wrong_reach == [pytest.approx(_cos(question, new.content))]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.core import fusion
+from mcp_memory.core import fusion, recall
 from mcp_memory.core.keywords import KeywordAnswer, TermStats, held_share, query_terms
 from mcp_memory.core.model import Hit, Memory
 
@@ -18,7 +18,7 @@ def memory(memory_id: str, content: str) -> Memory:
 
 
 def fused(terms: list[str], dense: list[Hit], answer: KeywordAnswer) -> dict[str, fusion.Candidate]:
-    return {c.memory.id: c for c in fusion.fuse("hybrid", terms, dense, answer)}
+    return {c.memory.id: c for c in recall.candidates(recall.HYBRID, terms, recall.Found(dense, answer))}
 
 
 def ranked(terms: list[str], dense: list[Hit], answer: KeywordAnswer) -> list[str]:
@@ -57,7 +57,7 @@ def test_an_identifier_the_embedding_cannot_place_keeps_its_full_say_beside_unst
     terms = query_terms("econnrefused again?")
     stats = TermStats(21, {"econnrefused": 1})
     keyword = KeywordAnswer([Hit(named, 0.02)], stats)
-    (candidate,) = fusion.fuse("hybrid", terms, [Hit(named, 0.02)], keyword)
+    (candidate,) = recall.candidates(recall.HYBRID, terms, recall.Found([Hit(named, 0.02)], keyword))
     assert 0 < held_share(terms, stats) < 0.5  # "again" is stored nowhere
     assert fusion.keyword_reach(terms, stats, 0.02) == pytest.approx(1 - 0.02 * (1 - held_share(terms, stats)))
     assert candidate.relevance > 0.02 + 0.95 * fusion.KEYWORD_WEIGHT * candidate.keyword

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.core import fusion
+from mcp_memory.core import fusion, recall
 from mcp_memory.core.keywords import KeywordAnswer, TermStats, held_share, query_terms
 from mcp_memory.core.model import Hit, Memory
 
@@ -52,11 +52,15 @@ def test_an_unreadable_query_ranks_by_its_keywords_and_a_readable_one_by_both() 
     dense = [Hit(noise, 0.9), Hit(right, 0.1)]
     answer = KeywordAnswer([Hit(right, 0.1)], stats)
 
-    unread = {c.memory.id: c for c in fusion.fuse("hybrid", terms, dense, answer, readable=0.0)}
+    unread = {
+        c.memory.id: c for c in recall.candidates(recall.HYBRID, terms, recall.Found(dense, answer), readable=0.0)
+    }
     assert unread["noise"].relevance == 0.0  # its cosine is noise, and it holds no query word
     assert unread["right"].relevance == pytest.approx((1 + fusion.KEYWORD_WEIGHT) * unread["right"].keyword)
 
-    read = {c.memory.id: c for c in fusion.fuse("hybrid", terms, dense, answer)}  # readable=1: as before
+    read = {
+        c.memory.id: c for c in recall.candidates(recall.HYBRID, terms, recall.Found(dense, answer))
+    }  # readable=1: as before
     assert read["noise"].relevance == pytest.approx(0.9)
     # 서버를 is held by no memory, and the model reads a close answer of its own (0.9): the keyword
     # evidence counts as far as fusion.keyword_reach says
@@ -70,7 +74,7 @@ def test_dense_and_keyword_modes_ignore_the_readable_share() -> None:
     hit = Hit(memory("m", "server restart clears the cache"), 0.5)
     terms = query_terms("server restart")
     answer = KeywordAnswer([hit], TermStats(1, {"server": 1, "restart": 1}))
-    (dense,) = fusion.fuse("dense", terms, [hit], answer, readable=0.0)
-    (keyword,) = fusion.fuse("keyword", terms, [hit], answer, readable=0.0)
+    (dense,) = recall.candidates(recall.DENSE, terms, recall.Found([hit], answer), readable=0.0)
+    (keyword,) = recall.candidates(recall.KEYWORD, terms, recall.Found([hit], answer), readable=0.0)
     assert dense.relevance == 0.5
     assert keyword.relevance == keyword.keyword > 0

@@ -14,28 +14,32 @@ Cases are JSON lines (blank lines and lines starting with `#` are skipped):
 With a tenant, a case names a stored memory instead of giving its text:
 `{"memory": "<id>", "questions": [...]}`. Without one, the facts go into a
 scratch in-memory store and nothing touches the configured storage. Either way
-each question is answered as recall answers it: the nearest memories by cosine and
-the memories holding its rarer words (VectorStore.query and keyword_query), scored
-by the configured retrieval's relevance (core/fusion.py: cosine + 0.6 × keyword
-under hybrid, the cosine alone under dense). The floor and the HIGH mark read that
-relevance, so the suggestions are measured on it; the cosines are reported beside
-it. The statistics and the rules for the suggestions are in stats.py.
+each question is answered by recall's own pipeline (core/recall.py), at the default
+mode and with no access counts: the nearest memories by cosine and the memories
+holding its rarer words (VectorStore.query and keyword_query), scored by the
+configured retrieval's relevance (cosine + 0.6 × keyword under hybrid, the cosine
+alone under dense), ranked, and judged for HIGH on the top result by composite
+score, as recall judges it. No floor is applied, since the floor is what is
+measured. The floor and the HIGH mark read that relevance, so the suggestions are
+measured on it; the cosines are reported beside it. The statistics and the rules
+for the suggestions are in stats.py.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.core import fusion, keywords, ranking
+from mcp_memory.core import fusion, keywords, ranking, recall
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
-from mcp_memory.core.model import Memory, Retrieval
+from mcp_memory.core.model import Hit, Memory, Ranked, Retrieval
 from mcp_memory.core.ports import Embedder, VectorStore, describe, scripts_of
 
 __all__ = [
@@ -233,8 +237,8 @@ class CalibrationReport:
     typos: list[float]
     current_floor: float
     current_high: float
-    #: What the floor and HIGH read: "hybrid" (cosine + KEYWORD_WEIGHT × keyword), "dense", "keyword".
-    retrieval: Retrieval
+    #: What the floor and HIGH read: hybrid (cosine + KEYWORD_WEIGHT × keyword), dense or keyword.
+    retrieval: recall.RetrievalMode
     #: For each question, the relevance of the most relevant memory that is not its answer.
     nearest_other_relevance: list[float]
     #: For each question whose top result is another memory, the highest mark labelling that HIGH.
@@ -314,7 +318,7 @@ def _warnings(report: CalibrationReport) -> list[str]:
             f"The current HIGH threshold ({report.current_high:g}) labels {now['absentHigh']} of {len(a)} absent "
             "questions HIGH CONFIDENCE."
         )
-    if report.retrieval == "keyword":
+    if not report.retrieval.embedding:
         out.append(
             "RECALL_RETRIEVAL=keyword reads no floor (every keyword hit is a candidate): only the HIGH mark applies."
         )
@@ -334,7 +338,7 @@ async def _embed_all(embedder: Embedder, texts: Sequence[str], progress: Progres
     if progress:
         progress(0, len(texts))
     for start in range(0, len(texts), EMBED_BATCH):
-        rows.append(await embedder.embed(list(texts[start : start + EMBED_BATCH])))
+        rows.append(await embedder.embed([recall.embedding_input(t) for t in texts[start : start + EMBED_BATCH]]))
         if progress:
             progress(min(start + EMBED_BATCH, len(texts)), len(texts))
     return np.concatenate(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
@@ -357,66 +361,61 @@ async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memor
     return memories
 
 
-#: recall's candidate pool at the default mode's limit: what each question is answered from.
-CANDIDATES = ranking.candidate_count(ranking.MODE_TABLE[ranking.DEFAULT_MODE].limit)
+#: recall at the default mode: its candidate pool and its ratio gate are what each question meets.
+MODE = ranking.DEFAULT_MODE
+CANDIDATES = ranking.candidate_count(ranking.MODE_TABLE[MODE].limit)
 
 
-async def _candidates(
-    store: VectorStore, tenant: str, vector: np.ndarray, text: str, retrieval: Retrieval, readable: float
-) -> tuple[list[fusion.Candidate], list[str], keywords.KeywordAnswer | None]:
-    """The candidates recall would score for `text`, with their relevance (core/fusion.py;
-    `readable`: how much of `text` the embedder reads, fusion.readable_share)."""
-    dense = await store.query(tenant, vector, CANDIDATES, None) if retrieval != "keyword" else []
-    terms = keywords.query_terms(text) if retrieval != "dense" else []
-    answer = await store.keyword_query(tenant, vector, terms, CANDIDATES, None) if terms else None
-    found = [c for c in fusion.fuse(retrieval, terms, dense, answer, readable) if c.memory.scope != "conversation"]
-    return sorted(found, key=lambda c: c.relevance, reverse=True), terms, answer
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What recall does with one question (core/recall.py), before any floor: `scored` every
+    candidate by relevance, `results` the ranking recall returns, `reach` its highest HIGH mark."""
+
+    scored: list[recall.Candidate]
+    results: list[Ranked]
+    reach: float
+    terms: list[str]
+    found: recall.Found
+    readable: float
 
 
-def _relevance(
-    memory: Memory,
-    cosine: float,
-    found: Sequence[fusion.Candidate],
-    terms: Sequence[str],
-    answer: keywords.KeywordAnswer | None,
-    retrieval: Retrieval,
+async def _answer(
+    store: VectorStore,
+    tenant: str,
+    vector: np.ndarray,
+    text: str,
+    retrieval: recall.RetrievalMode,
     readable: float,
-) -> float:
+    now: float,
+) -> _Answer:
+    """`text` answered as recall answers it at the default mode, cold (no access counts) and
+    without a floor, since the floor is what is measured: the top is the top by composite score."""
+    nearest = await store.query(tenant, vector, CANDIDATES, None) if retrieval.embedding else []
+    terms = keywords.query_terms(text) if retrieval.keywords else []
+    answer = await store.keyword_query(tenant, vector, terms, CANDIDATES, None) if terms else None
+    found = recall.Found(nearest, answer)
+    scored = recall.candidates(retrieval, terms, found, readable)
+    gated = recall.gate(retrieval, scored, 0.0, ranking.MODE_TABLE[MODE].keep_ratio)
+    results = recall.rank(gated.keeping, {}, gated.top, MODE, now)
+    reach = recall.high_reach(retrieval, results, gated.relevant, terms, answer)
+    return _Answer(sorted(scored, key=lambda c: c.relevance, reverse=True), results, reach, terms, found, readable)
+
+
+def _relevance(memory: Memory, cosine: float, asked: _Answer, retrieval: recall.RetrievalMode) -> float:
     """`memory`'s relevance to the question: as scored among the candidates, or, when it is not
-    one of them, as it would score beside them."""
-    for candidate in found:
+    one of them, as it would score had both searches returned it too."""
+    for candidate in asked.scored:
         if candidate.memory.id == memory.id:
             return candidate.relevance
-    if answer is None:
-        return 0.0 if retrieval == "keyword" else cosine
-    texts = {c.memory.id: c.memory.content for c in found} | {memory.id: memory.content}
-    keyword = keywords.bm25_scores(terms, texts, answer.stats)[memory.id]
-    if retrieval == "keyword":
-        return keyword
-    dense_top = readable * max([cosine, *(c.similarity for c in found)])
-    return fusion.hybrid_relevance(cosine, keyword, readable, fusion.keyword_reach(terms, answer.stats, dense_top))
-
-
-def _reach(
-    found: Sequence[fusion.Candidate],
-    terms: Sequence[str],
-    answer: keywords.KeywordAnswer | None,
-    retrieval: Retrieval,
-) -> float:
-    """The highest HIGH mark at which recall would label its top result HIGH (service._confidence)."""
-    if not found:
-        return 0.0
-    top, others = found[0], found[1:]
-    if retrieval == "dense" or answer is None:
-        return top.similarity
-    return fusion.high_reach(
-        top.relevance,
-        max((c.relevance for c in others), default=0.0),
-        keywords.coverage(terms, top.memory.content, answer.stats),
-        terms=len(terms),
-        cosine=top.similarity,
-        cosine_runner_up=max((c.similarity for c in others), default=0.0),
+    hit = Hit(memory, cosine)
+    answer = asked.found.keyword
+    widened = recall.Found(
+        [*asked.found.nearest, hit], replace(answer, hits=[*answer.hits, hit]) if answer is not None else None
     )
+    for candidate in recall.candidates(retrieval, asked.terms, widened, asked.readable):
+        if candidate.memory.id == memory.id:
+            return candidate.relevance
+    return 0.0
 
 
 async def calibrate(
@@ -429,15 +428,19 @@ async def calibrate(
     tenant: str | None = None,
     scratch: VectorStore | None = None,
     progress: Progress | None = None,
-    retrieval: Retrieval = "hybrid",
+    retrieval: Retrieval | recall.RetrievalMode = "hybrid",
+    now: float | None = None,
 ) -> CalibrationReport:
     """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold for the relevance
     `retrieval` scores by (the setting RECALL_RETRIEVAL; hybrid by default).
 
     With `cases.by_id` the facts are `tenant`'s memories in `vectors` (read, never
     written). Otherwise they go into `scratch`, an empty store this call fills and
-    closes, and `vectors` is not used. `progress(done, total)` follows the embedding.
+    closes, and `vectors` is not used. `progress(done, total)` follows the embedding. `now` (ms,
+    the wall clock by default) is the instant recall's recency is measured from.
     """
+    mode = recall.retrieval_mode(retrieval)
+    at = time.time() * 1000.0 if now is None else now
     if cases.by_id:
         if vectors is None or tenant is None:
             raise ValueError("calibrating on stored memories needs the vector store and the tenant")
@@ -471,26 +474,25 @@ async def calibrate(
                 q += 1
                 cosine = float(np.dot(vector, fact_v[i]))
                 readable = fusion.readable_share(question, scripts_of(embedder))
-                found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval, readable)
-                relevance = _relevance(memories[i], cosine, found, terms, answer, retrieval, readable)
-                reach = _reach(found, terms, answer, retrieval)
-                answered = bool(found) and found[0].memory.id == memories[i].id
-                correct.append(Pair(cosine, question, memories[i].content, relevance, reach if answered else 0.0))
+                asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
+                relevance = _relevance(memories[i], cosine, asked, mode)
+                answered = bool(asked.results) and asked.results[0].memory.id == memories[i].id
+                correct.append(Pair(cosine, question, memories[i].content, relevance, asked.reach if answered else 0.0))
                 first += answered
                 if not answered:
-                    wrong_reach.append(reach)
-                others = [c for c in found if c.memory.id != memories[i].id]
+                    wrong_reach.append(asked.reach)
+                others = [c for c in asked.scored if c.memory.id != memories[i].id]
                 if others:
                     nearest_other.append(max(c.similarity for c in others))
                     nearest_other_relevance.append(others[0].relevance)
         absent = []
         for question, vector in zip(cases.absent, absent_v):
             readable = fusion.readable_share(question, scripts_of(embedder))
-            found, terms, answer = await _candidates(store, store_tenant, vector, question, retrieval, readable)
-            if found:
-                nearest = max(c.similarity for c in found)
-                reach = _reach(found, terms, answer, retrieval)
-                absent.append(Pair(nearest, question, found[0].memory.content, found[0].relevance, reach))
+            asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
+            if asked.scored:
+                nearest = max(c.similarity for c in asked.scored)
+                top = asked.scored[0]
+                absent.append(Pair(nearest, question, top.memory.content, top.relevance, asked.reach))
     finally:
         if not cases.by_id:
             await store.close()
@@ -512,7 +514,7 @@ async def calibrate(
         typos=[float(np.dot(v, fact_v[i])) for v, i in zip(typo_v, typo_owners)],
         current_floor=floor,
         current_high=high,
-        retrieval=retrieval,
+        retrieval=mode,
         nearest_other_relevance=nearest_other_relevance,
         wrong_reach=wrong_reach,
         floor=floor_suggestion,

@@ -1,0 +1,278 @@
+"""Recall's algorithm, written once: candidates, relevance, the gates, the ranking, the confidence.
+
+Pure functions, no I/O (docs/recall.md). `MemoryService.recall` runs the searches, reads the access
+counts and calls these in order; `calibrate` calls the same ones to predict what recall answers, so
+the two cannot drift apart:
+
+    found = Found(nearest=..., keyword=...)                    # what the two searches returned
+    scored = candidates(retrieval, terms, found, readable, conversation)
+    gated = gate(retrieval, scored, floor, keep_ratio)         # the floor, then the mode's ratio
+    results = rank(gated.keeping, stats, gated.top, mode, at)  # the composite score, best first
+    label = confidence(retrieval, results, gated.relevant, terms, found.keyword, high)
+
+How the embedding and the keyword index combine into one relevance is core/fusion.py; the
+composite score and its parts are core/ranking.py.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mcp_memory.core import fusion, ranking
+from mcp_memory.core.fusion import Candidate
+from mcp_memory.core.ids import parse_iso
+from mcp_memory.core.keywords import KeywordAnswer, bm25_scores, coverage
+from mcp_memory.core.model import EMPTY_STATS, RETRIEVALS, AccessStats, Confidence, Hit, Mode, Ranked, Retrieval
+
+__all__ = [
+    "DENSE",
+    "HYBRID",
+    "KEYWORD",
+    "Candidate",
+    "Found",
+    "Gated",
+    "RetrievalMode",
+    "candidates",
+    "confidence",
+    "embedding_input",
+    "gate",
+    "high_reach",
+    "rank",
+    "retrieval_mode",
+]
+
+
+# --------------------------------------------------------------------------- the retrieval
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalMode:
+    """How recall finds and scores its candidates (the setting RECALL_RETRIEVAL)."""
+
+    name: Retrieval
+    #: Searches the embedding's nearest neighbours (and the floor applies) ...
+    embedding: bool
+    #: ... and the keyword index (and the keyword evidence decides confidence).
+    keywords: bool
+    #: What the floor and the HIGH mark read, in words (calibrate's report).
+    reads: str
+
+    @property
+    def fused(self) -> bool:
+        """Both signals, added into one relevance (core/fusion.py)."""
+        return self.embedding and self.keywords
+
+    def floor(self, floor: float) -> float:
+        """The floor the gate applies: none without the embedding (every keyword hit is a candidate)."""
+        return floor if self.embedding else 0.0
+
+    def relevance(self, cosine: float, keyword: float, readable: float, reach: float) -> float:
+        """One candidate's relevance from its cosine and keyword score (fusion.hybrid_relevance)."""
+        if not self.keywords:
+            return cosine
+        if not self.embedding:
+            return keyword
+        return fusion.hybrid_relevance(cosine, keyword, readable, reach)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+HYBRID = RetrievalMode(
+    "hybrid",
+    embedding=True,
+    keywords=True,
+    reads=f"relevance = cosine + {fusion.KEYWORD_WEIGHT:g} × keyword (RECALL_RETRIEVAL=hybrid; the weight is compiled in)",
+)
+DENSE = RetrievalMode("dense", embedding=True, keywords=False, reads="relevance = the cosine (RECALL_RETRIEVAL=dense)")
+KEYWORD = RetrievalMode(
+    "keyword", embedding=False, keywords=True, reads="relevance = the keyword score (RECALL_RETRIEVAL=keyword)"
+)
+_MODES = {m.name: m for m in (HYBRID, DENSE, KEYWORD)}
+
+
+def retrieval_mode(retrieval: Retrieval | RetrievalMode) -> RetrievalMode:
+    """The retrieval named `retrieval` (one of RETRIEVALS); ValueError names a wrong one."""
+    if isinstance(retrieval, RetrievalMode):
+        return retrieval
+    try:
+        return _MODES[retrieval]
+    except (KeyError, TypeError):
+        raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}") from None
+
+
+def embedding_input(text: str) -> str:
+    """What is embedded for `text`, by remember and recall alike: its NFKC form. A tokenizer reads
+    full-width letters and ligatures (ｐｙｔｈｏｎ, ﬁle) as unknown words, so the same fact typed
+    with them would land far away; plain text is unchanged."""
+    return unicodedata.normalize("NFKC", text)
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What recall's two searches returned: the nearest memories by cosine, and the keyword
+    index's answer (None when the keyword index was not searched)."""
+
+    nearest: Sequence[Hit] = ()
+    keyword: KeywordAnswer | None = None
+
+
+def candidates(
+    retrieval: RetrievalMode,
+    terms: Sequence[str],
+    found: Found,
+    readable: float = 1.0,
+    conversation: str | None = None,
+) -> list[Candidate]:
+    """Every candidate of either search once, with its cosine, keyword score and relevance,
+    keeping those visible to `conversation` (nearest first, then the keyword hits, in store order).
+
+    Dense scores by the cosine alone, keyword by the keyword score alone (over the keyword hits
+    only); hybrid adds them, the cosine weighed by `readable` (fusion.readable_share) and the
+    keyword evidence by how far the query's words are held at all (fusion.keyword_reach).
+    """
+    pool: dict[str, Hit] = {}
+    for hit in found.nearest if retrieval.embedding else ():
+        pool.setdefault(hit.memory.id, hit)
+    answer = found.keyword if retrieval.keywords else None
+    for hit in answer.hits if answer is not None else ():
+        pool.setdefault(hit.memory.id, hit)
+    if answer is not None:
+        scores = bm25_scores(terms, {i: h.memory.content for i, h in pool.items()}, answer.stats)
+        dense_top = readable * max((h.similarity for h in found.nearest), default=0.0) if retrieval.fused else 0.0
+        reach = fusion.keyword_reach(terms, answer.stats, dense_top)
+    else:
+        scores, reach = {}, 0.0
+    out = []
+    for memory_id, hit in pool.items():
+        keyword = scores.get(memory_id, 0.0)
+        relevance = retrieval.relevance(hit.similarity, keyword, readable, reach)
+        out.append(Candidate(hit.memory, hit.similarity, keyword, relevance))
+    return [c for c in out if c.memory.visible_to(conversation)]
+
+
+# --------------------------------------------------------------------------- the gates
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+    """The candidates through recall's two gates."""
+
+    #: Every visible candidate.
+    candidates: Sequence[Candidate]
+    #: Those above zero and at or above the floor: what the confidence compares the top with.
+    relevant: Sequence[Candidate]
+    #: Those also within the mode's keep ratio of the most relevant: what is ranked.
+    keeping: Sequence[Candidate]
+    #: The best relevance among the relevant (0 when none is).
+    top: float
+
+    @property
+    def gated(self) -> int:
+        """How many candidates the floor and the ratio gate dropped."""
+        return len(self.candidates) - len(self.keeping)
+
+    @property
+    def dropped(self) -> tuple[Candidate, ...]:
+        """The candidates the floor and the ratio gate dropped, in candidate order."""
+        kept = {c.memory.id for c in self.keeping}
+        return tuple(c for c in self.candidates if c.memory.id not in kept)
+
+
+def gate(retrieval: RetrievalMode, scored: Sequence[Candidate], floor: float, keep_ratio: float) -> Gated:
+    """The floor (none without the embedding), then the mode's ratio to the most relevant."""
+    floor = retrieval.floor(floor)
+    relevant = [c for c in scored if c.relevance >= floor and c.relevance > 0]
+    top = max((c.relevance for c in relevant), default=0.0)
+    keeping = [c for c in relevant if c.relevance >= top * keep_ratio]
+    return Gated(scored, relevant, keeping, top)
+
+
+# --------------------------------------------------------------------------- the ranking
+
+
+def rank(
+    keeping: Sequence[Candidate], stats: Mapping[str, AccessStats], top: float, mode: Mode, at: float
+) -> list[Ranked]:
+    """The composite score of each kept candidate (ranking.composite), best first; ties keep
+    their order. `stats`: the access counts (missing ones are zero); `at`: now, in ms."""
+    max_access = max((stats.get(c.memory.id, EMPTY_STATS).access_count for c in keeping), default=0)
+    scored: list[tuple[float, Candidate, AccessStats]] = []
+    for hit in keeping:
+        s = stats.get(hit.memory.id, EMPTY_STATS)
+        last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
+        trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
+        rel_sim = ranking.relative_similarity(hit.relevance, top)
+        score = ranking.composite(
+            mode,
+            rel_sim,
+            ranking.recency_score(at, last),
+            ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
+            trust,
+        )
+        scored.append((score, hit, s))
+    scored.sort(key=lambda r: r[0], reverse=True)  # stable: ties keep store order
+    top_score = scored[0][0] if scored else 0.0
+    return [
+        Ranked(
+            hit.memory,
+            hit.similarity,
+            score,
+            ranking.relative_standing(score, top_score),
+            s,
+            keyword=hit.keyword,
+            relevance=hit.relevance,
+        )
+        for score, hit, s in scored
+    ]
+
+
+# --------------------------------------------------------------------------- the confidence
+
+
+def high_reach(
+    retrieval: RetrievalMode,
+    results: Sequence[Ranked],
+    relevant: Sequence[Candidate],
+    terms: Sequence[str],
+    answer: KeywordAnswer | None,
+) -> float:
+    """The highest HIGH mark (RECALL_HIGH_SIMILARITY) at which `confidence` labels these results
+    HIGH, or 0 when none would: what `calibrate` measures a mark against. It is judged on the top
+    result (by composite score) against the other relevant candidates: without keyword evidence
+    the top's cosine, else fusion.high_reach."""
+    if not results:
+        return 0.0
+    top = results[0]
+    if not retrieval.keywords or answer is None:
+        return top.similarity
+    others = [c for c in relevant if c.memory.id != top.memory.id]
+    return fusion.high_reach(
+        top.relevance,
+        max((c.relevance for c in others), default=0.0),
+        coverage(terms, top.memory.content, answer.stats),
+        terms=len(terms),
+        cosine=top.similarity,
+        cosine_runner_up=max((c.similarity for c in others), default=0.0),
+    )
+
+
+def confidence(
+    retrieval: RetrievalMode,
+    results: Sequence[Ranked],
+    relevant: Sequence[Candidate],
+    terms: Sequence[str],
+    answer: KeywordAnswer | None,
+    high: float,
+) -> Confidence:
+    """LOW without results; else HIGH when the top result's evidence reaches `high` (docs/recall.md)."""
+    if not results:
+        return "low"
+    if not retrieval.keywords or answer is None:
+        return ranking.confidence(results[0].similarity, high)
+    return fusion.label(high_reach(retrieval, results, relevant, terms, answer), high)
