@@ -56,8 +56,10 @@ async def aged(env: dict[str, str]) -> dict:
     service = await open_service(Settings.from_env(env))
     try:
         ids: dict[str, str] = {}
+        oldest = len(team) - 1
         for k, fact in enumerate(reversed(team)):  # the first fact is the newest
-            service.clock = lambda at=NOW_MS - (len(team) - 1 - k) * TEAM_SPACING_DAYS * DAY_MS: at
+            written = NOW_MS - (oldest - k) * TEAM_SPACING_DAYS * DAY_MS
+            service.clock = lambda at=written: at
             result = await service.remember(Caller(tenant), fact.text, memory_type=fact.memory_type)
             ids[fact.id] = result.memory.id
         service.clock = lambda: NOW_MS
