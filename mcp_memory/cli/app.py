@@ -111,7 +111,9 @@ def hook(
         ),
     ] = False,
 ) -> None:
-    """Answer a Claude Code hook: the event's JSON on stdin, the documented JSON on stdout.
+    """Answer a Claude Code hook event.
+
+    The event's JSON comes on stdin; the answer Claude Code documents goes to stdout.
 
     SessionStart injects a digest of this tenant's memories; UserPromptSubmit the memories
     recall finds with HIGH confidence; with MEMORY_HOOK_CAPTURE=1, Stop asks once per session
