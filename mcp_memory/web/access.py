@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 COOKIE = "mcp_memory_ui"
 #: A session lasts this long, then the view asks for the key (or a new `ui` link) again.
 SESSION_MS = 12 * 3_600_000
+#: After this many wrong keys within LOCKOUT_MS, every login is refused until the window passes
+#: (per process): guessing the key costs a minute per ten tries.
+WRONG_KEYS_MAX = 10
+LOCKOUT_MS = 60_000
 
 
 def _sign(secret: bytes, label: str, value: str) -> str:
@@ -35,6 +39,7 @@ class Access:
     key: str | None = field(default=None, repr=False)
     clock: Callable[[], float] = field(default=lambda: time.time() * 1000.0)
     redeemed: bool = False
+    wrong_keys: list[float] = field(default_factory=list)
 
     @classmethod
     def local(cls) -> Access:
@@ -53,6 +58,15 @@ class Access:
 
     def key_matches(self, key: str) -> bool:
         return self.key is not None and hmac.compare_digest(key.encode(), self.key.encode())
+
+    def locked_out(self) -> bool:
+        """Whether WRONG_KEYS_MAX wrong keys came within the last LOCKOUT_MS."""
+        now = self.clock()
+        self.wrong_keys = [at for at in self.wrong_keys if now - at < LOCKOUT_MS]
+        return len(self.wrong_keys) >= WRONG_KEYS_MAX
+
+    def wrong_key(self) -> None:
+        self.wrong_keys.append(self.clock())
 
     def new_session(self) -> str:
         value = f"{int(self.clock())}.{secrets.token_urlsafe(16)}"

@@ -219,7 +219,11 @@ def build_ui(view: View) -> Any:
             if not same_origin(request):
                 return message(None, 403, "Refused", "This login did not come from this page.")
             key = (form.get("key") or [""])[0]
+            if view.access.locked_out():
+                view.log.info("ui_login", ok=False)
+                return message(None, 429, "Too many tries", "Too many wrong keys: wait a minute and try again.")
             if not view.access.key_matches(key):
+                view.access.wrong_key()
                 view.log.info("ui_login", ok=False)
                 return page(None, "login.html", 401, title="Log in", wrong=True)
             view.log.info("ui_login", ok=True)

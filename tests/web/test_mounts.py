@@ -19,6 +19,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.server.http_app import HttpApp
 from mcp_memory.server.run import web_view
 from mcp_memory.server.tools import ToolLayer
+from mcp_memory.web.access import Access
 from tests.conftest import ROOT, Env
 from tests.server.test_stdio import server_env
 from tests.web.conftest import ACME, GLOBEX
@@ -94,6 +95,26 @@ async def test_the_tenant_never_comes_from_a_form_field(env: Env) -> None:
         assert (
             await client.post("/ui/tenants", data={"tenant": "globex"}, headers={"x-memory-tenant": "acme"})
         ).status_code == 403
+
+
+async def test_ten_wrong_keys_in_a_minute_refuse_every_login(env: Env) -> None:
+    async with mounted(env) as client:
+        for _ in range(10):
+            assert (await log_in(client, "guess")).status_code == 401
+        locked = await log_in(client)
+        assert locked.status_code == 429 and "Too many wrong keys" in locked.text
+
+
+def test_the_lockout_ends_a_minute_after_the_wrong_keys(clock) -> None:
+    access = Access.with_key(KEY)
+    access.clock = clock
+    for _ in range(10):
+        access.wrong_key()
+    assert access.locked_out()
+    clock.advance(59_999)
+    assert access.locked_out()
+    clock.advance(1)
+    assert not access.locked_out()
 
 
 async def test_over_https_the_session_cookie_is_secure(env: Env) -> None:
