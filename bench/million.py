@@ -17,7 +17,7 @@ The header names the local model, so `import` with the default embedder keeps th
     MEMORY_DB_PATH=/tmp/m.db mcp-memory import /tmp/million.jsonl           # SQLite
     DATABASE_URL=postgresql://… mcp-memory import /tmp/million.jsonl        # PostgreSQL
 
-`--copy-into URL` writes the same memories into PostgreSQL without a file: the rows the store's
+`--sqlite-into FILE` writes them through the SQLite store's `put_many`. `--copy-into URL` writes the same memories into PostgreSQL without a file: the rows the store's
 own `put_many` would write (its `_row`), sent by one binary COPY, with the keyword GIN index
 dropped during the copy and built again after (as the schema creates it), then ANALYZE. On a
 loaded 2-core machine `import` managed about 110 memories/s into PostgreSQL; this is the fill
@@ -136,11 +136,34 @@ async def copy_into(
     print(f"filled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
+async def sqlite_into(path: str, texts: list[str], base: np.ndarray, sigma: float) -> None:
+    """The same memories into an SQLite file through the store's own `put_many`, 2,000 a transaction
+    (recency-index keys and counters are not written: recall reads neither)."""
+    from mcp_memory.embedders.local.embedder import DIM, MODEL_NAME
+    from mcp_memory.stores.sqlite.store import open_sqlite
+
+    vectors, objects = await open_sqlite(Path(path), model=MODEL_NAME, dim=DIM)
+    started = time.perf_counter()
+    try:
+        for block in range(0, len(texts), 2000):
+            stop = min(len(texts), block + 2000)
+            rows = noisy(base, block, stop, sigma, seed=13)
+            await vectors.put_many([(bench_memory(i, texts[i]), rows[i - block]) for i in range(block, stop)])
+            if stop % 20_000 == 0 or stop == len(texts):
+                print(f"  wrote {stop:,} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
 async def main(args: argparse.Namespace) -> None:
     from mcp_memory.embedders.local.embedder import DIM, MODEL_NAME
 
     texts = perf_corpus.corpus(args.count)
     base, _ = await perf_corpus.embeddings(texts[: args.base], Path(args.cache))
+    if args.sqlite_into:
+        await sqlite_into(args.sqlite_into, texts, base, args.sigma)
+        return
     if args.copy_into:
         await copy_into(args.copy_into, texts, base, args.sigma, args.start * BLOCK, args.step, args.finish)
         return
@@ -170,6 +193,7 @@ if __name__ == "__main__":
     parser.add_argument("--cache", default="/tmp/mcp-memory-bench", help="where the base embeddings are cached")
     parser.add_argument("--out", help="the export file to write")
     parser.add_argument("--copy-into", help="a PostgreSQL URL to fill directly instead")
+    parser.add_argument("--sqlite-into", help="an SQLite file to fill directly instead")
     parser.add_argument("--start", type=int, default=0, help="with --copy-into: the first block to write")
     parser.add_argument("--step", type=int, default=1, help="with --copy-into: write every step-th block")
     parser.add_argument("--finish", action="store_true", help="with --copy-into: build the keyword index after")
