@@ -38,7 +38,7 @@ def ui(
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")] = False,
     port: Annotated[int, typer.Option(min=0, max=65535, help="The port on 127.0.0.1; 0 picks a free one.")] = 0,
 ) -> None:
-    """Browse, search and curate the memories of the local store in a web browser.
+    """Browse, search and curate memories in a web browser.
 
     Serves on 127.0.0.1 only, prints the URL (its token works once) and opens it. Ctrl-C stops it.
     """
