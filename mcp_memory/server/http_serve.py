@@ -131,12 +131,14 @@ def make_uvicorn(
     limits: HttpLimits | None = None,
     log: JsonLog | None = None,
     reserved_files: int = 0,
+    backlog: int = 2048,
 ) -> Stoppable:
     """A uvicorn server for `app` on `sockets`, quiet (our JSON lines are the log),
     without its own signal handling, calling `on_started` once it accepts.
 
     Every connection is held to `limits` (server/http_limits.py), the default cap leaving
-    `reserved_files` descriptors aside (the metrics port's), and running out
+    `reserved_files` descriptors aside (the metrics port's); `backlog` is also how many
+    connections asyncio accepts at once when the socket is readable, and running out
     of file descriptors is one JSON line per interval on `log`, not a traceback
     per accept.
     """
@@ -178,6 +180,7 @@ def make_uvicorn(
         proxy_headers=False,
         server_header=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        backlog=backlog,
     )
     return _Server(config)
 

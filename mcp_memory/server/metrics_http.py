@@ -103,7 +103,11 @@ class MetricsEndpoint:
         from mcp_memory.server.http_serve import make_uvicorn
 
         started = asyncio.Event()
-        self._server = make_uvicorn(self.app, self.sockets, started.set, limits=self.limits, log=self.log)
+        # backlog: asyncio accepts that many at once per readiness; a burst of a flood must not
+        # take more descriptors than the cap before the cap can evict
+        self._server = make_uvicorn(
+            self.app, self.sockets, started.set, limits=self.limits, log=self.log, backlog=MAX_CONNECTIONS
+        )
         self._task = asyncio.create_task(self._server.serve(), name="metrics-http")
         ready = asyncio.create_task(started.wait())
         await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
