@@ -116,3 +116,6 @@ class Ranked:
     keyword: float = 0.0
     #: What the gates and the ranking read: the cosine plus the weighted keyword evidence.
     relevance: float = 0.0
+    #: A newer result near this one, which may state what this one says after a change
+    #: (core/supersede.py); None when no newer near memory was returned.
+    superseded_by: str | None = None

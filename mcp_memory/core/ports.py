@@ -32,6 +32,7 @@ __all__ = [
     "PutsMany",
     "PutsWithObject",
     "ReadsScripts",
+    "ReadsVectors",
     "SCAN_BATCH",
     "StoredObject",
     "VectorStore",
@@ -113,6 +114,15 @@ class ScoresMemories(Protocol):
 
     async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit]:
         """These ids' memories of `tenant` with their cosine; missing ids are dropped."""
+
+
+@runtime_checkable
+class ReadsVectors(Protocol):
+    """Optional for a VectorStore: the stored embeddings of some memories (recall compares its
+    results with each other, core/supersede.py; without it the service embeds their texts)."""
+
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """These ids' embeddings in `tenant`; missing ids are left out."""
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import dedup, digest, fusion, keywords, ranking, tenants, timespan
+from mcp_memory.core import dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
@@ -52,6 +52,7 @@ from mcp_memory.core.ports import (
     ObjectStore,
     PreloadsTenant,
     PutsWithObject,
+    ReadsVectors,
     ScoresMemories,
     VectorStore,
     WarmsUp,
@@ -77,10 +78,9 @@ DEDUP_CANDIDATES_MAX = ranking.CANDIDATE_CAP
 #: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
 FILTER_SCAN_CAP = 10_000
 #: remember names a visible memory this near to the new one (cosine), as a possible
-#: correction. Measured with the local model on the built-in calibration set: distinct
-#: facts reach at most 0.53, rewordings of one fact 0.64-0.93 (14 of 17 at or above 0.75).
+#: correction, and recall ranks the newer of two such first (core/supersede.py).
 #: Also named, at any cosine: a memory the dedup rule kept apart only by a difference test.
-NEAR_SIMILARITY = 0.75
+NEAR_SIMILARITY = supersede.NEAR_SIMILARITY
 #: memory_stats scans at most this many index keys, then reports a lower bound.
 STATS_SCAN_CAP = 10_000
 LIST_PAGE = 1000
@@ -269,7 +269,8 @@ class MemoryService:
         results: list[Ranked] = []
         if gated.keeping:
             stats = await self.counters.load(caller.tenant, [c.memory.id for c in gated.keeping])
-            results = pipeline.rank(gated.keeping, stats, gated.top, mode, self.clock())[:limit]
+            ranked = pipeline.rank(gated.keeping, stats, gated.top, mode, self.clock())[:limit]
+            results = await self._newest_first(caller, ranked)
         confidence = pipeline.confidence(retrieval, results, gated.relevant, terms, found.keyword, self.high)
         if confidence == "high":
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
@@ -299,6 +300,19 @@ class MemoryService:
         if answer is not None and where:  # keyword candidates are filtered after their own limit; nearest before
             answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
         return pipeline.Found(done.get("nearest", []), answer)
+
+    async def _newest_first(self, caller: Caller, results: builtins.list[Ranked]) -> builtins.list[Ranked]:
+        """The newer of two near results first, the older marked (core/supersede.py); the
+        results' embeddings come from the store, or are computed again from their texts."""
+        if len(results) < 2:
+            return results
+        ids = [r.memory.id for r in results]
+        if isinstance(self.vectors, ReadsVectors):
+            vectors = await self.vectors.vectors(caller.tenant, ids)
+        else:
+            texts = [pipeline.embedding_input(r.memory.content) for r in results]
+            vectors = dict(zip(ids, await self.embedder.embed(texts)))
+        return supersede.newest_first(results, vectors)
 
     async def _filtered_nearest(
         self, caller: Caller, embedding: np.ndarray, wanted: int, where: MemoryFilter

@@ -27,17 +27,39 @@ def _memories(n: int) -> str:
     return "memory" if n == 1 else "memories"
 
 
-def render_memory(memory: Memory, position: int, standing: float | None = None) -> str:
+def render_memory(
+    memory: Memory,
+    position: int,
+    standing: float | None = None,
+    *,
+    with_time: bool = False,
+    superseded_by: str | None = None,
+) -> str:
+    """One memory: its id and facets, its text quoted, its tags; `with_time` adds the time of
+    day to the date (when another result shares it), `superseded_by` names a newer near memory."""
     facets = [f"{memory.memory_type}/{inline(memory.category)}" if memory.category else memory.memory_type]
     if memory.scope == "conversation":
         facets.append("this conversation only")
     if standing is not None:
         facets.append(f"{percent(standing)}% of the top result")
-    facets.append(f"stored {memory.created_at[:10]}")
+    facets.append(f"stored {stored_at(memory.created_at, with_time)}")
+    if superseded_by:
+        facets.append(f"possibly superseded by the newer [id:{superseded_by}]")
     lines = [f"{position}. [id:{memory.id}] ({', '.join(facets)})", quoted(memory.content)]
     if memory.tags:
         lines.append(f"   tags: {', '.join(inline(t) for t in memory.tags)}")
+    if superseded_by:
+        lines.append(
+            f"   if the newer one corrects it: forget {memory.id}, and pass replaces when remembering a correction"
+        )
     return "\n".join(lines)
+
+
+def stored_at(created_at: str, with_time: bool) -> str:
+    """The date of createdAt, and with `with_time` its time of day in UTC (2026-05-01 14:03 UTC)."""
+    if not with_time or len(created_at) < 16 or created_at[10] != "T":
+        return created_at[:10]
+    return f"{created_at[:10]} {created_at[11:16]} UTC"
 
 
 # --------------------------------------------------------------------------- recall
@@ -82,16 +104,23 @@ def render_recall_gated(query: str, gated: int, mode: Mode) -> str:
     return f'{PREFIX} Nothing matched "{inline(query)}" closely enough.\n{no_confident_match_guidance(gated, mode)}'
 
 
-def render_recall(query: str, mode: Mode, high: bool, results: Sequence[tuple[Memory, float]]) -> str:
-    """`results`: (memory, standing) pairs in rank order."""
+def render_recall(
+    query: str, mode: Mode, high: bool, results: Sequence[tuple[Memory, float]], superseded: Sequence[str | None] = ()
+) -> str:
+    """`results`: (memory, standing) pairs in rank order; `superseded`: each one's newer near memory, if any."""
     n = len(results)
+    dates = [m.created_at[:10] for m, _ in results]
+    newer = list(superseded) + [None] * (n - len(superseded))
     lines = [
         f'{PREFIX} {n} {_memories(n)} matched "{inline(query)}" (mode: {mode}).',
         HIGH_GUIDANCE if high else MEDIUM_GUIDANCE,
         NOTES_ARE_DATA,
         "",
     ]
-    lines += [render_memory(m, i, standing) for i, (m, standing) in enumerate(results, start=1)]
+    lines += [
+        render_memory(m, i, standing, with_time=dates.count(m.created_at[:10]) > 1, superseded_by=newer[i - 1])
+        for i, (m, standing) in enumerate(results, start=1)
+    ]
     return "\n".join(lines)
 
 
@@ -185,7 +214,11 @@ def recall_text(result: RecallResult) -> str:
     if not result.results:
         return render_recall_gated(result.query, result.gated, result.mode)
     return render_recall(
-        result.query, result.mode, result.confidence == "high", [(r.memory, r.standing) for r in result.results]
+        result.query,
+        result.mode,
+        result.confidence == "high",
+        [(r.memory, r.standing) for r in result.results],
+        [r.superseded_by for r in result.results],
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_memory.core.model import MEMORY_TYPES, Memory
+from mcp_memory.core.model import MEMORY_TYPES, Memory, Ranked
 from mcp_memory.core.service import ForgetResult, ListResult, RecallResult, RememberResult, StatsResult
 
 _STRING = {"type": "string"}
@@ -32,12 +32,19 @@ MEMORY_SCHEMA: dict[str, Any] = {
     "required": ["id", "type", "content", "createdAt", "scope", "tags"],
 }
 
-#: A recall result: the memory, its cosine similarity to the query, and its standing
-#: against the top result (0-1, what the text prints as "% of the top result").
+#: A recall result: the memory, its cosine similarity to the query, its relevance (the cosine
+#: with the keyword evidence: what the gates and HIGH judge), its standing against the top result
+#: (0-1, what the text prints as "% of the top result"), and `supersededBy`, a newer near memory.
 _RANKED_SCHEMA: dict[str, Any] = {
     **MEMORY_SCHEMA,
-    "properties": {**MEMORY_SCHEMA["properties"], "similarity": {"type": "number"}, "standing": {"type": "number"}},
-    "required": [*MEMORY_SCHEMA["required"], "similarity", "standing"],
+    "properties": {
+        **MEMORY_SCHEMA["properties"],
+        "similarity": {"type": "number"},
+        "relevance": {"type": "number"},
+        "standing": {"type": "number"},
+        "supersededBy": _STRING,
+    },
+    "required": [*MEMORY_SCHEMA["required"], "similarity", "relevance", "standing"],
 }
 
 RECALL_OUTPUT: dict[str, Any] = {
@@ -108,12 +115,22 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
         "query": result.query,
         "mode": result.mode,
         "confidence": result.confidence,
-        "results": [
-            {**memory_data(r.memory), "similarity": round(r.similarity, 4), "standing": round(r.standing, 4)}
-            for r in result.results
-        ],
+        "results": [ranked_data(r) for r in result.results],
         "gated": result.gated,
     }
+
+
+def ranked_data(ranked: Ranked) -> dict[str, Any]:
+    """One recall result as the tools (and the CLI's --json) give it."""
+    data = {
+        **memory_data(ranked.memory),
+        "similarity": round(ranked.similarity, 4),
+        "relevance": round(ranked.relevance, 4),
+        "standing": round(ranked.standing, 4),
+    }
+    if ranked.superseded_by:
+        data["supersededBy"] = ranked.superseded_by
+    return data
 
 
 def remember_data(result: RememberResult) -> dict[str, Any]:

@@ -191,7 +191,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "forget",
         "Forget a memory",
         "Permanently delete one memory by id, for a fact that has become wrong. When it is merely "
-        "outdated, prefer remembering the correction: the newer memory outranks the older one.",
+        "outdated, remember the correction with `replaces` naming it; a correction remembered without "
+        "it ranks above the older memory, which recall marks as possibly superseded.",
         {
             "type": "object",
             "properties": {

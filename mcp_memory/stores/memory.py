@@ -61,6 +61,9 @@ class InMemoryVectorStore:
             if page:
                 yield page
 
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {i: self._records[(tenant, i)][1].copy() for i in ids if (tenant, i) in self._records}
+
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
         return self._nearest(tenant, embedding, top_k, conversation, None)
 

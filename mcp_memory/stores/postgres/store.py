@@ -73,6 +73,7 @@ def _approximate(where: str = "") -> str:
 
 _QUERY = _exact()
 _FILTERED_QUERY = _exact(_FILTER)
+_VECTORS = "SELECT id, embedding::real[] FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
 _SCAN = "SELECT id, metadata, embedding::real[] FROM memories WHERE tenant_id = %s AND id > %s ORDER BY id LIMIT %s"
 _PUT = (
     "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
@@ -247,6 +248,20 @@ class PgVectorStore:
             if memory is not None:
                 hits.append(Hit(memory, _similarity(distance)))
         return hits
+
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """These ids' embeddings, read in binary."""
+        if not ids:
+            return {}
+        async with self._db.connection("read vectors") as conn:
+            async with conn.cursor(binary=True) as cursor:
+                await cursor.execute(_VECTORS, (tenant, list(ids)))
+                rows = await cursor.fetchall()
+        return {
+            row_id: np.asarray(embedding, dtype=np.float32)
+            for row_id, embedding in rows
+            if embedding is not None and len(embedding) == self._dim
+        }
 
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter

@@ -254,6 +254,16 @@ class S3VectorStore:
         hits = [h for h in pool if where.matches(h.memory)]
         return FilteredHits(hits[:top_k], complete=not post or len(pool) < TOP_K_MAX or len(hits) >= top_k)
 
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """GetVectors with the vectors, 100 keys a call."""
+        out: dict[str, np.ndarray] = {}
+        for item in await self._get_vectors(tenant, ids, with_data=True):
+            key = item.get("key")
+            data = (item.get("data") or {}).get("float32")
+            if isinstance(key, str) and isinstance(data, list) and len(data) == self._dim:
+                out[_memory_id(key)] = np.asarray(data, dtype=np.float32)
+        return out
+
     async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit]:
         """GetVectors with the vectors, 100 keys a call, and each one's cosine to `embedding`."""
         query = np.asarray(self._vector(embedding), dtype=np.float32)

@@ -316,6 +316,14 @@ class SqliteVectorStore:
 
         return await self._db.read(read, "query")
 
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """These ids' embeddings, from the vector cache."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            return self._cache.current(conn, tenant).rows(list(ids))
+
+        return await self._db.read(read, "vectors")
+
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:

@@ -159,6 +159,14 @@ class TenantVectors:
                 out[memory_id] = float(np.dot(self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS], query))
         return out
 
+    def rows(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """These ids' embeddings (copies; ids not held are left out)."""
+        return {
+            memory_id: self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS].copy()
+            for memory_id, row in zip(memory_ids, self.find(memory_ids))
+            if row is not None
+        }
+
     def find(self, memory_ids: Sequence[str]) -> list[int | None]:
         """The row of each id, None for ids this snapshot does not hold."""
         if not memory_ids or self.n == 0:
