@@ -43,7 +43,7 @@ from mcp_memory.core.service import MemoryService
 RETRIEVALS = ("dense", "keyword", "hybrid")
 MODES = ("precision", "balanced", "exploratory")
 KS = (1, 5, 10)
-LABELS = ("high", "medium", "low")
+LABELS = ("high", "medium", "low", "none")  # "low" until 2026-12-01, "none" since: no results
 NOW_MS = 1_780_000_000_000.0  # 2026-05-28: one instant for every remember and recall
 
 

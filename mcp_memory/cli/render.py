@@ -84,27 +84,26 @@ def _print_memory(console: Any, position: int, memory: Memory, extra: str = "") 
 
 def print_recall(result: Any, as_json: bool) -> None:
     if as_json:
-        _json(
-            {
-                "query": result.query,
-                "mode": result.mode,
-                # With no result there is nothing to be confident about: "none", never "low".
-                "confidence": result.confidence if result.results else "none",
-                "gated": result.gated,
-                "results": [
-                    {
-                        **memory_json(r.memory),
-                        "similarity": round(r.similarity, 6),
-                        "score": round(r.score, 6),
-                        "standing": round(r.standing, 6),
-                        "accessCount": r.stats.access_count,
-                    }
-                    for r in result.results
-                ],
-            }
-        )
+        from mcp_memory.server.structured import recall_data
+
+        data = recall_data(result)  # the tool's structured result, with the CLI's own two fields
+        for record, ranked in zip(data["results"], result.results):
+            record["score"] = round(ranked.score, 4)
+            record["accessCount"] = ranked.stats.access_count
+        _json(data)
         return
     console = _console()
+    if not result.results and result.filtered_out:
+        from mcp_memory.server.render import filter_clauses
+
+        n = result.filtered_out
+        found = f"{n} memory matched" if n == 1 else f"{n} memories matched"
+        console.print(
+            f"{found} the query but none {filter_clauses(result.where)}; try without the filters.",
+            style="yellow",
+            markup=False,
+        )
+        return
     if not result.found_any:
         console.print("Nothing is stored near this query.", style="yellow")
         return

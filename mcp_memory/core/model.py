@@ -14,7 +14,8 @@ from mcp_memory.core.timespan import TimeSpan
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
 Mode = Literal["precision", "balanced", "exploratory"]
-Confidence = Literal["high", "medium", "low"]
+#: "none": nothing was returned (the one word for it over MCP, in the CLI's JSON and in the library).
+Confidence = Literal["high", "medium", "none"]
 #: How recall finds candidates: the embedding and the keyword index together (the default),
 #: or one of them alone (for measuring each signal on its own).
 Retrieval = Literal["hybrid", "dense", "keyword"]

@@ -125,9 +125,9 @@ def default_high_similarity(floor: float) -> float:
 
 
 def confidence(top_similarity: float | None, high: float) -> Confidence:
-    """HIGH when the top-scored result is at least `high`; MEDIUM below; LOW without results."""
+    """HIGH when the top-scored result is at least `high`; MEDIUM below; none without results."""
     if top_similarity is None:
-        return "low"
+        return "none"
     return "high" if top_similarity >= high else "medium"
 
 

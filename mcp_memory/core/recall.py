@@ -272,7 +272,7 @@ def confidence(
 ) -> Confidence:
     """LOW without results; else HIGH when the top result's evidence reaches `high` (docs/recall.md)."""
     if not results:
-        return "low"
+        return "none"
     if not retrieval.keywords or answer is None:
         return ranking.confidence(results[0].similarity, high)
     return fusion.label(high_reach(retrieval, results, relevant, terms, answer), high)

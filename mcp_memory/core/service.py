@@ -114,10 +114,14 @@ class RecallResult:
     confidence: Confidence
     #: Visible candidates that fell below the floor or the mode's ratio gate.
     gated: int
-    #: False when nothing visible was stored near the query at all.
+    #: False when nothing visible was stored near the query at all (that the filters let through).
     found_any: bool
     #: The visible candidates the floor or the mode's ratio gate dropped (the web view shows them).
     gated_out: tuple[fusion.Candidate, ...] = ()
+    #: The filters asked for (type, tags, time span).
+    where: MemoryFilter = field(default_factory=MemoryFilter)
+    #: When the filters left nothing: how many memories the query found without them.
+    filtered_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,10 @@ class MemoryService:
         found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), where)
         scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
         if not scored:
-            return RecallResult(query, mode, limit, [], "low", 0, found_any=False)
+            filtered_out = await self._filtered_out(caller, query, embedding, terms, limit, mode) if where else 0
+            return RecallResult(
+                query, mode, limit, [], "none", 0, found_any=False, where=where, filtered_out=filtered_out
+            )
         gated = pipeline.gate(retrieval, scored, self.floor, weights.keep_ratio)
         results: list[Ranked] = []
         if gated.keeping:
@@ -276,7 +283,7 @@ class MemoryService:
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
         return RecallResult(
-            query, mode, limit, results, confidence, gated.gated, found_any=True, gated_out=gated.dropped
+            query, mode, limit, results, confidence, gated.gated, found_any=True, gated_out=gated.dropped, where=where
         )
 
     async def _search(
@@ -300,6 +307,17 @@ class MemoryService:
         if answer is not None and where:  # keyword candidates are filtered after their own limit; nearest before
             answer = replace(answer, hits=[h for h in answer.hits if where.matches(h.memory)])
         return pipeline.Found(done.get("nearest", []), answer)
+
+    async def _filtered_out(
+        self, caller: Caller, query: str, embedding: np.ndarray, terms: Sequence[str], limit: int, mode: Mode
+    ) -> int:
+        """How many memories the query finds without the filters (past the floor and the mode's
+        gate), for a filtered recall that found nothing: the answer then says the filters excluded
+        them, not that nothing is stored on the subject."""
+        found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), MemoryFilter())
+        retrieval = self.retrieval_mode
+        scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
+        return len(pipeline.gate(retrieval, scored, self.floor, ranking.MODE_TABLE[mode].keep_ratio).keeping)
 
     async def _newest_first(self, caller: Caller, results: builtins.list[Ranked]) -> builtins.list[Ranked]:
         """The newer of two near results first, the older marked (core/supersede.py); the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_memory.core.model import MEMORY_TYPES, Memory, Mode
+from mcp_memory.core.model import MEMORY_TYPES, Memory, MemoryFilter, Mode
 from mcp_memory.core.ranking import percent
 from mcp_memory.core.service import (
     STATS_SCAN_CAP,
@@ -208,7 +208,37 @@ def render_stats(total: int, by_type: Sequence[tuple[str, int]], lower_bound: bo
 # --------------------------------------------------------------------------- one per service result
 
 
+def filter_clauses(where: MemoryFilter) -> str:
+    """What a memory must be to pass `where`, as a predicate: 'carries tag ops and was stored since …'."""
+    clauses = []
+    if where.memory_type:
+        clauses.append(f'is of type "{where.memory_type}"')
+    if len(where.tags) == 1:
+        clauses.append(f"carries tag {inline(where.tags[0])}")
+    elif where.tags:
+        clauses.append(f"carries any of the tags {', '.join(inline(t) for t in where.tags)}")
+    if where.span:
+        clauses.append(f"was {where.span.words()}")
+    return " and ".join(clauses)
+
+
+def render_recall_filtered_out(query: str, filtered_out: int, where: MemoryFilter) -> str:
+    if filtered_out == 1:
+        found = (
+            f'1 memory matched "{inline(query)}" but it fails the filters (wanted: one that {filter_clauses(where)})'
+        )
+    else:
+        found = f'{filtered_out} memories matched "{inline(query)}" but none {filter_clauses(where)}'
+    return (
+        f"{PREFIX} {found}.\n"
+        "FILTERED OUT: the filters excluded what the query found; this says nothing about whether "
+        "the subject is stored. Recall again without them, or with others."
+    )
+
+
 def recall_text(result: RecallResult) -> str:
+    if not result.results and result.filtered_out:
+        return render_recall_filtered_out(result.query, result.filtered_out, result.where)
     if not result.found_any:
         return render_recall_empty(result.query, result.mode)
     if not result.results:

@@ -52,9 +52,10 @@ RECALL_OUTPUT: dict[str, Any] = {
     "properties": {
         "query": _STRING,
         "mode": _STRING,
-        "confidence": {"enum": ["high", "medium", "low"]},
+        "confidence": {"enum": ["high", "medium", "none"]},
         "results": {"type": "array", "items": _RANKED_SCHEMA},
         "gated": {"type": "integer"},
+        "filteredOut": {"type": "integer"},
     },
     "required": ["query", "mode", "confidence", "results", "gated"],
 }
@@ -117,6 +118,7 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
         "confidence": result.confidence,
         "results": [ranked_data(r) for r in result.results],
         "gated": result.gated,
+        **({"filteredOut": result.filtered_out} if result.filtered_out else {}),
     }
 
 

@@ -198,7 +198,7 @@ def test_recall_asks_the_store_for_at_least_30_and_at_most_100_candidates(limit:
 
 
 def test_no_result_means_low_confidence() -> None:
-    assert confidence(None, default_high_similarity(0.1)) == "low"
+    assert confidence(None, default_high_similarity(0.1)) == "none"
 
 
 @pytest.mark.parametrize(("similarity", "label"), [(0.33, "high"), (0.15, "medium"), (0.9, "high")])

@@ -128,7 +128,7 @@ async def test_every_result_carries_fields_that_match_its_text_and_validate(env:
         assert 0 < data["results"][0]["similarity"] <= 1 and data["results"][0]["standing"] == 1
 
         empty = check(schemas["recall"], await client.call_tool("recall", {"query": "zebra migration quantum"}))
-        assert empty["results"] == [] and empty["confidence"] == "low"
+        assert empty["results"] == [] and empty["confidence"] == "none"
 
         listed = check(schemas["list_memories"], await client.call_tool("list_memories", {}))
         assert [m["id"] for m in listed["memories"]] == [memory_id]

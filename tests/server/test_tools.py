@@ -23,7 +23,7 @@ THREAD = Caller("acme", "chat:1")
 def empty_result(name: str, kwargs: dict[str, Any]) -> Any:
     """What the service answers when nothing is stored: the tool renders it as usual."""
     if name == "recall":
-        return RecallResult(kwargs["query"], kwargs["mode"] or "balanced", 5, [], "low", 0, found_any=False)
+        return RecallResult(kwargs["query"], kwargs["mode"] or "balanced", 5, [], "none", 0, found_any=False)
     if name == "list":
         return ListResult([], kwargs.get("memory_type"))
     if name == "forget":
