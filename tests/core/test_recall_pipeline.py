@@ -96,7 +96,7 @@ def test_without_keyword_evidence_the_confidence_is_the_top_cosine_against_the_m
     assert recall.high_reach(recall.DENSE, results, [], [], None) == 0.65
     assert recall.confidence(recall.DENSE, results, [], [], None, 0.6) == "high"
     assert recall.confidence(recall.DENSE, results, [], [], None, 0.7) == "medium"
-    assert recall.confidence(recall.DENSE, [], [], [], None, 0.6) == "low"
+    assert recall.confidence(recall.DENSE, [], [], [], None, 0.6) == "none"
 
 
 def test_remember_and_recall_embed_the_nfkc_form() -> None:
