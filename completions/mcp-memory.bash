@@ -74,13 +74,14 @@ _mcp_memory() {
             case "$prev" in
                 --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
                 --limit) compopt +o default 2>/dev/null; return ;;
+                --cursor) compopt +o default 2>/dev/null; return ;;
                 --tag) compopt +o default 2>/dev/null; return ;;
                 --since) compopt +o default 2>/dev/null; return ;;
                 --until) compopt +o default 2>/dev/null; return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
-            COMPREPLY=($(compgen -W "--type --limit --tag --since --until -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--type --limit --cursor --all --tag --since --until -t --tenant -c --conversation --json -h --help" -- "$cur"))
             ;;
         recall)
             case "$prev" in

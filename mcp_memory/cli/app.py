@@ -168,7 +168,7 @@ def remember(
     from mcp_memory.core import arguments
 
     if content == "-":
-        content = sys.stdin.read()
+        content = _final_newline_dropped(sys.stdin.read())
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
     args = {
@@ -182,6 +182,15 @@ def remember(
     kwargs = _checked(arguments.remember_args, args, caller, _cli_terms())
     result = _run(settings, lambda service: service.remember(caller, **kwargs), arguments.string_arguments(args))
     print_remember(result, as_json)
+
+
+def _final_newline_dropped(text: str) -> str:
+    """What `echo … | mcp-memory remember -` means: the text without the line break `echo`
+    (or an editor) ends it with. Only that one: other blank lines and spaces are the text's."""
+    for ending in ("\r\n", "\n"):
+        if text.endswith(ending):
+            return text[: -len(ending)]
+    return text
 
 
 @app.command(short_help="Find the memories that answer a question.")
@@ -222,7 +231,12 @@ def recall(
 @app.command("list")
 def list_(
     memory_type: TypeFilterOption = None,
-    limit: Annotated[int, typer.Option(help="How many (1-50).")] = 20,
+    limit: Annotated[int, typer.Option(help="How many on a page (1-200).")] = 20,
+    cursor: Annotated[
+        str | None,
+        typer.Option(help="Go on after the page that printed this cursor.", show_default=False),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every memory, page after page.")] = False,
     tag: TagFilterOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -230,16 +244,28 @@ def list_(
     conversation: ConversationOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List memories, newest first."""
-    from mcp_memory.cli.render import print_list
-    from mcp_memory.core import arguments
+    """List memories, newest first, a page at a time: a page that is not the last ends
+    with the --cursor that goes on after it; --all prints every memory."""
+    import time
+
+    from mcp_memory.cli.render import print_page
+    from mcp_memory.core import arguments, timespan
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    args = {"type": memory_type, "limit": limit, "tags": tag, "since": since, "until": until}
+    args = {"type": memory_type, "tags": tag, "since": since, "until": until}
     kwargs = _checked(arguments.list_args, args, _cli_terms())
-    result = _run(settings, lambda service: service.list(caller, **kwargs))
-    print_list(result, as_json)
+    span = _checked(timespan.span, kwargs.pop("since", None), kwargs.pop("until", None), time.time() * 1000)
+    kwargs.pop("limit")
+    where = {**kwargs, "since": span.since_iso, "until": span.until_iso}
+
+    async def pages(service: Any) -> list[Any]:
+        read = [await service.page(caller, limit=limit, cursor=cursor, **where)]
+        while every and read[-1].next_cursor is not None:
+            read.append(await service.page(caller, limit=limit, cursor=read[-1].next_cursor, **where))
+        return read
+
+    print_page(_run(settings, pages), as_json, span=span)
 
 
 @app.command()
@@ -255,8 +281,10 @@ def forget(
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    kwargs = _checked(arguments.forget_args, {"id": memory_id}, _cli_terms())
-    result = _run(settings, lambda service: service.forget(caller, **kwargs))
+    # a malformed id is refused as --replaces refuses it, not looked up and reported as not found
+    memory_id = _checked(arguments.require_string, {"id": memory_id}, "id", _cli_terms())
+    _checked(arguments.check_memory_id, "id", memory_id, _cli_terms())
+    result = _run(settings, lambda service: service.forget(caller, memory_id))
     print_forget(result, as_json)
     if not result.deleted:
         raise typer.Exit(EXIT_FAILED)

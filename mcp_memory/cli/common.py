@@ -237,6 +237,7 @@ _FLAGS = {
     "tags": "--tag",
     "since": "--since",
     "until": "--until",
+    "cursor": "--cursor",
     "replaces": "--replaces",
     "content": "CONTENT",
     "query": "QUERY",

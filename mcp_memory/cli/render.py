@@ -69,17 +69,26 @@ def _print_memory(console: Any, position: int, memory: Memory, extra: str = "") 
     """The `N. <id>` line at the margin, then the stored text indented, every line of it and
     every line the terminal wraps it into: a memory is data, and one holding a line such as
     "2. 01J…  (project, …)" must not pass for the next result (an agent may read this output)."""
-    from rich.padding import Padding
     from rich.text import Text
 
     head = Text(f"{position}. ", style="bold")
     head.append(memory.id, style="cyan")
     head.append(f"  ({_facets(memory)}{extra})", style="dim")
     console.print(head)
-    console.print(Padding(Text(memory.content), (0, 0, 0, 3)))
+    _indented(console, Text(memory.content))
     if memory.tags:  # a tag may hold a line break: it stays on the tags line
         tags = ", ".join(" ".join(tag.split()) for tag in memory.tags)
-        console.print(Padding(Text("tags: " + tags, style="dim"), (0, 0, 0, 3)))
+        _indented(console, Text("tags: " + tags, style="dim"))
+
+
+def _indented(console: Any, text: Any, indent: int = 3) -> None:
+    """`text` wrapped at words to the terminal less `indent`, each line indented by it, with
+    no trailing blanks (rich's Padding fills every line out to the terminal's width)."""
+    from rich.text import Text
+
+    for line in text.wrap(console, max(console.width - indent, 20), overflow="fold"):
+        line.rstrip()
+        console.print(Text(" " * indent) + line if line.plain else Text(""))
 
 
 def print_recall(result: Any, as_json: bool) -> None:
@@ -152,22 +161,33 @@ def print_remember(result: Any, as_json: bool) -> None:
         _print_memory(console, 1, result.near)
 
 
-def print_list(result: Any, as_json: bool) -> None:
+def print_page(pages: list[Any], as_json: bool, *, span: Any = None) -> None:
+    """`list`: the memories of one page (or, with --all, of every page), numbered on from 1;
+    a page that is not the last ends with the cursor that goes on after it."""
+    memories = [memory for page in pages for memory in page.memories]
+    next_cursor = pages[-1].next_cursor
     if as_json:
-        _json({"memories": [memory_json(m) for m in result.memories]})
+        _json({"memories": [memory_json(m) for m in memories], "nextCursor": next_cursor})
         return
     console = _console()
-    if not result.memories:
-        what = f' of type "{result.memory_type}"' if result.memory_type else ""
-        if result.tags:
-            what += f" tagged {', '.join(result.tags)}"
-        span = result.span.words() if getattr(result, "span", None) else ""
-        console.print(f"No memories{what} {span}." if span else f"No memories{what} yet.", style="yellow", markup=False)
-        return
-    n = len(result.memories)
-    console.print(f"{n} {'memory' if n == 1 else 'memories'}, newest first")
-    for i, memory in enumerate(result.memories, start=1):
-        _print_memory(console, i, memory)
+    where = pages[-1].where
+    if not memories:
+        what = f' of type "{where.memory_type}"' if where.memory_type else ""
+        if where.tags:
+            what += f" tagged {', '.join(where.tags)}"
+        words = span.words() if span else ""
+        shown = f"No memories{what} {words}" if words else f"No memories{what} yet"
+        console.print(f"{shown}{' on this page' if next_cursor else ''}.", style="yellow", markup=False)
+    else:
+        n = len(memories)
+        console.print(f"{n} {'memory' if n == 1 else 'memories'}, newest first")
+        for i, memory in enumerate(memories, start=1):
+            _print_memory(console, i, memory)
+    if next_cursor:
+        console.print(
+            f"More after these: run the same command with --cursor {next_cursor} (or --all for every one).",
+            markup=False,
+        )
 
 
 def print_forget(result: Any, as_json: bool) -> None:

@@ -108,27 +108,53 @@ def export(
 
     with _output(output) as stream:
 
-        async def work(service: Any):
+        async def work(service: Any) -> tuple[Any, list[str]]:
             chosen = await service.export_tenants(all_tenants=all_tenants, tenants=names)
+            # the tenants left out, so a bare export does not pass for a backup of everything
+            others = [] if all_tenants else await service.export_tenants(all_tenants=True)
             with _progress("exporting") as advance:
-                return await service.export(
+                done = await service.export(
                     chosen, write=stream.write, with_embeddings=with_embeddings, progress=advance
                 )
+            return done, [name for name in others if name not in chosen]
 
-        result = _run(settings, work)
+        result, others = _run(settings, work)
     summary = {
         "exported": result.memories,
         "tenants": result.tenants,
         "withEmbeddings": result.with_embeddings,
         "output": str(output) if output else "-",
+        "otherTenants": others,
     }
     to_stderr = output is None
     if as_json:
         _say(json.dumps(summary), stderr=to_stderr)
     else:
-        per = ", ".join(f"{name} {count}" for name, count in result.tenants.items()) or "no tenant"
-        vectors = "with" if result.with_embeddings else "without"
-        _say(f"exported {result.memories} memories ({per}), {vectors} embeddings", stderr=to_stderr)
+        for line in _export_summary(result, names if not all_tenants else list(result.tenants), others):
+            _say(line, stderr=to_stderr)
+
+
+def _export_summary(result: Any, names: list[str], others: list[str]) -> list[str]:
+    """What an export says it wrote: the tenants by name with their counts, and the tenants it
+    left out with the option that would take them."""
+    counts = [(name, result.tenants.get(name, 0)) for name in names]
+    memories = f"{result.memories} {'memory' if result.memories == 1 else 'memories'}"
+    vectors = "with" if result.with_embeddings else "without"
+    if not counts:
+        lines = [f"exported {memories}: no tenant holds any, {vectors} embeddings"]
+    elif len(counts) == 1:
+        lines = [f"exported {memories} of tenant {counts[0][0]}, {vectors} embeddings"]
+    else:
+        per = ", ".join(f"{name} ({count})" for name, count in counts)
+        lines = [f"exported {memories} of tenants {per}, {vectors} embeddings"]
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        noun = "tenant holds" if len(others) == 1 else "tenants hold"
+        lines.append(
+            f"not exported: {len(others)} other {noun} memories ({shown}); "
+            "--all-tenants exports every tenant, --tenant NAME (repeatable) the ones you name"
+        )
+    return lines
 
 
 @contextmanager

@@ -153,6 +153,18 @@ def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:
     return tags
 
 
+def check_memory_id(field: str, memory_id: str, terms: Terms) -> str:
+    """`memory_id` if it has a memory id's shape, or the one refusal every id argument gives
+    (`--replaces`, the CLI's `forget ID`): naming the field, showing at most 40 characters."""
+    check_text(field, memory_id, terms)
+    if not MEMORY_ID.fullmatch(memory_id):
+        shown = memory_id if len(memory_id) <= 40 else memory_id[:40] + "…"
+        raise InvalidArgument(
+            f'{terms.name(field)}: "{shown}" is not a memory id (26 characters, as recall and list_memories show it).'
+        )
+    return memory_id
+
+
 def optional_replaces(args: Mapping[str, Any], terms: Terms) -> list[str]:
     """`replaces`: one id or a list of up to REPLACES_MAX distinct ids."""
     value = args.get("replaces")
@@ -166,13 +178,7 @@ def optional_replaces(args: Mapping[str, Any], terms: Terms) -> list[str]:
             f"{terms.name('replaces')} may name at most {REPLACES_MAX} memories; it names {len(ids)}."
         )
     for memory_id in ids:
-        check_text("replaces", memory_id, terms)
-        if not MEMORY_ID.fullmatch(memory_id):
-            shown = memory_id if len(memory_id) <= 40 else memory_id[:40] + "…"
-            raise InvalidArgument(
-                f'{terms.name("replaces")}: "{shown}" is not a memory id (26 characters, as recall and '
-                "list_memories show it)."
-            )
+        check_memory_id("replaces", memory_id, terms)
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
         raise InvalidArgument(f"{terms.name('replaces')} names {duplicate} twice.")

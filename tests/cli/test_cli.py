@@ -172,7 +172,8 @@ def test_without_a_tenant_the_commands_use_the_local_default(cli) -> None:
         ),
         (
             ("forget", "-t", "acme", "9" * 27),
-            "error: ID is 27 characters long; a memory id is 26 characters (as recall and list_memories show it).",
+            'error: ID: "999999999999999999999999999" is not a memory id (26 characters, as recall and '
+            "list_memories show it).",
         ),
         (
             ("remember", "-t", "acme", "c", "--replaces", "not-an-id"),
