@@ -67,7 +67,8 @@ def test_server_json_names_the_package_and_version_the_project_builds() -> None:
     # `uvx mcp-tenant-memory serve-stdio`: the console script of that name runs the stdio server
     assert package["runtimeHint"] == "uvx" and package["transport"] == {"type": "stdio"}
     assert [a["value"] for a in package["packageArguments"]] == ["serve-stdio"]
-    assert PYPROJECT["project"]["scripts"][package["identifier"]] == "mcp_memory.cli.app:main"
+    scripts = PYPROJECT["project"]["scripts"]
+    assert scripts[package["identifier"]] == scripts["mcp-memory"]  # the same command under both names
 
 
 def test_server_json_lists_only_variables_the_server_reads_with_their_defaults() -> None:

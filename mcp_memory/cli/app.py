@@ -99,7 +99,7 @@ def serve_http(
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
 
 
-@app.command()
+@app.command(short_help="Answer a Claude Code hook (the event on stdin).")
 def hook(
     event: Annotated[HookEvent, typer.Argument(help="The Claude Code hook event.", show_default=False)],
     tenant: TenantOption = None,
@@ -228,7 +228,7 @@ def recall(
     print_recall(result, as_json)
 
 
-@app.command("list")
+@app.command("list", short_help="List memories, newest first, a page at a time.")
 def list_(
     memory_type: TypeFilterOption = None,
     limit: Annotated[int, typer.Option(help="How many on a page (1-200).")] = 20,
@@ -268,7 +268,7 @@ def list_(
     print_page(_run(settings, pages), as_json, span=span)
 
 
-@app.command()
+@app.command(short_help="Delete one memory permanently.")
 def forget(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The id recall or list showed.", show_default=False)],
     tenant: TenantOption = None,

@@ -28,7 +28,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 
 
-@app.command()
+@app.command(short_help="Browse, search and curate memories in a web browser.")
 def ui(
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
