@@ -140,7 +140,7 @@ def test_the_tenant_can_come_from_the_environment(cli) -> None:
 def test_without_a_tenant_the_commands_use_the_local_default(cli) -> None:
     result = cli("list", "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"memories": []}
+    assert json.loads(result.stdout) == {"memories": [], "nextCursor": None}
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ def test_a_value_outside_the_choices_is_bad_usage_and_writes_nothing(
     result = cli(tmp_path, *args, COLUMNS="200")
     assert result.returncode == 2
     assert f"Invalid value for '{args[1]}'" in result.stderr and refused in result.stderr
-    assert json.loads(cli(tmp_path, "list", "--json").stdout) == {"memories": []}
+    assert json.loads(cli(tmp_path, "list", "--json").stdout) == {"memories": [], "nextCursor": None}
 
 
 def test_a_choice_is_taken(tmp_path: Path) -> None:
