@@ -48,10 +48,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-#: The name it is installed by (`pip install mcp-tenant-memory`): the PyPI name `mcp-memory` is
-#: another project's. The import package and the `mcp-memory` command keep their names.
-DISTRIBUTION = "mcp-tenant-memory"
+#: read from core/version.py on first use, as the names below are
+_VERSION = ("__version__", "DISTRIBUTION")
 
 #: public name -> the module that defines it
 _PUBLIC = {
@@ -117,10 +115,12 @@ if TYPE_CHECKING:
         StatsResult,
     )
     from mcp_memory.core.tenants import CompactAllResult, TenantsResult
+    from mcp_memory.core.version import DISTRIBUTION as DISTRIBUTION
+    from mcp_memory.core.version import __version__
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
+    module = "mcp_memory.core.version" if name in _VERSION else _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_memory' has no attribute {name!r}")
     value = getattr(import_module(module), name)

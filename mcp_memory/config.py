@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import ConfigError, ContextError
 from mcp_memory.core.fusion import check_scripts
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity
 from mcp_memory.core.redact import redact_url
+from mcp_memory.core.version import DISTRIBUTION
 from mcp_memory.embedders import PROVIDERS as EMBEDDING_PROVIDERS
 from mcp_memory.stores import BACKENDS as STORE_BACKENDS
 

@@ -9,7 +9,7 @@ core; stores and embedders import core and runtime; app wires them; server and c
 import app, config and core (and runtime, for boto3); only the console script
 (cli/app.py, which hosts serve-stdio and serve-http) and __main__ reach the server.
 Every import counts: at the top of a module, inside a function, or for typing only.
-`from mcp_memory import __version__` (or `DISTRIBUTION`) is allowed everywhere: the root package is cheap.
+The release and the distribution name live in core/version.py, so no module imports the root.
 """
 
 from __future__ import annotations
@@ -78,8 +78,6 @@ def imports(path: Path) -> list[tuple[int, str, str, bool]]:
                 anchor = module.split(".") if is_package else module.split(".")[:-1]
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            if base == "mcp_memory" and {a.name for a in node.names} <= {"__version__", "DISTRIBUTION"}:
-                continue
             # `from mcp_memory.server import render` imports the submodule when there is one
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
         else:

@@ -1,5 +1,5 @@
 """One version number: the package metadata, `mcp-memory --version` and the server
-version an MCP client is told all come from mcp_memory.__version__."""
+version an MCP client is told all come from mcp_memory.__version__ (core/version.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_the_version_is_a_release_number() -> None:
 def test_the_package_metadata_takes_its_version_from_the_package() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mcp_memory.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mcp_memory.core.version.__version__"}
     assert importlib.metadata.version("mcp-tenant-memory") == __version__, (
         "the installed metadata is from another version: reinstall with pip install -e ."
     )

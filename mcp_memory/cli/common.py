@@ -14,10 +14,10 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from mcp_memory import __version__
 from mcp_memory.config import DEFAULT_TENANT
 from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
 from mcp_memory.core.model import MemoryType
+from mcp_memory.core.version import __version__
 
 T = TypeVar("T")
 

@@ -100,11 +100,11 @@ def _script_class(scripts: frozenset[str]) -> regex.Pattern[str]:
     return _SCRIPT_CLASSES[scripts]
 
 
-def hybrid_relevance(cosine: float, keyword: float, readable: float = 1.0, held: float = 1.0) -> float:
+def hybrid_relevance(cosine: float, keyword: float, readable: float = 1.0, reach: float = 1.0) -> float:
     """The hybrid relevance of one candidate: the cosine as far as the embedder reads the query,
-    the keyword score standing in for the rest, plus the keyword evidence as far as the tenant's
-    memories hold the query's words at all (`held`, keywords.held_share)."""
-    return readable * cosine + (1.0 - readable) * keyword + KEYWORD_WEIGHT * held * keyword
+    the keyword score standing in for the rest, plus the keyword evidence as far as it counts for
+    this query (`reach`, keyword_reach: the h of the formula above)."""
+    return readable * cosine + (1.0 - readable) * keyword + KEYWORD_WEIGHT * reach * keyword
 
 
 def keyword_reach(terms: Sequence[str], stats: TermStats, dense_top: float = 0.0) -> float:

@@ -162,8 +162,3 @@ def word_overlap(a: str, b: str) -> float:
         return 0.0
     shared = len(words_a & words_b)
     return shared / (len(words_a) + len(words_b) - shared)
-
-
-def is_duplicate(similarity: float, new_content: str, existing_content: str) -> bool:
-    """The dedup rule: near-identical by embedding AND by wording."""
-    return similarity >= DEDUP_SIMILARITY and word_overlap(new_content, existing_content) >= DEDUP_WORD_OVERLAP

@@ -753,8 +753,8 @@ class MemoryService:
         progress: Callable[[int], None] | None = None,
     ) -> ExportResult:
         """Write `tenants`' memories as an export (core/transfer/records.py) through `write`."""
-        from mcp_memory import __version__
         from mcp_memory.core.transfer.exporting import export_memories
+        from mcp_memory.core.version import __version__
 
         return await export_memories(
             tenants,

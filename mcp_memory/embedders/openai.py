@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcp_memory import __version__
 from mcp_memory.core.echo import SECRET_PIECE, scrub
 from mcp_memory.core.errors import EmbeddingError
+from mcp_memory.core.version import __version__
 from mcp_memory.embedders.base import check_vectors, count_mismatch
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import StartupError
+from mcp_memory.core.version import DISTRIBUTION
 
 T = TypeVar("T")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_memory import __version__
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.model import Caller
+from mcp_memory.core.version import __version__
 from mcp_memory.server.tools import ToolLayer
 
 SERVER_NAME = "mcp-memory"

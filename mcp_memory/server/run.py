@@ -12,10 +12,10 @@ import signal
 import sys
 from typing import Any
 
-from mcp_memory import __version__
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
+from mcp_memory.core.version import __version__
 from mcp_memory.server.mcp_server import build_mcp_server
 from mcp_memory.server.tools import ToolLayer, build_tool_layer
 

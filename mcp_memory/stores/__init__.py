@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from mcp_memory import DISTRIBUTION
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
 from mcp_memory.core.redact import redact_url
+from mcp_memory.core.version import DISTRIBUTION
 
 __all__ = ["BACKENDS", "Backend", "StoreSettings", "open_stores"]
 

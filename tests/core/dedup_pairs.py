@@ -8,6 +8,15 @@ backend by tests/core/test_dedup_service.py and against the pure rule by test_de
 
 from __future__ import annotations
 
+from mcp_memory.core.ranking import DEDUP_SIMILARITY, DEDUP_WORD_OVERLAP, word_overlap
+
+
+def is_duplicate(similarity: float, new_content: str, existing_content: str) -> bool:
+    """The rule before the difference tests, for comparison: near-identical by embedding AND by
+    wording (cosine >= DEDUP_SIMILARITY and word Jaccard >= DEDUP_WORD_OVERLAP)."""
+    return similarity >= DEDUP_SIMILARITY and word_overlap(new_content, existing_content) >= DEDUP_WORD_OVERLAP
+
+
 APART: list[tuple[str, str, str]] = [
     # negation
     ("Deploys are allowed on Fridays", "Deploys are not allowed on Fridays", "negation"),

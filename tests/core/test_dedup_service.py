@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_memory.core.model import Caller
-from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate
+from mcp_memory.core.ranking import DEDUP_SIMILARITY
 from mcp_memory.server import render
 from tests.conftest import ROOT, SERVICE_BACKENDS, Env, open_env
-from tests.core.dedup_pairs import APART, MERGE
+from tests.core.dedup_pairs import APART, MERGE, is_duplicate
 from tests.core.test_dedup import builtin_cases
 from tests.support.real_model import RememberedModel
 

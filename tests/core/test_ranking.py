@@ -246,7 +246,8 @@ def test_percent_shows_a_fraction_as_a_whole_percentage_rounded_half_up(fraction
 
 # --------------------------------------------------------------------------- dedup math (docs/remember.md)
 
-from mcp_memory.core.ranking import DEDUP_SIMILARITY, is_duplicate, word_overlap  # noqa: E402
+from mcp_memory.core.ranking import DEDUP_SIMILARITY, word_overlap  # noqa: E402
+from tests.core.dedup_pairs import is_duplicate  # noqa: E402
 
 
 def test_word_overlap_is_the_jaccard_of_the_word_sets() -> None:
