@@ -57,15 +57,17 @@ def memory_json(memory: Memory) -> dict[str, Any]:
     return record
 
 
-def _facets(memory: Memory) -> str:
+def _facets(memory: Memory, with_time: bool = False) -> str:
     facets = [f"{memory.memory_type}/{memory.category}" if memory.category else memory.memory_type]
     if memory.scope == "conversation":
         facets.append("this conversation only")
-    facets.append(f"stored {memory.created_at[:10]}")
+    from mcp_memory.server.render import stored_at
+
+    facets.append(f"stored {stored_at(memory.created_at, with_time)}")
     return ", ".join(facets)
 
 
-def _print_memory(console: Any, position: int, memory: Memory, extra: str = "") -> None:
+def _print_memory(console: Any, position: int, memory: Memory, extra: str = "", *, with_time: bool = False) -> None:
     """The `N. <id>` line at the margin, then the stored text indented, every line of it and
     every line the terminal wraps it into: a memory is data, and one holding a line such as
     "2. 01J…  (project, …)" must not pass for the next result (an agent may read this output)."""
@@ -73,7 +75,7 @@ def _print_memory(console: Any, position: int, memory: Memory, extra: str = "") 
 
     head = Text(f"{position}. ", style="bold")
     head.append(memory.id, style="cyan")
-    head.append(f"  ({_facets(memory)}{extra})", style="dim")
+    head.append(f"  ({_facets(memory, with_time)}{extra})", style="dim")
     console.print(head)
     _indented(console, Text(memory.content))
     if memory.tags:  # a tag may hold a line break: it stays on the tags line
@@ -123,8 +125,12 @@ def print_recall(result: Any, as_json: bool) -> None:
     label = {"high": "[bold green]HIGH[/]", "medium": "[bold yellow]MEDIUM[/]"}.get(result.confidence, "LOW")
     n = len(result.results)
     console.print(f"{n} {'memory' if n == 1 else 'memories'} (mode {result.mode}), confidence {label}")
+    dates = [r.memory.created_at[:10] for r in result.results]
     for i, r in enumerate(result.results, start=1):
-        _print_memory(console, i, r.memory, f", similarity {r.similarity:.3f}, {round(r.standing * 100)}% of top")
+        extra = f", similarity {r.similarity:.3f}, {round(r.standing * 100)}% of top"
+        if r.superseded_by:
+            extra += f", possibly superseded by the newer {r.superseded_by}"
+        _print_memory(console, i, r.memory, extra, with_time=dates.count(r.memory.created_at[:10]) > 1)
 
 
 def print_remember(result: Any, as_json: bool) -> None:

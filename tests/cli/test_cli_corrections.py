@@ -71,3 +71,16 @@ def test_a_bad_since_or_until_exits_2_naming_the_flag(cli) -> None:  # noqa: F81
     assert bad.returncode == 2 and "--since must be an ISO 8601 date (2026-05-01) or time" in bad.stderr
     order = cli("list", "-t", "acme", "--since", "1d", "--until", "2d")
     assert order.returncode == 2 and "--since (" in order.stderr and "is later than the span's end" in order.stderr
+
+
+def test_recall_shows_a_correction_first_and_the_older_one_as_possibly_superseded_with_times(cli) -> None:  # noqa: F811
+    old = json.loads(cli("remember", "-t", "acme", OLD, "--json").stdout)["memory"]["id"]
+    new = json.loads(cli("remember", "-t", "acme", NEW, "--json").stdout)["memory"]["id"]
+    shown = cli(
+        "recall", "-t", "acme", "how does the payments webhook retry failed deliveries", "--mode", "exploratory"
+    )
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert text.index(new) < text.index(old)
+    assert f"possibly superseded by the newer {new}" in text
+    assert " UTC" in text  # the two share a date: the time of day is shown
