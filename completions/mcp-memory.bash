@@ -18,7 +18,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list recall remember serve-http serve-stdio stats ui" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list oauth recall remember serve-http serve-stdio stats ui" -- "$cur"))
             ;;
         backup)
             case "$prev" in
@@ -82,6 +82,13 @@ _mcp_memory() {
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
             esac
             COMPREPLY=($(compgen -W "--type --limit --cursor --all --tag --since --until -t --tenant -c --conversation --json -h --help" -- "$cur"))
+            ;;
+        oauth)
+            case "$prev" in
+                --token-file) compopt +o default 2>/dev/null; return ;;
+                -t|--tenant) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--token-file -t --tenant -h --help" -- "$cur"))
             ;;
         recall)
             case "$prev" in

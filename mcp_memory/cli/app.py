@@ -453,6 +453,7 @@ def _quiet_when_stdout_closes(callback: Callable[..., T]) -> Callable[..., T]:
 
 
 # export, import and backup live in their own module, on this same app.
+from mcp_memory.cli import oauth as _oauth  # noqa: E402, F401
 from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
 from mcp_memory.cli import ui as _ui  # noqa: E402, F401
 

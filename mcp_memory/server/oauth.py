@@ -226,6 +226,16 @@ class JwksCache:
             raise TokenRefused("the token is signed with a key the authorization server does not publish")
         return keys[kid]
 
+    async def held_keys(self) -> dict[str | None, Any]:
+        """The signing keys by `kid`, fetched first unless fresh ones are held; empty when none
+        can be had (the reason is the `jwks_fetch_failed` warning). For `mcp-memory oauth check`."""
+        now = self.clock()
+        if not self._fresh(now):
+            fetch = self._start_fetch(now)
+            if fetch is not None:
+                await asyncio.shield(fetch)
+        return dict(self._keys or {}) if self._fresh(self.clock()) else {}
+
     def _start_fetch(self, now: float) -> asyncio.Task[None] | None:
         """The fetch running now, or a new one when the last try is `min_refresh_s` old; else None."""
         if self._fetch is not None and not self._fetch.done():

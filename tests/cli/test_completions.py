@@ -140,6 +140,7 @@ def bash_complete(*words: str) -> list[str]:
                 "hook",
                 "import",
                 "list",
+                "oauth",
                 "recall",
                 "remember",
                 "serve-http",

@@ -122,7 +122,13 @@ async def issuer_server() -> AsyncIterator[Issuer]:
         answer = issuer.answers.get(str(form.get("token", "")), {"active": False})
         return web.json_response(answer)
 
+    async def metadata(request: web.Request) -> web.Response:  # RFC 8414
+        return web.json_response(
+            {"issuer": issuer.url, "jwks_uri": issuer.jwks_url, "introspection_endpoint": issuer.introspection_url}
+        )
+
     app = web.Application()
+    app.router.add_get("/.well-known/oauth-authorization-server", metadata)
     app.router.add_get("/jwks", jwks)
     app.router.add_post("/introspect", introspect)
     runner = web.AppRunner(app, access_log=None)
