@@ -63,7 +63,7 @@ def test_server_json_names_the_package_and_version_the_project_builds() -> None:
     assert package["registryType"] == "pypi" and package["identifier"] == PYPROJECT["project"]["name"]
     assert SERVER["version"] == package["version"] == __version__
     assert PYPROJECT["project"]["dynamic"] == ["version"]  # read from mcp_memory.__version__ only
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mcp_memory.__version__"}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mcp_memory.core.version.__version__"}
     # `uvx mcp-tenant-memory serve-stdio`: the console script of that name runs the stdio server
     assert package["runtimeHint"] == "uvx" and package["transport"] == {"type": "stdio"}
     assert [a["value"] for a in package["packageArguments"]] == ["serve-stdio"]
@@ -108,7 +108,7 @@ def test_a_version_tag_builds_checks_and_publishes_with_trusted_publishing() -> 
     assert release[True] == {"push": {"tags": ["v*"]}}
     jobs = release["jobs"]
     build = "\n".join(step.get("run", "") for step in jobs["build"]["steps"])
-    assert "v${version}" in build and "mcp_memory/__init__.py" in build  # the tag must be the version
+    assert "v${version}" in build and "mcp_memory/core/version.py" in build  # the tag must be the version
     assert "python -m build" in build and "twine check --strict dist/*" in build
     pypi = jobs["pypi"]
     assert pypi["needs"] == "build" and pypi["permissions"] == {"id-token": "write"}
@@ -119,7 +119,7 @@ def test_a_version_tag_builds_checks_and_publishes_with_trusted_publishing() -> 
 
 
 def test_the_version_is_written_in_one_place() -> None:
-    init = (ROOT / "mcp_memory" / "__init__.py").read_text(encoding="utf-8")
+    init = (ROOT / "mcp_memory" / "core" / "version.py").read_text(encoding="utf-8")
     assert re.findall(r'^__version__ = "([^"]+)"$', init, flags=re.MULTILINE) == [__version__]
     # the release workflow reads it with the same pattern
     pattern = r"__version__ = \"([^\"]+)\""
