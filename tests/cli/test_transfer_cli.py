@@ -72,7 +72,7 @@ def test_export_to_a_pipe_carries_only_records_and_says_what_it_did_on_stderr(cl
     lines = done.stdout.decode().splitlines()
     assert json.loads(lines[0])["format"] == "mcp-memory-export"
     assert sorted(json.loads(line)["tenant"] for line in lines[1:]) == ["acme", "acme", "beta"]
-    assert done.stderr.decode() == "exported 3 memories (acme 2, beta 1), with embeddings\n"
+    assert done.stderr.decode() == "exported 3 memories of tenants acme (2), beta (1), with embeddings\n"
 
     summary = cli("export", "--tenant", "beta", "--json")
     assert json.loads(summary.stderr) == {
@@ -80,6 +80,7 @@ def test_export_to_a_pipe_carries_only_records_and_says_what_it_did_on_stderr(cl
         "tenants": {"beta": 1},
         "withEmbeddings": False,
         "output": "-",
+        "otherTenants": ["acme"],  # left out, and named
     }
 
 
