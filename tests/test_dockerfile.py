@@ -48,7 +48,7 @@ def test_every_runtime_extra_is_installed_and_neither_test_nor_bench_is(stages) 
     extras -= {"test", "bench"}  # the suite's and bench/'s tools have no place in the image
     (install,) = [run for run in lines(build, "RUN") if 'pip" install' in run]
     installed = set(re.search(r'"\.\[([a-z,]+)\]"', install).group(1).split(","))
-    assert installed == extras == {"postgres", "aws", "oauth"}
+    assert installed == extras == {"postgres", "aws", "oauth", "multilingual"}
 
 
 def test_the_local_model_is_loaded_at_build_time_so_nothing_downloads_at_run_time(stages) -> None:
@@ -108,7 +108,7 @@ def test_the_image_and_ci_install_the_versions_constraints_txt_pins() -> None:
     for backbone in ("mcp", "typer", "rich", "aiohttp", "boto3", "psycopg", "python-ulid", "pytest", "filelock"):
         assert backbone in named, backbone
     assert "mcp-tenant-memory" not in named  # the project itself is never pinned
-    assert '-c constraints.txt ".[postgres,aws,oauth]"' in (ROOT / "Dockerfile").read_text()
+    assert '-c constraints.txt ".[postgres,aws,oauth,multilingual]"' in (ROOT / "Dockerfile").read_text()
     assert "-c constraints.txt -e '.[test,postgres,aws]'" in (ROOT / ".ci" / "run").read_text()
 
 

@@ -24,7 +24,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.openai import OpenAIEmbedder
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import make_env
+from tests.conftest import Clock, make_env
 
 PIECE = 4
 KEYS = st.text(
@@ -65,7 +65,7 @@ async def failed_recall(key: str, style: str) -> list[str]:
     port = runner.addresses[0][1]
     embedder = OpenAIEmbedder(f"http://127.0.0.1:{port}/v1", key, "text-embedding-3-small", 8)
     out, err = io.StringIO(), io.StringIO()
-    env = make_env(None, embedder=embedder)  # type: ignore[arg-type]
+    env = make_env(Clock(), embedder=embedder)
     try:
         result = await ToolLayer(env.service, JsonLog(out, err)).call("recall", {"query": "deploys"}, Caller("acme"))
     finally:
