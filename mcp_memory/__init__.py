@@ -26,10 +26,10 @@ It is also a library. The public API, importable from `mcp_memory`:
 For example:
 
     import asyncio
-    from mcp_memory import Caller, Settings, open_service
+    from mcp_memory import Caller, open_service
 
     async def main():
-        service = await open_service(Settings.from_env())
+        service = await open_service()  # reads the store, embedding and recall settings
         try:
             await service.remember(Caller("acme"), "Deploys go out on Tuesdays.")
             print((await service.recall(Caller("acme"), "when do we deploy?")).results)

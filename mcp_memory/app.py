@@ -38,16 +38,22 @@ def storage_where(settings: Settings) -> str:
     return BACKENDS[settings.backend].where(settings)
 
 
-async def open_service(settings: Settings, *, log: JsonLog | None = None) -> MemoryService:
+async def open_service(settings: Settings | None = None, *, log: JsonLog | None = None) -> MemoryService:
     """Storage, embedder, counters and the service, as configured.
 
-    Storage is opened (and its schema checked) here, so a bad database stops the
-    process before anything is served. The embedding model loads lazily.
+    Without `settings`, only the sections a service uses are read from the environment (the
+    store, embedding, recall and counters; config.SERVICE_SECTIONS): a script that remembers is
+    not refused over a serve-http variable. Storage is opened (and its schema checked) here, so
+    a bad database stops the process before anything is served. The embedding model loads lazily.
     """
     from mcp_memory.core.counters.tracker import AccessCounters, new_pod_id
     from mcp_memory.embedders import open_embedder
     from mcp_memory.stores import open_stores
 
+    if settings is None:
+        from mcp_memory import config
+
+        settings = config.Settings.from_env(sections=config.SERVICE_SECTIONS)
     log = log or NullLog()
     vectors, objects = await open_stores(settings)
     try:

@@ -4,7 +4,7 @@ stores.BACKENDS and embedders.PROVIDERS say which variables each entry needs, th
 provider a backend embeds with by default, and the rule a provider's model and
 width follow; Settings.from_env checks them all with no name of its own. A row
 added here (and removed after the test) is checked with the same words as the
-shipped ones, without an edit to config.py.
+shipped ones, without an edit to config/.
 """
 
 from __future__ import annotations

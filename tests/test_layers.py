@@ -28,7 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "runtime": frozenset({"core", "runtime"}),
     "stores": frozenset({"core", "runtime", "stores"}),
     "embedders": frozenset({"core", "runtime", "embedders"}),
-    "config": frozenset({"core"}),  # and the two tables: see TABLES
+    "config": frozenset({"core", "config"}),  # and the two tables: see TABLES
     "app": frozenset({"core", "runtime", "stores", "embedders", "config", "app"}),
     "server": frozenset({"core", "runtime", "app", "config", "server", "web"}),
     "web": frozenset({"core", "web"}),
@@ -38,7 +38,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 
 
-#: config.py reads the backend and provider tables, and nothing else of those rooms.
+#: config/ reads the backend and provider tables, and nothing else of those rooms.
 TABLES = {("config", "mcp_memory.stores"), ("config", "mcp_memory.embedders")}
 
 

@@ -51,7 +51,7 @@ DEFAULT_TENANT = "local"
 KINDS = ("digest", "prompt")
 CONFIDENCES = ("high", "medium")
 
-#: The variables that choose the store (config.py `storage`, `db_path`): two processes with the
+#: The variables that choose the store (config/store.py, stores/sqlite/location.py): two processes with the
 #: same values (and tenant) use the same store, so they meet at the same socket.
 STORE_ENV = (
     "MEMORY_BACKEND",
@@ -63,7 +63,7 @@ STORE_ENV = (
     "XDG_DATA_HOME",
     "HOME",
 )
-#: The data directory's name (config.DATA_DIR_NAME, the distribution's name).
+#: The data directory's name (stores/sqlite/location.py DATA_DIR_NAME, the distribution's name).
 DATA_DIR_NAME = "mcp-tenant-memory"
 #: Where the data directory's hook sockets live, and the longest path a Unix socket may have.
 SOCKET_DIR_NAME = "hooks"
@@ -156,7 +156,7 @@ def query_of(prompt: str) -> str:
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The user data directory (the default database's, config.py `db_path`), where the hook files
+    """The user data directory (the default database's: stores/sqlite/location.py), where the hook files
     live. On Linux it is worked out here as platformdirs does (XDG_DATA_HOME, else
     ~/.local/share), since importing platformdirs would cost the hook a fifth of its time."""
     env = os.environ if environ is None else environ

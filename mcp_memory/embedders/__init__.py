@@ -2,7 +2,7 @@
 
 PROVIDERS is the one table of providers (name, default model and width,
 opener, calibrated marks, the settings it needs and the rule its model and
-width must follow) that config.py and the tests read; adding a provider is its
+width must follow) that config/embedding.py and the tests read; adding a provider is its
 module and one row here. Each provider's module is imported inside `open_embedder`, so importing this
 package never pulls in onnxruntime, tokenizers, boto3 or aiohttp; a server that
 embeds with Bedrock never loads onnxruntime, and `mcp-memory --help` stays fast.
@@ -54,7 +54,7 @@ class EmbedderSettings(Protocol):
 class Provider:
     """One embedding provider: its name (EMBEDDING_PROVIDER), its default model and
     width, how it is opened, the floor and HIGH mark measured for a model we ship,
-    and the settings it needs. config.py and the tests read this table."""
+    and the settings it needs. config/embedding.py and the tests read this table."""
 
     name: str
     model: str
@@ -63,7 +63,7 @@ class Provider:
     #: (RECALL_MIN_SIMILARITY, RECALL_HIGH_SIMILARITY) measured by `mcp-memory calibrate --builtin`.
     calibrated: tuple[float, float] | None = None
     #: The variables it cannot work without, checked in this order and each read into the
-    #: Settings field of the same name in lower case (config.py knows how each is spelled).
+    #: Settings field of the same name in lower case (config/embedding.py knows how each is spelled).
     requires: tuple[str, ...] = ()
     #: `check(model, dim)`: raises ConfigError, naming the variable, when this provider cannot
     #: embed with that model at that width.

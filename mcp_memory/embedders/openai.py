@@ -89,7 +89,7 @@ class OpenAIEmbedder:
     ) -> None:
         """Cheap: nothing is imported or opened until the first `embed`.
 
-        `base_url` is validated by config.py (http(s), no credentials, query or
+        `base_url` is validated by config/embedding.py (http(s), no credentials, query or
         fragment). `sleep` and `jitter` (a float in [0, 1)) are injectable so
         tests can see the backoff without waiting for it.
         """

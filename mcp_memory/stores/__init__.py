@@ -1,7 +1,7 @@
 """Storage backends behind the two ports (stores/base.py).
 
 BACKENDS is the one table of backends (name, opener, install hint, where the
-boot line says it stores, the settings it needs) that config.py, the boot
+boot line says it stores, the settings it needs) that config/, the boot
 lines and the tests read; adding a backend is its folder and one row here;
 `open_stores(settings)` opens the one `Settings` chose (docs/storage.md). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
@@ -59,14 +59,14 @@ Stores = tuple[VectorStore, ObjectStore]
 class Backend:
     """One storage backend: its name (MEMORY_BACKEND), how it is opened (the opener
     says which extra to install when a driver is missing), where the boot line
-    says it stores, and the settings it needs. config.py, the boot lines and the
+    says it stores, and the settings it needs. config/store.py, the boot lines and the
     tests read this table."""
 
     name: str
     open: Callable[[StoreSettings], Awaitable[Stores]]
     where: Callable[[StoreSettings], str]
     #: The variables it cannot work without, each read into the Settings field of the same
-    #: name in lower case. config.py refuses the backend, naming them, while any is unset; and
+    #: name in lower case. config/store.py refuses the backend, naming them, while any is unset; and
     #: when MEMORY_BACKEND is not set, the first backend (in table order) with one of them set
     #: is chosen. A backend that needs none is the embedded default.
     requires: tuple[str, ...] = ()
@@ -74,12 +74,21 @@ class Backend:
     default_provider: str = "local"
     #: How messages name it: "the S3 backend".
     label: str = ""
+    #: Settings it reads beyond `requires`, from the trimmed environment (None when unset), as
+    #: Settings fields; config reads every row's, whichever backend is chosen, so a Settings is whole.
+    reads: Callable[[Callable[[str], str | None]], dict[str, Any]] | None = None
 
 
 async def _open_sqlite(settings: StoreSettings) -> Stores:
     from mcp_memory.stores.sqlite.store import open_sqlite
 
     return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
+
+
+def _sqlite_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
+    from mcp_memory.stores.sqlite.location import database_place
+
+    return database_place(raw)
 
 
 async def _open_postgres(settings: StoreSettings) -> Stores:
@@ -121,7 +130,7 @@ def _s3_where(settings: StoreSettings) -> str:
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
-        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path), label="SQLite"),
+        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path), label="SQLite", reads=_sqlite_place),
         Backend(
             "postgres",
             _open_postgres,

@@ -1,0 +1,68 @@
+"""The recall section: the relevance floor, the HIGH mark and the retrieval (docs/recall.md).
+
+A model we ship has a floor and HIGH mark measured by `mcp-memory calibrate --builtin`
+(docs/calibration.md); other providers default to DEFAULT_FLOOR and the HIGH rule of
+docs/recall.md#confidence: their model is the deployment's choice, and only it can measure it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_memory.config.env import Env
+from mcp_memory.core.errors import ConfigError
+from mcp_memory.core.model import RETRIEVALS, Retrieval
+from mcp_memory.core.ranking import default_high_similarity
+from mcp_memory.embedders import PROVIDERS
+
+DEFAULT_FLOOR = 0.1
+#: The calibrated (floor, HIGH mark) of every provider that has one.
+CALIBRATED_DEFAULTS: dict[str, tuple[float, float]] = {
+    p.name: p.calibrated for p in PROVIDERS.values() if p.calibrated is not None
+}
+_LOCAL = CALIBRATED_DEFAULTS["local"]  # the default provider's
+
+
+@dataclass(frozen=True)
+class RecallSection:
+    """What recall keeps and how sure it says it is."""
+
+    recall_min_similarity: float = _LOCAL[0]
+    recall_high_similarity: float = _LOCAL[1]
+    #: RECALL_RETRIEVAL: "hybrid" (the default), "dense" or "keyword" (docs/recall.md).
+    recall_retrieval: Retrieval = "hybrid"
+
+
+def relevance(env: Env, provider: str) -> dict[str, Any]:
+    """The floor and the HIGH mark: what is set, else the shipped model's calibrated pair."""
+    calibrated = PROVIDERS[provider].calibrated
+    floor_set = env.raw("RECALL_MIN_SIMILARITY") is not None
+    floor = env.ratio("RECALL_MIN_SIMILARITY", calibrated[0] if calibrated else DEFAULT_FLOOR)
+    fallback = calibrated[1] if calibrated and not floor_set else default_high_similarity(floor)
+    return {"recall_min_similarity": floor, "recall_high_similarity": _high(env, floor, fallback)}
+
+
+def retrieval(env: Env) -> dict[str, Any]:
+    raw = env.raw("RECALL_RETRIEVAL")
+    if raw is None:
+        return {"recall_retrieval": RecallSection.recall_retrieval}
+    for name in RETRIEVALS:
+        if raw == name:
+            return {"recall_retrieval": name}
+    raise ConfigError(f'RECALL_RETRIEVAL must be "hybrid", "dense" or "keyword", got "{raw}"')
+
+
+def _high(env: Env, floor: float, fallback: float) -> float:
+    raw = env.raw("RECALL_HIGH_SIMILARITY")
+    if raw is None:
+        return fallback
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not floor <= value <= 1:
+        raise ConfigError(
+            f'RECALL_HIGH_SIMILARITY must be at least RECALL_MIN_SIMILARITY ({floor:g}) and at most 1, got "{raw}"'
+        )
+    return value
