@@ -16,6 +16,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -172,9 +173,11 @@ class SqliteVectorStore:
     @property
     def _cache(self) -> VectorCache:
         if self._cache_instance is None:
+            from mcp_memory.stores.sqlite import sidecar
             from mcp_memory.stores.sqlite.vectors import VectorCache
 
-            self._cache_instance = VectorCache(self._dim)
+            files = self._db.path.with_name(self._db.path.name + ".vectors")
+            self._cache_instance = VectorCache(self._dim, sidecars=sidecar.Sidecars(files, self._dim, sidecar.MIN_ROWS))
         return self._cache_instance
 
     def _vector(self, embedding: np.ndarray) -> np.ndarray:
@@ -291,6 +294,8 @@ class SqliteVectorStore:
         return await self._searches.submit((tenant, vector, top_k, conversation))
 
     async def _search(self, batch: list[tuple[str, np.ndarray, int, str | None]]) -> list[list[Hit]]:
+        from mcp_memory.stores.sqlite.vectors import rerank
+
         def read(conn: sqlite3.Connection) -> list[list[Hit]]:
             answers: list[list[Hit]] = [[] for _ in batch]
             by_tenant: dict[str, list[int]] = {}
@@ -298,7 +303,11 @@ class SqliteVectorStore:
                 by_tenant.setdefault(tenant, []).append(i)
             for tenant, positions in by_tenant.items():
                 snapshot = self._cache.current(conn, tenant)
-                nearest = snapshot.nearest_many([batch[i][1:] for i in positions])
+                candidates = snapshot.nearest_many([batch[i][1:] for i in positions])
+                nearest = [
+                    rerank(near, partial(_cosines, conn, tenant, batch[i][1]), batch[i][2])
+                    for i, near in zip(positions, candidates)
+                ]
                 memories = self._read_rows(
                     conn,
                     tenant,
@@ -317,10 +326,19 @@ class SqliteVectorStore:
         return await self._db.read(read, "query")
 
     async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """These ids' embeddings, from the vector cache."""
+        """These ids' embeddings as stored (float32; primary-key reads)."""
+        import numpy as np
 
         def read(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
-            return self._cache.current(conn, tenant).rows(list(ids))
+            out: dict[str, np.ndarray] = {}
+            for chunk in _chunks(ids):
+                for memory_id, blob in conn.execute(
+                    f"SELECT id, embedding FROM memories WHERE tenant = ? AND id IN ({_placeholders(len(chunk))})",
+                    (tenant, *chunk),
+                ):
+                    if isinstance(blob, bytes) and len(blob) == 4 * self._dim:
+                        out[memory_id] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            return out
 
         return await self._db.read(read, "vectors")
 
@@ -328,7 +346,10 @@ class SqliteVectorStore:
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:
         """`query` over the rows SQL selects for `where` (type, any of the tags, visibility):
-        the filter applies before the limit; their cosines come from the vector cache."""
+        the filter applies before the limit; the vector cache's scan scores choose the candidates
+        and the stored embeddings score them exactly (stores/sqlite/vectors.py)."""
+        from mcp_memory.stores.sqlite.vectors import within
+
         vector = self._vector(embedding)
         if top_k <= 0:
             return FilteredHits([])
@@ -337,7 +358,8 @@ class SqliteVectorStore:
             sql, params = _filter_sql(tenant, conversation, where)
             ids = [row[0] for row in conn.execute(sql, params)]
             snapshot = self._cache.current(conn, tenant)
-            cosines = snapshot.similarities(vector, ids)
+            candidates = within(snapshot.similarities(vector, ids), top_k, snapshot.slack(vector))
+            cosines = _cosines(conn, tenant, vector, candidates)
             nearest = sorted(cosines, key=lambda i: cosines[i], reverse=True)[:top_k]
             memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), nearest)
             return FilteredHits(

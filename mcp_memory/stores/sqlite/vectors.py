@@ -1,24 +1,32 @@
 """The in-process vector cache behind SqliteVectorStore.query.
 
-Why: reading 100,000 embeddings out of SQLite costs far more than searching
-them, so each process keeps, per tenant, the ids, a visibility code and the
-embeddings in memory, and answers a query with matrix-vector products and
-`np.argpartition`.
+Why: reading 1,000,000 embeddings out of SQLite costs seconds, far more than searching them, so
+each process keeps, per tenant, the ids, a visibility code, each row's norm and its direction in
+float16, and answers a query with one SIMD pass over them (simsimd) and `np.argpartition`.
 
-Staying correct when other processes write: every put/delete bumps the
-tenant's `generation` in the same transaction (a delete also records it as
-`purged`). A query first reads that row; when it moved, the cache fetches only
-the rows written since (`rev > generation`, indexed), or reloads the tenant when
-something was deleted. Snapshots are immutable views: a refresh that only
-appends writes beyond the old snapshot's length; anything else copies what it
-changes. So a query never needs a lock while it computes.
+Exact answers from a half-size scan: a float16 direction is within 2^-11 of the float32 one per
+component, so the scan's score of a row is within `bound()` of its exact dot product (Cauchy-Schwarz,
+with the float32 sum's own error). The scan keeps every visible row scoring at least the k-th best
+minus twice that bound: the true k nearest are always among them. The store then scores those few
+candidates exactly from the float32 embeddings in the database (primary-key reads) and keeps the
+best k. So an answer is the exact scan's; only rows tied within the bound may come in another
+order. At 1,000,000 memories of 384 dimensions the cache holds 0.77 GB instead of 1.54.
 
-Memory (at 100,000 memories the embeddings alone are 154 MB): the embeddings
-live in blocks of BLOCK_ROWS rows, so a tenant holds at most one partly used
-block of spare room, and growing never copies the whole matrix (nor holds two
-of them at once). Ids are kept as one array of UTF-8 bytes and matched through
-an array of their hashes: a list of 100,000 str plus a dict from id to row
-costs about 15 MB, these about 4 MB.
+Staying correct when other processes write: every put/delete bumps the tenant's `generation` in
+the same transaction (a delete also records it as `purged`). A query first reads that row; when
+it moved, the cache fetches only the rows written since (`rev > generation`, indexed), or reloads
+the tenant when something was deleted. Snapshots are immutable views: a refresh that only appends
+writes beyond the old snapshot's length; anything else copies what it changes. So a query never
+needs a lock while it computes.
+
+Opening a large tenant without reading it (stores/sqlite/sidecar.py): a full load writes the
+snapshot to a file beside the database, which the next process maps instead of reading every row;
+it is checked against the database (generation, count, sampled rows) and brought up to date the
+same way as a snapshot in memory. The database stays the source of truth.
+
+Memory: the directions live in blocks of BLOCK_ROWS rows, so a tenant holds at most one partly
+used block of spare room, and growing never copies the whole matrix. Ids are kept as one array of
+UTF-8 bytes and matched through an array of stable hashes of them.
 """
 
 from __future__ import annotations
@@ -27,13 +35,17 @@ import functools
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mcp_memory.runtime import blas, heap
+
+if TYPE_CHECKING:
+    from mcp_memory.stores.sqlite.sidecar import Sidecars
 
 #: Visibility code of a project-scope row (visible to every request).
 PROJECT = -1
@@ -41,15 +53,18 @@ PROJECT = -1
 NOBODY = -2
 #: Evict least-recently-used tenants beyond this many bytes of cached embeddings.
 DEFAULT_CACHE_BYTES = 1 << 30
-#: Rows per embedding block (6 MB at 384 dimensions); also the rows decoded at a time on a load.
+#: Rows per embedding block (3 MB at 384 dimensions); also the rows decoded at a time on a load.
 BLOCK_ROWS = 4096
-
 #: Tenants of at least this many blocks have their scans split in two (see `_multiply`).
 SPLIT_BLOCKS = 4
+#: The float16 type of the cached directions.
+HALF = np.float16
 
 _ROW = "id, scope, conversation, embedding"
 #: Held while the scan helper thread works for one search; others scan alone meanwhile.
 _helper = threading.Lock()
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
 
 
 @functools.cache
@@ -58,18 +73,58 @@ def _helper_thread() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-scan")
 
 
+def bound(dim: int) -> float:
+    """How far a scan score may be from the exact dot product, per unit of query norm times row
+    norm: two float16 roundings (2^-11 each, relative), the float32 sum of `dim` products, and
+    float16's subnormal spacing (2^-24) for the smallest components."""
+    return 2.0**-10 + 2.0**-21 + (dim + 2) * 2.0**-24 + dim**0.5 * 2.0**-24
+
+
+def stable_hashes(ids: np.ndarray) -> np.ndarray:
+    """FNV-1a of each id's bytes up to its terminator (an `S` array as TenantVectors holds it):
+    the same in every process and whatever width the array has."""
+    n = len(ids)
+    if n == 0:
+        return np.empty(0, np.uint64)
+    width = ids.dtype.itemsize
+    matrix = np.ascontiguousarray(ids).view(np.uint8).reshape(n, width)
+    lengths = width - np.argmax(matrix[:, ::-1] != 0, axis=1)
+    h = np.full(n, _FNV_OFFSET, np.uint64)
+    for j in range(width):
+        live = lengths > j
+        if not live.any():
+            break
+        h = np.where(live, (h ^ matrix[:, j].astype(np.uint64)) * _FNV_PRIME, h)
+    return h
+
+
+def encode_ids(memory_ids: Sequence[str]) -> list[bytes]:
+    """Each id as TenantVectors stores it: its UTF-8 and b"\xff" (never in UTF-8)."""
+    return [memory_id.encode("utf-8") + b"\xff" for memory_id in memory_ids]
+
+
+def _scan(block: np.ndarray, operand: np.ndarray, out: np.ndarray) -> None:
+    """`out = operand @ block.T` for float16 `operand` (k, dim) into float32 `out` (k, rows)."""
+    import simsimd
+
+    # Not cdist's `out=`: simsimd 6.5 returns None from it without a reference, which ends the
+    # process at exit ("deallocating None").
+    out[...] = np.asarray(simsimd.cdist(operand, block, metric="dot", out_dtype="float32"))
+
+
 @dataclass(frozen=True, slots=True)
 class TenantVectors:
     """One tenant's searchable rows at one generation. Rows `[:n]` of the buffers are ours:
-    row i is `blocks[i // BLOCK_ROWS][i % BLOCK_ROWS]`."""
+    row i is `blocks[i // BLOCK_ROWS][i % BLOCK_ROWS]` (its direction) times `norms[i]`."""
 
     generation: int
     purged: int
     n: int
     ids: np.ndarray  # bytes: each id's UTF-8 and b"\xff" (never in UTF-8; keeps NULs at the end)
-    hashes: np.ndarray  # int64 hash(id) per row
+    hashes: np.ndarray  # uint64 stable_hashes per row
     codes: np.ndarray  # int32 visibility codes
-    blocks: tuple[np.ndarray, ...]  # float32 (≤ BLOCK_ROWS, dim); all but the last are full
+    norms: np.ndarray  # float32 norm of each row's embedding
+    blocks: tuple[np.ndarray, ...]  # float16 unit directions (≤ BLOCK_ROWS, dim); all but the last are full
     conversations: dict[str, int] = field(repr=False)
     #: Rows written into these buffers so far, shared by the snapshots that share them.
     tip: list[int] = field(repr=False, default_factory=lambda: [0])
@@ -82,29 +137,33 @@ class TenantVectors:
         return sum(int(block.nbytes) for block in self.blocks)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """The dot product of every row with `query` (float32, length n)."""
-        out = np.empty(self.n, np.float32)
-        self._multiply(query, out)
-        return out
+        """Every row's scan score with `query` (float32, length n; within `bound` of exact)."""
+        return np.ascontiguousarray(self.scores_many(query[None, :])[:, 0])
 
     def scores_many(self, queries: np.ndarray) -> np.ndarray:
-        """Every row's dot product with each of `queries` (k × dim): an (n, k) float32 array,
-        the embeddings read once for all k. (rows × dim) @ (dim × k) per block is the fast
-        shape for OpenBLAS: at 100,000 rows, 16 queries take 43 ms against 272 ms one by one.)"""
-        out = np.empty((self.n, len(queries)), np.float32)
-        self._multiply(np.ascontiguousarray(queries.T), out)
-        return out
+        """Every row's scan score with each of `queries` (k × dim): an (n, k) float32 array, the
+        blocks read once for all k."""
+        norms = np.linalg.norm(queries, axis=1).astype(np.float32)
+        directions = (queries / np.where(norms > 0, norms, 1)[:, None]).astype(HALF)
+        out = np.empty((len(queries), self.n), np.float32)
+        self._multiply(directions, out)
+        out *= norms[:, None]
+        out *= self.norms[None, : self.n]
+        return out.T
 
     def _multiply(self, operand: np.ndarray, out: np.ndarray) -> None:
-        """`out[start:stop] = block @ operand` for every block. A large tenant's blocks are
-        shared with the scan helper thread when it is free: numpy's BLAS runs one thread
-        (blas.py), so this is how a lone search still uses two cores' memory bandwidth
-        (at 100,000 rows about 8 ms instead of 16)."""
+        """`out[:, start:stop]` for every block. A large tenant's blocks are shared with the scan
+        helper thread when it is free (simsimd releases the GIL), so a lone search still uses two
+        cores' memory bandwidth."""
         spans = [(start, min(self.n, start + BLOCK_ROWS)) for start in range(0, self.n, BLOCK_ROWS)]
+        scratch_rows = min(self.n, BLOCK_ROWS)
 
         def run(part: list[tuple[int, int]]) -> None:
+            scratch = np.empty((len(operand), scratch_rows), np.float32)
             for start, stop in part:
-                np.matmul(self.blocks[start // BLOCK_ROWS][: stop - start], operand, out=out[start:stop])
+                view = scratch[:, : stop - start]
+                _scan(self.blocks[start // BLOCK_ROWS][: stop - start], operand, view)
+                out[:, start:stop] = view
 
         if len(spans) < SPLIT_BLOCKS or not _helper.acquire(blocking=False):
             run(spans)
@@ -117,11 +176,17 @@ class TenantVectors:
         finally:
             _helper.release()
 
+    def slack(self, query: np.ndarray) -> float:
+        """Twice the most any scan score with `query` may be off (the candidates' margin)."""
+        top = float(self.norms[: self.n].max()) if self.n else 0.0
+        return 2.0 * float(np.linalg.norm(query)) * top * bound(self.blocks[0].shape[1] if self.blocks else 1)
+
     def nearest(self, query: np.ndarray, top_k: int, conversation: str | None) -> list[tuple[str, float]]:
-        """The `top_k` visible rows nearest `query` as (id, dot product); visibility before the limit."""
+        """The candidates for the `top_k` visible rows nearest `query`, as (id, scan score):
+        every row that may be among them (visibility before the limit); `rerank` picks them."""
         if top_k <= 0 or self.n == 0:
             return []
-        return self._top(self.scores(query), top_k, conversation)
+        return self._top(self.scores(query), top_k, conversation, self.slack(query))
 
     def nearest_many(self, queries: list[tuple[np.ndarray, int, str | None]]) -> list[list[tuple[str, float]]]:
         """`nearest` for several (query, top_k, conversation) at once, with one pass over the rows."""
@@ -129,49 +194,49 @@ class TenantVectors:
             return [self.nearest(*query) for query in queries]
         scores = self.scores_many(np.stack([vector for vector, _, _ in queries]))
         return [
-            self._top(np.ascontiguousarray(scores[:, i]), top_k, conversation) if top_k > 0 else []
-            for i, (_, top_k, conversation) in enumerate(queries)
+            self._top(np.ascontiguousarray(scores[:, i]), top_k, conversation, self.slack(vector)) if top_k > 0 else []
+            for i, (vector, top_k, conversation) in enumerate(queries)
         ]
 
-    def _top(self, scores: np.ndarray, top_k: int, conversation: str | None) -> list[tuple[str, float]]:
+    def visible(self, conversation: str | None) -> np.ndarray:
         codes = self.codes[: self.n]
         visible = codes == PROJECT
         code = self.conversations.get(conversation) if conversation else None
         if code is not None:
             visible |= codes == code
+        return visible
+
+    def _top(self, scores: np.ndarray, top_k: int, conversation: str | None, slack: float) -> list[tuple[str, float]]:
+        visible = self.visible(conversation)
         count = int(np.count_nonzero(visible))
         if count == 0:
             return []
         if count < self.n:
             np.putmask(scores, ~visible, -np.inf)
         k = min(top_k, count)
-        if k < self.n:
-            chosen = np.argpartition(scores, self.n - k)[self.n - k :]
-        else:
-            chosen = np.arange(self.n)
+        kth = float(np.partition(scores, self.n - k)[self.n - k]) if k < self.n else float(scores[visible].min())
+        chosen = np.flatnonzero(scores >= kth - slack)
+        chosen = chosen[np.isfinite(scores[chosen])]
         return [(self.id(i), float(scores[i])) for i in chosen.tolist()]
 
     def similarities(self, query: np.ndarray, memory_ids: Sequence[str]) -> dict[str, float]:
-        """The dot product of `query` with each of these ids' rows (ids not held are left out)."""
+        """The scan score of `query` with each of these ids' rows (ids not held are left out)."""
         out: dict[str, float] = {}
-        for memory_id, row in zip(memory_ids, self.find(memory_ids)):
-            if row is not None:
-                out[memory_id] = float(np.dot(self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS], query))
+        found = [(memory_id, row) for memory_id, row in zip(memory_ids, self.find(memory_ids)) if row is not None]
+        if not found:
+            return out
+        norm = float(np.linalg.norm(query))
+        direction = (query / (norm or 1.0)).astype(np.float32)
+        for memory_id, row in found:
+            vector = self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS].astype(np.float32)
+            out[memory_id] = float(np.dot(vector, direction)) * norm * float(self.norms[row])
         return out
-
-    def rows(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """These ids' embeddings (copies; ids not held are left out)."""
-        return {
-            memory_id: self.blocks[row // BLOCK_ROWS][row % BLOCK_ROWS].copy()
-            for memory_id, row in zip(memory_ids, self.find(memory_ids))
-            if row is not None
-        }
 
     def find(self, memory_ids: Sequence[str]) -> list[int | None]:
         """The row of each id, None for ids this snapshot does not hold."""
         if not memory_ids or self.n == 0:
             return [None] * len(memory_ids)
-        wanted = np.fromiter((hash(i) for i in memory_ids), np.int64, len(memory_ids))
+        wanted = stable_hashes(np.array(encode_ids(memory_ids), dtype=bytes))
         held = self.hashes[: self.n]
         maybe = np.isin(wanted, held) if len(memory_ids) > 8 else [bool((held == h).any()) for h in wanted]
         rows: list[int | None] = []
@@ -183,8 +248,29 @@ class TenantVectors:
         return rows
 
 
+def rerank(
+    candidates: list[tuple[str, float]], exact: Callable[[list[str]], dict[str, float]], top_k: int
+) -> list[tuple[str, float]]:
+    """The `top_k` of `candidates` by their exact scores (`exact`: id -> dot product in float32)."""
+    if not candidates:
+        return []
+    scored = exact([memory_id for memory_id, _ in candidates])
+    return sorted(scored.items(), key=lambda item: -item[1])[:top_k]
+
+
+def within(scores: dict[str, float], top_k: int, slack: float) -> list[str]:
+    """The ids whose scan score may put them in the `top_k` best (see the module notes)."""
+    if not scores or top_k <= 0:
+        return []
+    ordered = sorted(scores.values(), reverse=True)
+    kth = ordered[min(top_k, len(ordered)) - 1]
+    return [memory_id for memory_id, score in scores.items() if score >= kth - slack]
+
+
 def empty(dim: int) -> TenantVectors:
-    return TenantVectors(0, 0, 0, np.empty(0, "S1"), np.empty(0, np.int64), np.empty(0, np.int32), (), {})
+    return TenantVectors(
+        0, 0, 0, np.empty(0, "S1"), np.empty(0, np.uint64), np.empty(0, np.int32), np.empty(0, np.float32), (), {}
+    )
 
 
 def _code(scope: str, conversation: str | None, conversations: dict[str, int]) -> int:
@@ -195,9 +281,12 @@ def _code(scope: str, conversation: str | None, conversations: dict[str, int]) -
     return conversations.setdefault(conversation, len(conversations))
 
 
-def _decode(blobs: list[bytes], dim: int) -> np.ndarray:
-    """One join and one frombuffer for the whole batch (no per-row numpy work)."""
-    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+def _decode(blobs: list[bytes], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's float16 directions and float32 norms (one join and one frombuffer for it all)."""
+    vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+    norms = np.linalg.norm(vectors, axis=1).astype(np.float32)
+    directions = (vectors / np.where(norms > 0, norms, 1)[:, None]).astype(HALF)
+    return directions, norms
 
 
 def _usable(rows: list[tuple], dim: int) -> list[tuple]:
@@ -226,8 +315,9 @@ class _Rows:
         self.ids = old.ids if not fresh_buffers else old.ids.copy()
         self.hashes = old.hashes if not fresh_buffers else old.hashes.copy()
         self.codes = old.codes if not fresh_buffers else old.codes.copy()
+        self.norms = old.norms if not fresh_buffers else old.norms.copy()
         self.blocks = list(old.blocks)
-        self.conversations = old.conversations
+        self.conversations = old.conversations if not fresh_buffers else dict(old.conversations)
         self.tip = old.tip if not fresh_buffers else [old.n]
 
     def append(self, rows: list[tuple], expected: int = 0) -> None:
@@ -235,38 +325,43 @@ class _Rows:
         if not rows:
             return
         end = self.n + len(rows)
-        encoded = [row[0].encode("utf-8") + b"\xff" for row in rows]
+        encoded = encode_ids([row[0] for row in rows])
         width = max(self.ids.dtype.itemsize, *(len(e) for e in encoded))
-        self.ids = _grown(self.ids, self.n, max(end, expected), np.dtype(f"S{width}"))
+        room = max(end, expected)
+        self.ids = _grown(self.ids, self.n, room, np.dtype(f"S{width}"))
         self.ids[self.n : end] = encoded
-        self.hashes = _grown(self.hashes, self.n, max(end, expected))
-        self.codes = _grown(self.codes, self.n, max(end, expected))
-        self.hashes[self.n : end] = np.fromiter((hash(row[0]) for row in rows), np.int64, len(rows))
+        self.hashes = _grown(self.hashes, self.n, room)
+        self.codes = _grown(self.codes, self.n, room)
+        self.norms = _grown(self.norms, self.n, room)
+        self.hashes[self.n : end] = stable_hashes(self.ids[self.n : end])
         self.codes[self.n : end] = [_code(row[1], row[2], self.conversations) for row in rows]
-        vectors = _decode([row[3] for row in rows], self.dim)
+        directions, norms = _decode([row[3] for row in rows], self.dim)
+        self.norms[self.n : end] = norms
         done = 0
         while done < len(rows):
             at = self.n + done
             block_no, offset = divmod(at, BLOCK_ROWS)
             take = min(len(rows) - done, BLOCK_ROWS - offset)
             if block_no == len(self.blocks):  # a new block, sized to what is coming (at most full)
-                size = min(BLOCK_ROWS, max(16, max(end, expected) - at))
-                self.blocks.append(np.empty((size, self.dim), np.float32))
+                size = min(BLOCK_ROWS, max(16, room - at))
+                self.blocks.append(np.empty((size, self.dim), HALF))
             block = self.blocks[block_no]
             if offset + take > len(block):  # the last block is too small: copy it into a bigger one
-                grown = np.empty((min(BLOCK_ROWS, max(offset + take, 2 * len(block))), self.dim), np.float32)
+                grown = np.empty((min(BLOCK_ROWS, max(offset + take, 2 * len(block))), self.dim), HALF)
                 grown[:offset] = block[:offset]
                 self.blocks[block_no] = block = grown
-            block[offset : offset + take] = vectors[done : done + take]
+            block[offset : offset + take] = directions[done : done + take]
             done += take
         self.n = self.tip[0] = end
 
     def replace(self, row_no: int, row: tuple) -> None:
         """Overwrite one row; its block is copied first (older snapshots keep theirs)."""
         block_no, offset = divmod(row_no, BLOCK_ROWS)
-        block = self.blocks[block_no].copy()
-        block[offset] = _decode([row[3]], self.dim)[0]
+        block = np.array(self.blocks[block_no], dtype=HALF)
+        directions, norms = _decode([row[3]], self.dim)
+        block[offset] = directions[0]
         self.blocks[block_no] = block
+        self.norms[row_no] = norms[0]
         self.codes[row_no] = _code(row[1], row[2], self.conversations)
 
     def snapshot(self, generation: int, purged: int) -> TenantVectors:
@@ -277,6 +372,7 @@ class _Rows:
             self.ids,
             self.hashes,
             self.codes,
+            self.norms,
             tuple(self.blocks),
             self.conversations,
             self.tip,
@@ -306,7 +402,7 @@ def extend(old: TenantVectors, rows: list[tuple], generation: int, dim: int) -> 
     shared = old.tip[0] != old.n
     buffers = _Rows(old, dim, fresh_buffers=bool(replaced) or shared)
     if shared and buffers.blocks:  # the last block holds rows beyond old.n: copy it too
-        buffers.blocks[-1] = buffers.blocks[-1].copy()
+        buffers.blocks[-1] = np.array(buffers.blocks[-1], dtype=HALF)
     for at, row in replaced:
         buffers.replace(at, row)
     buffers.append(fresh)
@@ -314,15 +410,19 @@ def extend(old: TenantVectors, rows: list[tuple], generation: int, dim: int) -> 
 
 
 class VectorCache:
-    """Per-tenant snapshots, refreshed against the database's generation counters."""
+    """Per-tenant snapshots, refreshed against the database's generation counters.
 
-    def __init__(self, dim: int, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    `sidecars`: the snapshot files (stores/sqlite/sidecar.py `Sidecars`), None for none.
+    """
+
+    def __init__(self, dim: int, max_bytes: int = DEFAULT_CACHE_BYTES, *, sidecars: Sidecars | None = None) -> None:
         heap.limit_growth()  # a batch of searches' scores must not stay resident after a burst
         self.dim = dim
         self.max_bytes = max_bytes
         self._tenants: OrderedDict[str, TenantVectors] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._sidecars = sidecars
 
     def current(self, conn: sqlite3.Connection, tenant: str) -> TenantVectors:
         """On a worker thread, inside a read transaction: the tenant's up-to-date snapshot."""
@@ -335,6 +435,8 @@ class VectorCache:
                 self._tenants[tenant] = fresh
                 self._tenants.move_to_end(tenant)
                 self._evict(keep=tenant)
+            if self._sidecars is not None:
+                self._sidecars.keep(tenant, fresh)
             return fresh
 
     def _refresh(self, conn: sqlite3.Connection, tenant: str) -> TenantVectors:
@@ -342,6 +444,8 @@ class VectorCache:
             cached = self._tenants.get(tenant)
         row = conn.execute("SELECT generation, purged FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
         generation, purged = row if row else (0, 0)
+        if cached is None and self._sidecars is not None:
+            cached = self._sidecars.load(conn, tenant, generation, purged, _ROW)
         if cached is not None and cached.generation == generation and cached.purged == purged:
             return cached
         if cached is None or cached.purged != purged or cached.generation > generation:
@@ -355,6 +459,8 @@ class VectorCache:
             snapshot = build(iter(lambda: cursor.fetchmany(BLOCK_ROWS), []), count, generation, purged, self.dim)
             if count >= BLOCK_ROWS:
                 heap.trim()  # the rows' blobs, freed: about 20 MB at 100,000 memories
+            if self._sidecars is not None:
+                self._sidecars.built(tenant, snapshot, skipped=int(count) - snapshot.n)
             return snapshot
         rows = conn.execute(
             f"SELECT {_ROW} FROM memories WHERE tenant = ? AND rev > ?", (tenant, cached.generation)
@@ -372,3 +478,5 @@ class VectorCache:
     def clear(self) -> None:
         with self._guard:
             self._tenants.clear()
+        if self._sidecars is not None:
+            self._sidecars.close()

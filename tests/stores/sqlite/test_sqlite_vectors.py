@@ -15,7 +15,7 @@ import pytest
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.sqlite import vectors as sqlite_vectors
 from mcp_memory.stores.sqlite.store import open_sqlite
-from mcp_memory.stores.sqlite.vectors import build, extend
+from mcp_memory.stores.sqlite.vectors import build, extend, rerank
 
 DIM = 8
 TENANT = "acme"
@@ -47,6 +47,17 @@ def exact(rows: list[tuple], query: np.ndarray, top_k: int, conversation: str | 
     return sorted(scored, key=lambda s: -s[1])[:top_k]
 
 
+def nearest(snapshot, rows: list[tuple], query: np.ndarray, top_k: int, conversation: str | None = None):
+    """The snapshot's candidates scored exactly from `rows` (as the store scores them from the
+    database), best `top_k` kept."""
+    stored = {r[0]: np.frombuffer(r[3], "<f4") for r in rows}
+    return rerank(
+        snapshot.nearest(query, top_k, conversation),
+        lambda wanted: {i: float(stored[i] @ query) for i in wanted},
+        top_k,
+    )
+
+
 def ids(snapshot) -> list[str]:
     return [snapshot.id(i) for i in range(snapshot.n)]
 
@@ -63,7 +74,7 @@ def test_a_tenant_loaded_in_chunks_across_blocks_answers_like_a_full_scan():
     assert len(snapshot.blocks) == 6 and all(len(b) == 4 for b in snapshot.blocks)
     for query in unit_rows(2, 5):
         for conversation in (None, "c1"):
-            got = snapshot.nearest(query, 7, conversation)
+            got = nearest(snapshot, rows, query, 7, conversation)
             want = exact(rows, query, 7, conversation)
             assert ranked(got) == [memory_id for memory_id, _ in want]
             np.testing.assert_allclose(sorted(s for _, s in got), sorted(s for _, s in want), atol=1e-6)
@@ -74,13 +85,13 @@ def test_appending_grows_the_last_block_and_leaves_the_older_snapshot_as_it_was(
     rows = [row(f"m{i:02d}", v) for i, v in enumerate(vectors)]
     old = build([rows[:5]], 5, generation=5, purged=0, dim=DIM)
     query = vectors[2]
-    before = old.nearest(query, 3, None)
+    before = nearest(old, rows, query, 3)
 
     new = extend(old, rows[5:], generation=15, dim=DIM)
 
     assert new.n == 15 and old.n == 5
-    assert ranked(new.nearest(query, 15, None)) == [m for m, _ in exact(rows, query, 15)]
-    assert old.nearest(query, 3, None) == before
+    assert ranked(nearest(new, rows, query, 15)) == [m for m, _ in exact(rows, query, 15)]
+    assert nearest(old, rows, query, 3) == before
     assert sum(len(b) for b in new.blocks) >= 15 and all(len(b) <= 4 for b in new.blocks)
 
 
@@ -91,12 +102,13 @@ def test_a_rewritten_memory_is_searched_by_its_new_vector_and_old_snapshots_keep
     moved = -vectors[6]  # m06 now points the other way
 
     new = extend(old, [row("m06", moved), row("m10", vectors[0])], generation=12, dim=DIM)
+    rows_new = [r for r in rows if r[0] != "m06"] + [row("m06", moved), row("m10", vectors[0])]
 
     assert new.n == 11
-    assert ranked(new.nearest(moved, 1, None)) == ["m06"]
-    assert ranked(old.nearest(vectors[6], 1, None)) == ["m06"]
-    assert dict(old.nearest(vectors[6], 10, None))["m06"] == pytest.approx(1.0, abs=1e-6)
-    assert dict(new.nearest(vectors[6], 11, None))["m06"] == pytest.approx(-1.0, abs=1e-6)
+    assert ranked(nearest(new, rows_new, moved, 1)) == ["m06"]
+    assert ranked(nearest(old, rows, vectors[6], 1)) == ["m06"]
+    assert dict(nearest(old, rows, vectors[6], 10))["m06"] == pytest.approx(1.0, abs=1e-6)
+    assert dict(nearest(new, rows_new, vectors[6], 11))["m06"] == pytest.approx(-1.0, abs=1e-6)
 
 
 def test_two_refreshes_from_the_same_snapshot_do_not_write_over_each_other():
@@ -109,8 +121,8 @@ def test_two_refreshes_from_the_same_snapshot_do_not_write_over_each_other():
 
     assert ids(first) == [f"m{i:02d}" for i in range(7)]
     assert ids(second) == [f"m{i:02d}" for i in (0, 1, 2, 3, 4, 5, 7, 8)]
-    assert ranked(first.nearest(vectors[6], 1, None)) == ["m06"]
-    assert ranked(second.nearest(vectors[7], 1, None)) == ["m07"]
+    assert ranked(nearest(first, rows, vectors[6], 1)) == ["m06"]
+    assert ranked(nearest(second, rows, vectors[7], 1)) == ["m07"]
 
 
 def test_ids_of_any_text_come_back_exactly_as_written():
@@ -127,7 +139,7 @@ def test_ids_of_any_text_come_back_exactly_as_written():
 
     assert ids(old) == odd[:2] and ids(new) == odd
     assert new.find(odd + ["absent"]) == [0, 1, 2, 3, None]
-    assert ranked(new.nearest(vectors[3], 1, None)) == [odd[3]]
+    assert ranked(new.nearest(vectors[3], 1, None))[0] == odd[3]
 
 
 def test_many_changed_rows_at_once_are_matched_to_the_rows_they_replace():
@@ -137,10 +149,11 @@ def test_many_changed_rows_at_once_are_matched_to_the_rows_they_replace():
     changed = [row(f"m{i:02d}", -vectors[i]) for i in range(0, 30, 3)] + rows[30:]
 
     new = extend(old, changed, generation=50, dim=DIM)
+    rows_new = [r for r in rows[:30] if r[0] not in {c[0] for c in changed}] + changed
 
     assert new.n == 40
     assert sorted(ids(new)) == sorted(f"m{i:02d}" for i in range(40))
-    assert dict(new.nearest(vectors[3], 40, None))["m03"] == pytest.approx(-1.0, abs=1e-6)
+    assert dict(nearest(new, rows_new, vectors[3], 40))["m03"] == pytest.approx(-1.0, abs=1e-6)
 
 
 async def test_the_store_stays_exact_through_puts_rewrites_and_deletes_across_blocks(tmp_path: Path):
