@@ -6,8 +6,8 @@ it in as the first scan reads it (docs/performance.md).
 
 One file per tenant in `<database>.vectors/` (0700; files 0600), named by a hash of the tenant:
 a header (JSON: the tenant, the generation and `purged` it reflects, the row count, the offsets)
-then the ids, the visibility codes, the norms and the directions, exactly as TenantVectors holds
-them. The database stays the source of truth, and a file is used only when it agrees with it:
+then the ids, their stable hashes, the visibility codes, the norms and the directions, exactly as
+TenantVectors holds them. The database stays the source of truth, and a file is used only when it agrees with it:
 
 - its `purged` equals the tenant's and its generation is not ahead of the tenant's (a delete since,
   or a database restored from an older copy, means the file is ignored and rebuilt);
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 MIN_ROWS = 20_000
 #: Rows compared with the database when a file is opened.
 SAMPLE_ROWS = 16
-MAGIC = b"MCPMVEC\x01"
+MAGIC = b"MCPMVEC\x02"
 _ALIGN = 4096
 
 
@@ -65,7 +65,13 @@ def write(path: Path, tenant: str, snapshot: vectors.TenantVectors, skipped: int
     width = ids.dtype.itemsize
     offsets: dict[str, int] = {}
     at = _ALIGN
-    for name, size in (("ids", n * width), ("codes", n * 4), ("norms", n * 4), ("vectors", n * dim * 2)):
+    for name, size in (
+        ("ids", n * width),
+        ("hashes", n * 8),
+        ("codes", n * 4),
+        ("norms", n * 4),
+        ("vectors", n * dim * 2),
+    ):
         at = _aligned(at)
         offsets[name] = at
         at += size
@@ -95,6 +101,7 @@ def write(path: Path, tenant: str, snapshot: vectors.TenantVectors, skipped: int
             out.write(MAGIC + struct.pack("<Q", len(encoded)) + encoded)
             parts = [
                 ("ids", [ids.tobytes()]),
+                ("hashes", [snapshot.hashes[:n].astype("<u8").tobytes()]),
                 ("codes", [snapshot.codes[:n].astype("<i4").tobytes()]),
                 ("norms", [snapshot.norms[:n].astype("<f4").tobytes()]),
             ]
@@ -140,11 +147,13 @@ def read(path: Path, tenant: str, dim: int) -> tuple[dict, vectors.TenantVectors
             n, width, offsets = int(header["n"]), int(header["width"]), header["offsets"]
             handle.seek(offsets["ids"])
             ids = np.frombuffer(handle.read(n * width), dtype=f"S{width}").copy()
+            handle.seek(offsets["hashes"])
+            hashes = np.frombuffer(handle.read(n * 8), dtype="<u8").astype(np.uint64)
             handle.seek(offsets["codes"])
             codes = np.frombuffer(handle.read(n * 4), dtype="<i4").astype(np.int32)
             handle.seek(offsets["norms"])
             norms = np.frombuffer(handle.read(n * 4), dtype="<f4").astype(np.float32)
-        if len(ids) != n or len(codes) != n or len(norms) != n:
+        if len(ids) != n or len(hashes) != n or len(codes) != n or len(norms) != n:
             return None
         blocks: tuple[np.ndarray, ...] = ()
         if n:
@@ -157,7 +166,7 @@ def read(path: Path, tenant: str, dim: int) -> tuple[dict, vectors.TenantVectors
         int(header["purged"]),
         n,
         ids,
-        vectors.stable_hashes(ids),
+        hashes,
         codes,
         norms,
         blocks,
@@ -183,6 +192,8 @@ def agrees(conn: sqlite3.Connection, tenant: str, header: dict, snapshot: vector
     if snapshot.n == 0:
         return True
     rows = sorted({round(i * (snapshot.n - 1) / max(1, SAMPLE_ROWS - 1)) for i in range(SAMPLE_ROWS)})
+    if not np.array_equal(vectors.stable_hashes(snapshot.ids[rows]), snapshot.hashes[rows]):
+        return False
     for row in rows:
         found = conn.execute(
             "SELECT scope, conversation, embedding, rev FROM memories WHERE tenant = ? AND id = ?",
