@@ -172,6 +172,11 @@ COMMON_SHARE = 0.05
 SEARCH_MIN_DOCS = 20
 #: At most this many postings are walked per query (the rarest terms first).
 POSTINGS_BUDGET = 1000
+#: A term held by more memories than this is never walked, whatever the tenant's size: 5 % of
+#: 100,000, so nothing changes up to there, and above it a query's walk stays bounded (at
+#: 1,000,000 memories a term held by 3 % of them was 33,000 postings, 40 ms: bench/RESULTS.md,
+#: "A large tenant on SQLite"). Such a term still scores every candidate the vectors bring.
+WALK_MAX_DOCS = 5000
 
 
 def search_limit(docs: int) -> int:
@@ -194,8 +199,9 @@ class TermStats:
     def searchable(self, terms: Iterable[str]) -> list[str]:
         """The terms worth an index walk: held by some memory and by not too many (search_limit),
         rarest first while their postings add up to at most POSTINGS_BUDGET (the rarest always),
-        so a query costs about the same in a tenant of 1,000 memories as in one of 100,000."""
-        limit = search_limit(self.docs)
+        so a query costs about the same in a tenant of 1,000 memories as in one of 1,000,000
+        (no term held by more than WALK_MAX_DOCS)."""
+        limit = min(search_limit(self.docs), WALK_MAX_DOCS)
         held = sorted(
             (self.frequency.get(t, 0), t) for t in dict.fromkeys(terms) if 0 < self.frequency.get(t, 0) <= limit
         )

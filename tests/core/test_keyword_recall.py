@@ -298,3 +298,15 @@ async def test_a_korean_query_with_particles_finds_its_fact_when_the_model_canno
         env.service.embedder = declared
     finally:
         await env.service.close()
+
+
+def test_the_index_walk_stays_bounded_in_a_tenant_of_a_million():
+    # 5 % of 100,000 is the most a walked term may be held by at any size: the rarest term of
+    # a query in a million-memory tenant is not walked when 33,000 memories hold it.
+    small = keywords.TermStats(100_000, {"five": 5000, "common": 5001})
+    large = keywords.TermStats(1_000_000, {"rare": 40, "five": 5000, "held": 33_000})
+
+    assert small.searchable(["common", "five"]) == ["five"]
+    assert large.searchable(["held", "five"]) == ["five"]
+    assert large.searchable(["held", "rare"]) == ["rare"]
+    assert large.searchable(["held"]) == []
