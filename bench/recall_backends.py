@@ -34,6 +34,7 @@ import numpy as np
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.ports import Embedder
 from mcp_memory.core.service import MemoryService
 
 TENANT = "bench"
@@ -41,7 +42,7 @@ WARM_UP = 10
 TIMED = 200
 
 
-class PrecomputedEmbedder:
+class PrecomputedEmbedder(Embedder):
     """Maps "q<i>" to the i-th precomputed query vector (no model in the measurement)."""
 
     provider, model = "bench", "precomputed"

@@ -52,12 +52,13 @@ async def worker(place: dict, dim: int) -> None:
     from mcp_memory.core.counters.tracker import AccessCounters
     from mcp_memory.core.logs import NullLog
     from mcp_memory.core.model import Caller
+    from mcp_memory.core.ports import Embedder
     from mcp_memory.core.service import MemoryService
     from mcp_memory.stores.s3.store import open_s3
 
     queries = np.asarray(_unit_rows(60, dim, 11), dtype=np.float32)
 
-    class Precomputed:
+    class Precomputed(Embedder):
         provider, model = "bench", "precomputed"
 
         def __init__(self) -> None:

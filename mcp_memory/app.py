@@ -7,16 +7,26 @@ edges (server/, cli/) call `open_service` and then talk to the service only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mcp_memory.core.logs import JsonLog, NullLog
+from mcp_memory.core.ports import Embedder, VectorStore
 from mcp_memory.core.service import MemoryService
 
 if TYPE_CHECKING:
     from mcp_memory.config import Settings
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
 
-__all__ = ["backup_sqlite", "calibrate_scratch", "open_service", "storage_where"]
+__all__ = ["Instruments", "backup_sqlite", "calibrate_scratch", "open_service", "storage_where"]
+
+
+class Instruments(Protocol):
+    """What `open_service` needs of metrics (serve-http's server/metrics.py `Metrics`)."""
+
+    def timed_vectors(self, vectors: VectorStore) -> VectorStore: ...
+    def timed_embedder(self, embedder: Embedder) -> Embedder: ...
+    def counter_outcome(self, operation: str, ok: bool) -> None: ...
+
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,13 +48,17 @@ def storage_where(settings: Settings) -> str:
     return BACKENDS[settings.backend].where(settings)
 
 
-async def open_service(settings: Settings | None = None, *, log: JsonLog | None = None) -> MemoryService:
+async def open_service(
+    settings: Settings | None = None, *, log: JsonLog | None = None, metrics: Instruments | None = None
+) -> MemoryService:
     """Storage, embedder, counters and the service, as configured.
 
     Without `settings`, only the sections a service uses are read from the environment (the
     store, embedding, recall and counters; config.SERVICE_SECTIONS): a script that remembers is
     not refused over a serve-http variable. Storage is opened (and its schema checked) here, so
     a bad database stops the process before anything is served. The embedding model loads lazily.
+    Given `metrics` (serve-http's), the store and the embedder are handed over timed and the
+    counters report their flushes and compactions to it.
     """
     from mcp_memory.core.counters.tracker import AccessCounters, new_pod_id
     from mcp_memory.embedders import open_embedder
@@ -62,11 +76,14 @@ async def open_service(settings: Settings | None = None, *, log: JsonLog | None 
         await vectors.close()
         await objects.close()
         raise
+    if metrics is not None:
+        vectors, embedder = metrics.timed_vectors(vectors), metrics.timed_embedder(embedder)
     counters = AccessCounters(
         objects,
         pod_id=new_pod_id(settings.hostname),
         log=log,
         compact_threshold=settings.stats_compact_threshold,
+        on_outcome=metrics.counter_outcome if metrics is not None else None,
     )
     return MemoryService(
         vectors,

@@ -109,7 +109,7 @@ def aws(aws_endpoint: str):
     return make_place(aws_endpoint)
 
 
-class RecordingObjectStore:
+class RecordingObjectStore(ObjectStore):
     """Any ObjectStore, remembering every key written, in order (as the in-memory one does)."""
 
     def __init__(self, inner: ObjectStore) -> None:

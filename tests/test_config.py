@@ -660,15 +660,14 @@ def test_redact_url_never_shows_a_password_however_the_url_is_written(url: str) 
 
 
 def test_the_scripts_a_model_reads_are_the_providers_own_unless_embedding_scripts_says_otherwise() -> None:
-    from mcp_memory.core.ports import scripts_of
     from mcp_memory.embedders import open_embedder
 
-    assert scripts_of(open_embedder(load())) == frozenset({"Latin"})  # the local model reads English
-    assert scripts_of(open_embedder(load(**OPENAI))) is None  # a remote model: every script
+    assert open_embedder(load()).scripts == frozenset({"Latin"})  # the local model reads English
+    assert open_embedder(load(**OPENAI)).scripts is None  # a remote model: every script
     # An English-only model behind an OpenAI-compatible server, and the local model declared
     # multilingual by an operator who knows better: the setting wins either way.
-    assert scripts_of(open_embedder(load(**OPENAI, EMBEDDING_SCRIPTS="Latin"))) == frozenset({"Latin"})
-    assert scripts_of(open_embedder(load(EMBEDDING_SCRIPTS="all"))) is None
+    assert open_embedder(load(**OPENAI, EMBEDDING_SCRIPTS="Latin")).scripts == frozenset({"Latin"})
+    assert open_embedder(load(EMBEDDING_SCRIPTS="all")).scripts is None
     assert load(EMBEDDING_SCRIPTS=" Latin , Hangul ").embedding_scripts == frozenset({"Latin", "Hangul"})
 
 

@@ -45,20 +45,7 @@ from mcp_memory.core.model import (
 )
 from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
 from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, created_times, read_page
-from mcp_memory.core.ports import (
-    Embedder,
-    FilteredHits,
-    FiltersQuery,
-    ObjectStore,
-    PreloadsTenant,
-    PutsWithObject,
-    ReadsVectors,
-    ScoresMemories,
-    VectorStore,
-    WarmsUp,
-    describe,
-    scripts_of,
-)
+from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
 if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when asked
@@ -325,9 +312,8 @@ class MemoryService:
         if len(results) < 2:
             return results
         ids = [r.memory.id for r in results]
-        if isinstance(self.vectors, ReadsVectors):
-            vectors = await self.vectors.vectors(caller.tenant, ids)
-        else:
+        vectors = await self.vectors.vectors(caller.tenant, ids)
+        if vectors is None:  # a store that keeps no readable vectors
             texts = [pipeline.embedding_input(r.memory.content) for r in results]
             vectors = dict(zip(ids, await self.embedder.embed(texts)))
         return supersede.newest_first(results, vectors)
@@ -337,27 +323,25 @@ class MemoryService:
     ) -> builtins.list[Hit]:
         """The `wanted` nearest visible memories that `where` matches, filtered before the limit.
 
-        A store that filters (FiltersQuery) does it; when it could only post-filter a bounded
-        pool (S3 Vectors holds tags as non-filterable metadata) and that pool was full, the
-        tenant's memories of the type are read from the recency index, FILTER_SCAN_CAP at most,
-        and scored by the store (ScoresMemories), so a rare tag is still found.
+        The store filters (`VectorStore.filtered_query`); when it could only post-filter a
+        bounded pool (S3 Vectors holds tags as non-filterable metadata) and that pool was full,
+        the tenant's memories of the type are read from the recency index, FILTER_SCAN_CAP at
+        most, and scored by the store (`VectorStore.scored`), so a rare tag is still found.
         """
-        if isinstance(self.vectors, FiltersQuery):
-            answer = await self.vectors.filtered_query(caller.tenant, embedding, wanted, caller.conversation, where)
-        else:
-            pool = await self.vectors.query(caller.tenant, embedding, ranking.CANDIDATE_CAP, caller.conversation)
-            answer = FilteredHits([h for h in pool if where.matches(h.memory)], complete=False)
-        if answer.complete or len(answer.hits) >= wanted or not isinstance(self.vectors, ScoresMemories):
+        answer = await self.vectors.filtered_query(caller.tenant, embedding, wanted, caller.conversation, where)
+        if answer.complete or len(answer.hits) >= wanted:
             return answer.hits
         ids = await self._recent_ids(caller, where.memory_type, FILTER_SCAN_CAP)
         scored = await self.vectors.scored(caller.tenant, embedding, ids)
+        if scored is None:  # a store that cannot score by id: the pool is what there is
+            return answer.hits
         matching = [h for h in scored if h.memory.visible_to(caller.conversation) and where.matches(h.memory)]
         matching.sort(key=lambda h: h.similarity, reverse=True)
         return matching[:wanted]
 
     def _readable(self, query: str) -> float:
         """How much of `query` the embedder can read (core/fusion.py `readable_share`)."""
-        return fusion.readable_share(query, scripts_of(self.embedder))
+        return fusion.readable_share(query, self.embedder.scripts)
 
     # ----------------------------------------------------------------------- remember
 
@@ -409,14 +393,9 @@ class MemoryService:
             await self.objects.put(index_key(memory), "", if_none_match=True)
 
     async def _write_new(self, memory: Memory, embedding: np.ndarray) -> None:
-        """The memory, then its recency index entry: an index entry without a memory would list
-        something unreadable, while a memory missing from the index still answers recall. Where
-        both live in one database (SQLite) they commit together, one durable commit, not two."""
-        if isinstance(self.vectors, PutsWithObject) and self.vectors.shares_writes_with(self.objects):
-            await self.vectors.put_with_object(memory, embedding, index_key(memory), "")
-            return
-        await self.vectors.put(memory, embedding)
-        await self.objects.put(index_key(memory), "")
+        """The memory, then its recency index entry (`VectorStore.put_with_index`): a memory
+        missing from the index still answers recall."""
+        await self.vectors.put_with_index(memory, embedding, self.objects, index_key(memory))
 
     def _new_memory(
         self,
@@ -801,10 +780,8 @@ class MemoryService:
         tenant (serve-stdio knows its only one), load its vectors alongside: at 100,000
         memories that is most of a second the first recall would otherwise add to the
         model's load. A failure is logged; the first call reports it, with the reason."""
-        jobs = []
-        if isinstance(self.embedder, WarmsUp):
-            jobs.append(("embedder_warm_up_failed", self.embedder.warm_up()))
-        if isinstance(self.vectors, PreloadsTenant) and tenant is not None:
+        jobs = [("embedder_warm_up_failed", self.embedder.warm_up())]
+        if tenant is not None:
             jobs.append(("vectors_warm_up_failed", self.vectors.warm(tenant)))
         outcomes = await asyncio.gather(*(job for _, job in jobs), return_exceptions=True)
         for (event, _), outcome in zip(jobs, outcomes):

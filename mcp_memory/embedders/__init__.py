@@ -179,5 +179,5 @@ def open_embedder(settings: EmbedderSettings) -> Embedder:
         raise StartupError(f'unknown embedding provider "{settings.embedding_provider}"')
     embedder = provider.open(settings)
     if settings.embedding_scripts is not None:  # EMBEDDING_SCRIPTS: the operator knows the model
-        embedder.scripts = settings.embedding_scripts or None  # type: ignore[attr-defined]  # empty: every script
+        embedder.scripts = settings.embedding_scripts or None  # empty: every script
     return embedder

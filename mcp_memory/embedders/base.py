@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import EmbeddingError
-from mcp_memory.core.ports import Embedder, WarmsUp, describe
+from mcp_memory.core.ports import Embedder, describe
 
 if TYPE_CHECKING:  # numpy loads with the first vector, not before the MCP handshake
     import numpy as np
 
-__all__ = ["Embedder", "WarmsUp", "check_vector", "check_vectors", "count_mismatch", "describe"]
+__all__ = ["Embedder", "check_vector", "check_vectors", "count_mismatch", "describe"]
 
 
 def check_vector(value: Any, model: str, dim: int) -> np.ndarray:

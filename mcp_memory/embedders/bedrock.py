@@ -28,7 +28,7 @@ import numpy as np
 
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
-from mcp_memory.embedders.base import check_vector, check_vectors
+from mcp_memory.embedders.base import Embedder, check_vector, check_vectors
 from mcp_memory.runtime.aws import AwsClient, Closed
 
 DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
@@ -36,7 +36,7 @@ DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
 CONCURRENCY = 4
 
 
-class BedrockEmbedder:
+class BedrockEmbedder(Embedder):
     """InvokeModel with `{"inputText", "dimensions", "normalize": true}` per text."""
 
     provider = "bedrock"

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from mcp_memory.embedders.base import check_vectors
+from mcp_memory.embedders.base import Embedder, check_vectors
 
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9가-힣]+")
 
@@ -41,7 +41,7 @@ def fake_vector(text: str, dim: int = 64) -> np.ndarray:
     return (total / norm if norm else total).astype(np.float32)
 
 
-class FakeEmbedder:
+class FakeEmbedder(Embedder):
     provider = "fake"
     model = "fake-bag-of-words"
 

@@ -36,7 +36,7 @@ import numpy as np
 from mcp_memory.core.echo import SECRET_PIECE, scrub
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.core.version import __version__
-from mcp_memory.embedders.base import check_vectors, count_mismatch
+from mcp_memory.embedders.base import Embedder, check_vectors, count_mismatch
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import aiohttp
@@ -66,7 +66,7 @@ class _Retry(Exception):
         self.retry_after = retry_after
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(Embedder):
     """Embeddings from any server that speaks OpenAI's `/embeddings` API."""
 
     provider = "openai"

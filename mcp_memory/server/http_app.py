@@ -225,8 +225,7 @@ class HttpApp:
         self._refusals = {body_id: _json_bytes(body) for body_id, body in (("rate", RATE_BODY), ("share", SHARE_BODY))}
         self.metrics = metrics
         if metrics is not None:
-            tools.log = MetricsLog(tools.log, metrics)
-            metrics.instrument(tools.service)
+            tools.log = MetricsLog(tools.log, metrics)  # the store's and embedder's timers: app.open_service
         self.manager = StreamableHTTPSessionManager(
             app=mcp_server if mcp_server is not None else _default_server(tools),
             stateless=True,

@@ -8,17 +8,25 @@ MAX_TENANT_LABELS tenants seen; the rest share the label `_other`.
 
 Tool calls are counted from the tool layer's own `tool_call` line (the log
 passes through `MetricsLog`), so a metric and a log line can never disagree;
-embedding, store and counter timings wrap the service's parts in place.
+the composition root (mcp_memory/app.py) hands the service a store and an embedder
+wrapped in timers (`TimedVectorStore`, `TimedEmbedder`) and the access counters
+`counter_outcome` as their `on_outcome` hook.
 """
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
 
+from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.model import Hit, Memory, MemoryFilter
+from mcp_memory.core.ports import SCAN_BATCH, Embedder, FilteredHits, ObjectStore, VectorStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PREFIX = "mcp_memory"
 REJECT_REASONS = ("auth", "scope", "rate", "busy", "size", "origin")
@@ -105,17 +113,18 @@ class Metrics:
     def reject(self, reason: str) -> None:
         self.rejected.labels(reason).inc()
 
-    def instrument(self, service: Any) -> None:
-        """Time the embedder, the store's calls and the counter flushes/compactions of `service`."""
-        _wrap(service.embedder, "embed", lambda _r, s: self.embed_seconds.observe(s))
-        for operation in STORE_OPERATIONS:
-            observe: Callable[[float], None] = self.store_seconds.labels(operation).observe
-            _wrap(service.vectors, operation, _observer(observe))
-            if operation == "put":  # remember's memory + index entry in one write (SQLite) is a put too
-                _wrap(service.vectors, "put_with_object", _observer(observe))
-        counters = service.counters
-        _wrap(counters, "flush", None, self.flushes)
-        _wrap(counters, "_fold", None, self.compactions)
+    def timed_vectors(self, vectors: VectorStore) -> VectorStore:
+        """`vectors` with its STORE_OPERATIONS timed (the composition root wraps the store with it)."""
+        return TimedVectorStore(vectors, self.store_seconds)
+
+    def timed_embedder(self, embedder: Embedder) -> Embedder:
+        """`embedder` with each batch timed."""
+        return TimedEmbedder(embedder, self.embed_seconds.observe)
+
+    def counter_outcome(self, operation: str, ok: bool) -> None:
+        """The access counters' `on_outcome`: a flush or a compaction, and whether it failed."""
+        family = self.flushes if operation == "flush" else self.compactions
+        family.labels("ok" if ok else "error").inc()
 
     def exposition(self) -> bytes:
         from prometheus_client import generate_latest
@@ -123,31 +132,104 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def _wrap(obj: Any, name: str, timed: Callable[[Any, float], None] | None, outcomes: Any = None) -> None:
-    """Replace the bound coroutine method `obj.name` by one that reports its time and/or outcome."""
-    original = getattr(obj, name, None)
-    if original is None:
-        return
+class _Timer:
+    """Observes the seconds of the `with` block, unless it raised (as a failed call is not timed)."""
 
-    @functools.wraps(original)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            result = await original(*args, **kwargs)
-        except Exception:
-            if outcomes is not None:
-                outcomes.labels("error").inc()
-            raise
-        if outcomes is not None:
-            outcomes.labels("ok").inc()
-        if timed is not None:
-            timed(result, time.perf_counter() - started)
-        return result
+    __slots__ = ("_observe", "_started")
 
-    try:
-        setattr(obj, name, wrapper)
-    except AttributeError:  # a slotted object: not timed
-        return
+    def __init__(self, observe: Callable[[float], None]) -> None:
+        self._observe = observe
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, kind: object, _value: object, _tb: object) -> None:
+        if kind is None:
+            self._observe(time.perf_counter() - self._started)
+
+
+class TimedVectorStore(VectorStore):
+    """A VectorStore that times the calls a tool call waits on and passes every call through;
+    remember's memory with its index entry (`put_with_index`) is timed as a put."""
+
+    def __init__(self, inner: VectorStore, seconds: Any) -> None:
+        self.inner = inner
+        self._timers = {operation: seconds.labels(operation).observe for operation in STORE_OPERATIONS}
+
+    def _timed(self, operation: str) -> _Timer:
+        return _Timer(self._timers[operation])
+
+    async def put(self, memory: Memory, embedding: np.ndarray) -> None:
+        with self._timed("put"):
+            await self.inner.put(memory, embedding)
+
+    async def put_with_index(self, memory: Memory, embedding: np.ndarray, objects: ObjectStore, key: str) -> None:
+        with self._timed("put"):
+            await self.inner.put_with_index(memory, embedding, objects, key)
+
+    async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
+        await self.inner.put_many(items)
+
+    def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
+        return self.inner.scan(tenant, batch)
+
+    async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        with self._timed("query"):
+            return await self.inner.query(tenant, embedding, top_k, conversation)
+
+    async def filtered_query(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
+    ) -> FilteredHits:
+        return await self.inner.filtered_query(tenant, embedding, top_k, conversation, where)
+
+    async def scored(self, tenant: str, embedding: np.ndarray, ids: Sequence[str]) -> list[Hit] | None:
+        return await self.inner.scored(tenant, embedding, ids)
+
+    async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray] | None:
+        return await self.inner.vectors(tenant, ids)
+
+    async def warm(self, tenant: str) -> None:
+        await self.inner.warm(tenant)
+
+    async def keyword_query(
+        self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
+    ) -> KeywordAnswer:
+        with self._timed("keyword_query"):
+            return await self.inner.keyword_query(tenant, embedding, terms, top_k, conversation)
+
+    async def get(self, tenant: str, ids: Sequence[str]) -> list[Memory]:
+        with self._timed("get"):
+            return await self.inner.get(tenant, ids)
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        with self._timed("delete"):
+            await self.inner.delete(tenant, ids)
+
+    def exclusive(self, tenant: str) -> AbstractAsyncContextManager[None]:
+        return self.inner.exclusive(tenant)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class TimedEmbedder(Embedder):
+    """An Embedder that times each batch and passes every call through."""
+
+    def __init__(self, inner: Embedder, observe: Callable[[float], None]) -> None:
+        self.inner = inner
+        self.provider, self.model, self.dim, self.scripts = inner.provider, inner.model, inner.dim, inner.scripts
+        self._observe = observe
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with _Timer(self._observe):
+            return await self.inner.embed(texts)
+
+    async def warm_up(self) -> None:
+        await self.inner.warm_up()
+
+    async def close(self) -> None:
+        await self.inner.close()
 
 
 class MetricsLog(JsonLog):
@@ -170,12 +252,3 @@ class MetricsLog(JsonLog):
 
     def error(self, event: str, error: BaseException | str, *, sent: Any = (), **context: Any) -> None:
         self._inner.error(event, error, sent=sent, **context)
-
-
-def _observer(observe: Callable[[float], None]) -> Callable[[Any, float], None]:
-    """A `_wrap` callback that records the call's seconds with `observe`."""
-
-    def record(_result: Any, seconds: float) -> None:
-        observe(seconds)
-
-    return record

@@ -214,7 +214,12 @@ async def run_http(settings: Any) -> None:
     )
 
     log = JsonLog()
-    service = await open_service(settings, log=log)
+    metrics = None
+    if settings.metrics.port is not None:
+        from mcp_memory.server.metrics import Metrics
+
+        metrics = Metrics(tenant_label=settings.metrics.tenant_label)
+    service = await open_service(settings, log=log, metrics=metrics)
     tools: ToolLayer | None = None
 
     async def close_all() -> None:
@@ -222,11 +227,6 @@ async def run_http(settings: Any) -> None:
 
     try:
         tools = build_tool_layer(settings, service, log)
-        metrics = None
-        if settings.metrics.port is not None:
-            from mcp_memory.server.metrics import Metrics
-
-            metrics = Metrics(tenant_label=settings.metrics.tenant_label)
         ui, ui_line = web_view(settings, service, log)
         app = HttpApp(
             tools,

@@ -19,11 +19,11 @@ import numpy as np
 from mcp_memory.core import keywords
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
-from mcp_memory.core.ports import FilteredHits
+from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 
 
-class InMemoryVectorStore:
+class InMemoryVectorStore(VectorStore):
     """Memories in a dict, exact dot-product search (cosine for unit vectors)."""
 
     def __init__(self) -> None:
@@ -144,7 +144,7 @@ class InMemoryVectorStore:
 _etags = itertools.count(1)
 
 
-class InMemoryObjectStore:
+class InMemoryObjectStore(ObjectStore):
     """Objects in a dict; ETags `v<n>` from one process-wide counter (never reissued)."""
 
     def __init__(self) -> None:

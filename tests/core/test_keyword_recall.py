@@ -19,7 +19,7 @@ import pytest
 
 from mcp_memory.core import keywords
 from mcp_memory.core.model import Caller
-from mcp_memory.embedders.base import check_vectors
+from mcp_memory.embedders.base import Embedder, check_vectors
 from mcp_memory.server.render import text as shown
 from tests.conftest import SERVICE_BACKENDS, Env, open_env
 
@@ -59,7 +59,7 @@ IDENTIFIER_QUERIES = [
 KOREAN_QUERIES = ["서버", "서버가", "서버는", "서버를", "서버를 재시작"]
 
 
-class UnrelatedEmbedder:
+class UnrelatedEmbedder(Embedder):
     """Every distinct text its own pseudo-random unit vector: no two texts are similar."""
 
     provider, model, dim = "fake", "unrelated", 512
@@ -264,7 +264,7 @@ class MisreadingEnglishEmbedder(UnrelatedEmbedder):
         return rows
 
 
-class Undeclared:
+class Undeclared(Embedder):
     """The same model without its declaration: recall must then trust its cosine."""
 
     def __init__(self, inner: MisreadingEnglishEmbedder) -> None:

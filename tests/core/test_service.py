@@ -13,6 +13,7 @@ import pytest
 
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
+from mcp_memory.core.ports import Embedder
 from mcp_memory.server.render import text as shown
 from tests.conftest import DAY, SERVICE_BACKENDS, Env, open_env
 
@@ -125,7 +126,7 @@ async def test_content_is_stored_exactly_as_received(env: Env) -> None:
     assert memory.content == "  padded fact about release trains  "
 
 
-class CollapsingEmbedder:
+class CollapsingEmbedder(Embedder):
     """Every text maps to the same vector: cosine 1.0 between anything."""
 
     provider, model, dim = "fake", "collapse", 4

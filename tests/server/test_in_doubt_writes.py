@@ -44,7 +44,7 @@ async def test_a_retry_after_an_in_doubt_write_lands_on_the_memory_already_store
     backend: str, clock: Clock, request: pytest.FixtureRequest
 ) -> None:
     env = await open_env(backend, clock, request)
-    for name in ("put", "put_with_object"):
+    for name in ("put", "put_with_index"):
         if hasattr(env.vectors, name):
             commit_then_fail(env.vectors, name)
     tools = ToolLayer(env.service, JsonLog(io.StringIO(), io.StringIO()))

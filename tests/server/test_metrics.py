@@ -20,11 +20,11 @@ SECRET_QUERY = "where-is-the-launch-code"
 CONVERSATION = "conv-secret-42"
 
 
-async def service(tmp_path: Path):
+async def service(tmp_path: Path, metrics: Metrics | None = None):
     settings = Settings.from_env(
         {"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "HOSTNAME": "t"}
     )
-    return await open_service(settings)
+    return await open_service(settings, metrics=metrics)
 
 
 def samples(body: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -53,7 +53,7 @@ async def test_metrics_parse_and_move_as_calls_are_made_with_no_content_in_any_l
     await endpoint.start()
     url = f"http://127.0.0.1:{endpoint.port}/metrics"
     try:
-        svc = await service(tmp_path)
+        svc = await service(tmp_path, metrics)
         async with serving(svc, metrics=metrics) as running:
             before = await scrape(url)
             assert value(before, "mcp_memory_tool_calls_total", tool="remember", outcome="ok") == 0

@@ -240,19 +240,20 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
 
     import numpy as np
 
+    from mcp_memory.core import ports
     from mcp_memory.core.counters.tracker import AccessCounters
     from mcp_memory.core.logs import JsonLog
     from mcp_memory.core.model import Memory
     from mcp_memory.core.service import MemoryService
     from mcp_memory.stores.sqlite.store import open_sqlite
 
-    class Embedder:
+    class Embedder(ports.Embedder):
         warmed = False
 
         async def warm_up(self) -> None:
             self.warmed = True
 
-    class BrokenStore:
+    class BrokenStore(ports.VectorStore):
         async def warm(self, tenant: str) -> None:
             raise OSError("disk gone")
 

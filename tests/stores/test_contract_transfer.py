@@ -91,12 +91,10 @@ async def test_memories_written_by_put_many_are_found_by_their_keywords(vectors:
 
 
 async def test_index_keys_written_in_bulk_are_listed_and_readable(objects) -> None:
-    from mcp_memory.core.transfer.importing import _put_index_keys
-
     await objects.put("index/acme/k0001", "old")
     keys = [f"index/acme/k{i:04d}" for i in range(40)]
 
-    await _put_index_keys(objects, keys)
+    await objects.put_many([(key, "") for key in keys])
 
     assert await objects.list("index/acme/", 100) == keys
     assert (await objects.get("index/acme/k0001")).body == ""  # replaced, unconditionally

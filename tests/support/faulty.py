@@ -32,6 +32,10 @@ class FaultyStore:
         self._maybe_fail("put")
         await self.inner.put(memory, embedding)
 
+    async def put_with_index(self, memory, embedding, objects, key: str) -> None:
+        self._maybe_fail("put")
+        await self.inner.put_with_index(memory, embedding, objects, key)
+
     async def query(self, *args: Any, **kwargs: Any):
         return await self.inner.query(*args, **kwargs)
 

@@ -40,7 +40,7 @@ from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import Hit, Memory, Ranked, Retrieval
-from mcp_memory.core.ports import Embedder, VectorStore, describe, scripts_of
+from mcp_memory.core.ports import Embedder, VectorStore, describe
 
 __all__ = [
     "Cases",
@@ -473,7 +473,7 @@ async def calibrate(
                 vector = question_v[q]
                 q += 1
                 cosine = float(np.dot(vector, fact_v[i]))
-                readable = fusion.readable_share(question, scripts_of(embedder))
+                readable = fusion.readable_share(question, embedder.scripts)
                 asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
                 relevance = _relevance(memories[i], cosine, asked, mode)
                 answered = bool(asked.results) and asked.results[0].memory.id == memories[i].id
@@ -487,7 +487,7 @@ async def calibrate(
                     nearest_other_relevance.append(others[0].relevance)
         absent = []
         for question, vector in zip(cases.absent, absent_v):
-            readable = fusion.readable_share(question, scripts_of(embedder))
+            readable = fusion.readable_share(question, embedder.scripts)
             asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
             if asked.scored:
                 nearest = max(c.similarity for c in asked.scored)

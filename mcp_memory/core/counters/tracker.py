@@ -103,6 +103,10 @@ def _folded(base: Delta, keys: Sequence[str], deltas: Mapping[str, Delta]) -> De
     return out
 
 
+def _ignore_outcome(_operation: str, _ok: bool) -> None:
+    return None
+
+
 class AccessCounters:
     """Per-memory access counts over any ObjectStore (the reference StatsTracker)."""
 
@@ -118,6 +122,7 @@ class AccessCounters:
         compaction_lag_ms: int = 60_000,
         list_limit: int = 1000,
         fetch_batch: int = 16,
+        on_outcome: Callable[[str, bool], None] | None = None,
     ) -> None:
         if not pod_id or "/" in pod_id:
             raise ValueError("pod_id must be non-empty and contain no '/'")
@@ -126,6 +131,9 @@ class AccessCounters:
         self._objects = objects
         self._pod_id = pod_id
         self._log = log
+        #: Told ("flush" | "compaction", ok) after each flush and each compaction's write
+        #: (serve-http's metrics count them); an exception counts as not ok and still propagates.
+        self._on_outcome = on_outcome or _ignore_outcome
         self._clock = clock
         self._ttl = cache_ttl_ms
         self._threshold = compact_threshold
@@ -281,6 +289,18 @@ class AccessCounters:
     async def _fold(
         self, tenant: str, etag: str | None, counts: Delta, absorbed: Sequence[str], stale: Sequence[str] = ()
     ) -> bool:
+        """`_fold_shards`, its outcome told to `on_outcome` as a "compaction"."""
+        try:
+            folded = await self._fold_shards(tenant, etag, counts, absorbed, stale)
+        except Exception:
+            self._on_outcome("compaction", False)
+            raise
+        self._on_outcome("compaction", True)
+        return folded
+
+    async def _fold_shards(
+        self, tenant: str, etag: str | None, counts: Delta, absorbed: Sequence[str], stale: Sequence[str] = ()
+    ) -> bool:
         """CAS merged.json to `counts` with the watermark at the greatest absorbed filename,
         then collect the shards it covers. False when another compactor got there first:
         its watermark covers the same shards, so there is nothing to clean up."""
@@ -383,6 +403,17 @@ class AccessCounters:
     # ------------------------------------------------------------------ flushing
 
     async def flush(self) -> int:
+        """Write each tenant's pending counts as a new shard (`_flush`); returns how many were
+        written, and tells `on_outcome` whether it failed."""
+        try:
+            written = await self._flush()
+        except Exception:
+            self._on_outcome("flush", False)
+            raise
+        self._on_outcome("flush", True)
+        return written
+
+    async def _flush(self) -> int:
         """Write each tenant's pending counts as a new shard; returns how many were written.
 
         A tenant's pending entry is removed *before* its write, so a failed write

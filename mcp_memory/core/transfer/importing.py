@@ -31,7 +31,7 @@ from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.model import Memory
 from mcp_memory.core.object_keys import index_key
-from mcp_memory.core.ports import Embedder, ObjectStore, PutsMany, VectorStore
+from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.transfer.records import (
     Header,
     ImportRecord,
@@ -47,8 +47,6 @@ __all__ = ["CHUNK", "EMBED_BATCH", "ImportResult", "Refusal", "import_memories"]
 CHUNK = 500
 #: Texts per call to the embedder when re-embedding.
 EMBED_BATCH = 64
-#: Index keys written at once where the object store has no batch write (S3).
-KEY_WRITES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +211,7 @@ async def _write_chunk(
         await counters.seed(
             tenant, {i: Entry(r.access.access, r.access.last_at) for i, r in fresh.items() if r.access is not None}
         )
-        await _put_index_keys(objects, [index_key(r.memory) for r in fresh.values()])
+        await objects.put_many([(index_key(r.memory), "") for r in fresh.values()])
         items = [(r.memory, embeddings[i]) for i, r in fresh.items()]
         try:
             await vectors.put_many(items)
@@ -228,14 +226,6 @@ async def _write_chunk(
         result.tenants[tenant] = result.tenants.get(tenant, 0) + len(items)
     if progress is not None:
         progress(len(chunk))
-
-
-async def _put_index_keys(objects: ObjectStore, keys: list[str]) -> None:
-    if isinstance(objects, PutsMany):
-        await objects.put_many([(key, "") for key in keys])
-        return
-    for start in range(0, len(keys), KEY_WRITES):
-        await asyncio.gather(*(objects.put(key, "") for key in keys[start : start + KEY_WRITES]))
 
 
 async def _put_one_by_one(

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
-from mcp_memory.embedders.base import check_vectors
+from mcp_memory.embedders.base import Embedder, check_vectors
 from mcp_memory.runtime import heap
 from mcp_memory.runtime.batching import Batcher
 
@@ -86,7 +86,7 @@ def _closed_error() -> EmbeddingError:
     return EmbeddingError("the local embedder has been closed")
 
 
-class LocalEmbedder:
+class LocalEmbedder(Embedder):
     """all-MiniLM-L6-v2, int8 ONNX, 384 dimensions, unit-length rows."""
 
     provider = "local"

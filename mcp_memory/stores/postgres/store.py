@@ -34,7 +34,7 @@ from mcp_memory.core import keywords as keyword_index
 from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
 from mcp_memory.core.keywords import KeywordAnswer, TermStats
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
-from mcp_memory.core.ports import FilteredHits
+from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres import keywords
 from mcp_memory.stores.postgres.ann import DEFAULT_MIN_MEMORIES, EF_SEARCH, AnnIndexes
@@ -162,7 +162,7 @@ def _memory(row_id: str, metadata: Any, tenant: str) -> Memory | None:
     return from_metadata(row_id, metadata, tenant)
 
 
-class PgVectorStore:
+class PgVectorStore(VectorStore):
     """Memories as reference records (jsonb) beside a fixed-width pgvector column."""
 
     def __init__(
@@ -386,7 +386,7 @@ class PgVectorStore:
                 await self._db.release()
 
 
-class PgObjectStore:
+class PgObjectStore(ObjectStore):
     """Keys to bodies; the ETag is the row's version from one global sequence (docs/storage.md)."""
 
     def __init__(self, db: PostgresDatabase) -> None:

@@ -21,6 +21,7 @@ from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
+from mcp_memory.core.ports import ObjectStore
 from mcp_memory.stores.base import StoredObject
 from mcp_memory.stores.s3.errors import AwsError, s3_calls
 
@@ -34,7 +35,7 @@ LIST_PAGE = 1000
 DELETE_BATCH = 1000
 
 
-class S3ObjectStore:
+class S3ObjectStore(ObjectStore):
     """Keys to bodies with ETags, conditional writes and byte-ordered listing, in one bucket."""
 
     def __init__(self, client: Any, bucket: str) -> None:

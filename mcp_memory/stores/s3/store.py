@@ -33,7 +33,7 @@ import numpy as np
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
-from mcp_memory.core.ports import FilteredHits
+from mcp_memory.core.ports import FilteredHits, VectorStore
 from mcp_memory.stores.base import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.s3.errors import s3_calls
 from mcp_memory.stores.s3.objects import S3ObjectStore
@@ -115,7 +115,7 @@ def _memory_id(key: Any) -> str:
     return key.split("#", 1)[1] if isinstance(key, str) and "#" in key else ""
 
 
-class S3VectorStore:
+class S3VectorStore(VectorStore):
     """Memories as vectors in one S3 Vectors index, keyed `<tenant>#<ulid>`."""
 
     def __init__(self, client: Any, bucket: str, index: str, dim: int) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
-from mcp_memory.core.ports import FilteredHits
+from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite import keywords
@@ -156,7 +156,7 @@ def _cosines(conn: sqlite3.Connection, tenant: str, vector: np.ndarray, ids: Seq
     return out
 
 
-class SqliteVectorStore:
+class SqliteVectorStore(VectorStore):
     """Memories in real columns, exact cosine search through the in-process cache."""
 
     def __init__(self, db: SqliteDatabase, dim: int) -> None:
@@ -203,17 +203,18 @@ class SqliteVectorStore:
         write = self._writer(items)
         await self._db.write(write, "put memory" if len(items) == 1 else "put memories")
 
-    def shares_writes_with(self, objects: object) -> bool:
-        return isinstance(objects, SqliteObjectStore) and objects._db is self._db
-
-    async def put_with_object(self, memory: Memory, embedding: np.ndarray, key: str, body: str) -> None:
-        """The memory and the object `key` in one transaction (remember: the memory and its index
-        entry), so one commit, one sync under synchronous=FULL, makes both durable."""
+    async def put_with_index(self, memory: Memory, embedding: np.ndarray, objects: ObjectStore, key: str) -> None:
+        """The memory and its index entry in one transaction when `objects` lives in this same
+        database file, so one commit, one sync under synchronous=FULL, makes both durable;
+        written one after the other into any other object store."""
+        if not (isinstance(objects, SqliteObjectStore) and objects._db is self._db):
+            await super().put_with_index(memory, embedding, objects, key)
+            return
         write_memory = self._writer([(memory, embedding)])
 
         def write(conn: sqlite3.Connection) -> None:
             write_memory(conn)
-            _put_object(conn, key, body)
+            _put_object(conn, key, "")
 
         await self._db.write(write, "put memory")
 
@@ -470,7 +471,7 @@ def _put_object(conn: sqlite3.Connection, key: str, body: str) -> str:
     return str(etag)
 
 
-class SqliteObjectStore:
+class SqliteObjectStore(ObjectStore):
     """Keys to bodies with ETags from a sequence that never repeats; byte-ordered listing."""
 
     def __init__(self, db: SqliteDatabase) -> None:

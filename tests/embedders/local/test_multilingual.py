@@ -14,7 +14,6 @@ import pytest
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import ConfigError, StartupError
-from mcp_memory.core.ports import scripts_of
 from mcp_memory.embedders import Embedder, open_embedder
 from mcp_memory.embedders.local import e5
 from mcp_memory.embedders.local.multilingual import MultilingualEmbedder
@@ -43,7 +42,7 @@ async def test_it_returns_one_384_dimension_unit_vector_per_text_and_reads_every
         "multilingual-e5-small-q4",
         384,
     )
-    assert scripts_of(multilingual) is None
+    assert multilingual.scripts is None
     assert vectors.shape == (2, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 

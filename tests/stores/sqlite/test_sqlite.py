@@ -297,10 +297,11 @@ async def test_a_memory_and_its_index_key_are_written_together_or_not_at_all(db_
     vectors, objects = await open_pair(db_path)
     other = await open_pair(tmp_path / "other" / "memory.db")
     try:
-        assert vectors.shares_writes_with(objects)
-        assert not vectors.shares_writes_with(other[1])  # another file: separate writes, in order
+        await vectors.put_with_index(memory("m0"), unit(0, 0, 1), other[1], "index/acme/m0")  # another file
+        assert [m.id for m in await vectors.get("acme", ["m0"])] == ["m0"]
+        assert await objects.get("index/acme/m0") is None and await other[1].get("index/acme/m0") is not None
 
-        await vectors.put_with_object(memory("m1"), unit(1), "index/acme/m1", "")
+        await vectors.put_with_index(memory("m1"), unit(1), objects, "index/acme/m1")
         assert [m.content for m in await vectors.get("acme", ["m1"])] == ["fact m1"]
         stored = await objects.get("index/acme/m1")
         assert stored is not None and stored.body == ""
@@ -308,9 +309,9 @@ async def test_a_memory_and_its_index_key_are_written_together_or_not_at_all(db_
         with sqlite3.connect(db_path) as conn:  # the object write now fails inside the transaction
             conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON objects BEGIN SELECT RAISE(ABORT, 'no'); END")
         with pytest.raises(StoreError, match="put memory"):
-            await vectors.put_with_object(memory("m2"), unit(0, 1), "index/acme/m2", "")
+            await vectors.put_with_index(memory("m2"), unit(0, 1), objects, "index/acme/m2")
         assert await vectors.get("acme", ["m2"]) == []
-        assert [h.memory.id for h in await vectors.query("acme", unit(0, 1), 5, None)] == ["m1"]
+        assert sorted(h.memory.id for h in await vectors.query("acme", unit(0, 1), 5, None)) == ["m0", "m1"]
         assert await objects.get("index/acme/m2") is None
     finally:
         await close_pair((vectors, objects))
