@@ -780,7 +780,8 @@ class MemoryService:
         tenant (serve-stdio knows its only one), load its vectors alongside: at 100,000
         memories that is most of a second the first recall would otherwise add to the
         model's load. A failure is logged; the first call reports it, with the reason."""
-        jobs = [("embedder_warm_up_failed", self.embedder.warm_up())]
+        jobs = []
+        jobs.append(("embedder_warm_up_failed", self.embedder.warm_up()))
         if tenant is not None:
             jobs.append(("vectors_warm_up_failed", self.vectors.warm(tenant)))
         outcomes = await asyncio.gather(*(job for _, job in jobs), return_exceptions=True)
