@@ -64,9 +64,10 @@ DEDUP_CANDIDATES_MAX = ranking.CANDIDATE_CAP
 #: With a filter, recall and list read at most this many index keys when the store
 #: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
 FILTER_SCAN_CAP = 10_000
-#: remember names a visible memory this near to the new one (cosine), as a possible
-#: correction, and recall ranks the newer of two such first (core/supersede.py).
-#: Also named, at any cosine: a memory the dedup rule kept apart only by a difference test.
+#: remember names the nearest visible memory at this cosine or above as a possible correction
+#: (one the dedup rule kept apart by a difference test always is: that rule reads the texts only
+#: at dedup.DEDUP_SIMILARITY, above this); recall ranks the newer of two such first, and there
+#: half the words shared at supersede.NEAR_WITH_WORDS is near too (core/supersede.py).
 NEAR_SIMILARITY = supersede.NEAR_SIMILARITY
 #: memory_stats scans at most this many index keys, then reports a lower bound.
 STATS_SCAN_CAP = 10_000
