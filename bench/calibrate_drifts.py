@@ -38,7 +38,7 @@ from mcp_memory.config import Settings
 from mcp_memory.core import ranking
 from mcp_memory.core.calibration.calibrate import builtin_cases, calibrate, parse_cases
 from mcp_memory.core.model import Caller
-from mcp_memory.stores.memory import InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryVectorStore
 
 NOW_MS = 1_780_000_000_000.0
 DAY_MS = 86_400_000.0

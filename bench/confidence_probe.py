@@ -30,7 +30,7 @@ from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
-from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 NOW_MS = 1_780_000_000_000.0
 DUMP = open(os.environ["DUMP"], "w") if os.environ.get("DUMP") else None

@@ -44,7 +44,7 @@ from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
-from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 FLOOR, HIGH = 0.2, 0.6
 

@@ -102,7 +102,7 @@ async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progr
     the facts go into a scratch in-memory store (what `calibrate` does without --tenant)."""
     from mcp_memory.core.calibration.calibrate import calibrate
     from mcp_memory.embedders import open_embedder
-    from mcp_memory.stores.memory import InMemoryVectorStore
+    from mcp_memory.stores.in_memory import InMemoryVectorStore
 
     embedder = open_embedder(settings)
     try:

@@ -15,7 +15,7 @@ from mcp_memory.core.calibration.calibrate import builtin_cases, calibrate, pars
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.fake import FakeEmbedder, fake_vector
-from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 from tests.conftest import make_env
 
 # --------------------------------------------------------------------------- the floor rule

@@ -7,7 +7,7 @@ from mcp_memory.cli.render import print_compact_all, print_tenants
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.model import Caller
 from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
-from mcp_memory.stores.memory import InMemoryObjectStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore
 from tests.conftest import DAY, make_env
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.stores.base import ObjectStore, VectorStore
-from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 from tests.support.backends import BACKENDS, CROSS_PROCESS
 
 #: The embedding width the contract tests use.

@@ -22,7 +22,7 @@ import pytest
 
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.stores.base import ObjectStore
-from mcp_memory.stores.memory import InMemoryObjectStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore
 from tests.core.counters.support import Clock, FaultyStore, Logs, PodFactory
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from mcp_memory.core.counters.tracker import CompactReport
 from mcp_memory.core.ids import iso, ulid
-from mcp_memory.stores.memory import InMemoryObjectStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore
 from tests.core.counters.support import (
     SETTLED,
     SHARDS,

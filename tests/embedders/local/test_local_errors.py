@@ -23,7 +23,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 from mcp_memory.server.tools import ToolLayer
-from mcp_memory.stores.memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 MARKER = "zq-secret-deploy-7731"
 CONTENT = f"The {MARKER} runbook says: drain the queue before 서버를 재시작 at 03:00 UTC"
