@@ -22,8 +22,8 @@ from mcp_memory.core.ids import parse_iso  # noqa: E402
 from mcp_memory.core.logs import NullLog  # noqa: E402
 from mcp_memory.core.service import MemoryService  # noqa: E402
 from mcp_memory.embedders.fake import FakeEmbedder  # noqa: E402
-from mcp_memory.stores.base import ObjectStore, VectorStore  # noqa: E402
 from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore  # noqa: E402
+from mcp_memory.stores.records import ObjectStore, VectorStore  # noqa: E402
 from tests.support.backends import BACKENDS, markers_for  # noqa: E402
 
 T0 = parse_iso("2026-07-01T00:00:00.000Z")

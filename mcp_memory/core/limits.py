@@ -1,6 +1,6 @@
 """Size limits every edge and every backend shares.
 
-The content limit comes from S3 Vectors' metadata budget (stores/base.py checks
+The content limit comes from S3 Vectors' metadata budget (stores/records.py checks
 the rest of that budget); it is checked once, here, and each caller words the
 refusal in its own terms.
 """

@@ -1,4 +1,4 @@
-"""Storage backends behind the two ports (stores/base.py).
+"""Storage backends behind the two ports (stores/records.py).
 
 BACKENDS is the one table of backends (name, opener, install hint, where the
 boot line says it stores, the settings it needs) that config/, the boot

@@ -20,7 +20,13 @@ from mcp_memory.core import keywords
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
-from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.records import (
+    SCAN_BATCH,
+    StoredObject,
+    assert_within_metadata_budget,
+    from_metadata,
+    to_metadata,
+)
 
 
 class InMemoryVectorStore(VectorStore):

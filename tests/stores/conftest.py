@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.stores.base import ObjectStore, VectorStore
 from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
+from mcp_memory.stores.records import ObjectStore, VectorStore
 from tests.support.backends import BACKENDS, CROSS_PROCESS
 
 #: The embedding width the contract tests use.

@@ -10,7 +10,7 @@ import pytest
 
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import ObjectStore, VectorStore
+from mcp_memory.stores.records import ObjectStore, VectorStore
 from tests.stores.conftest import DIM, FACTORIES, MODEL, WHERE
 from tests.support import store_worker
 from tests.support.backends import CROSS_PROCESS

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import CONTENT_MAX_BYTES, VectorStore
+from mcp_memory.stores.records import CONTENT_MAX_BYTES, VectorStore
 from tests.stores.conftest import DIM
 
 

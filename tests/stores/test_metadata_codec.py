@@ -8,7 +8,7 @@ import pytest
 
 from mcp_memory.core.errors import BudgetExceeded, InvalidArgument, StoreError
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import assert_within_metadata_budget, from_metadata, metadata_bytes, to_metadata
+from mcp_memory.stores.records import assert_within_metadata_budget, from_metadata, metadata_bytes, to_metadata
 
 CREATED = "2026-07-01T00:00:00.000Z"
 ID = "01J1KX2Y3Z4W5V6T7S8R9Q0P1N"

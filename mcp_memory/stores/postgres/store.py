@@ -35,7 +35,6 @@ from mcp_memory.core.errors import PreconditionFailed, StartupError, StoreError
 from mcp_memory.core.keywords import KeywordAnswer, TermStats
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
-from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.postgres import keywords
 from mcp_memory.stores.postgres.ann import DEFAULT_MIN_MEMORIES, EF_SEARCH, AnnIndexes
 from mcp_memory.stores.postgres.db import (
@@ -47,6 +46,13 @@ from mcp_memory.stores.postgres.db import (
     describe,
 )
 from mcp_memory.stores.postgres.schema import create_schema
+from mcp_memory.stores.records import (
+    SCAN_BATCH,
+    StoredObject,
+    assert_within_metadata_budget,
+    from_metadata,
+    to_metadata,
+)
 
 __all__ = ["PgObjectStore", "PgVectorStore", "open_postgres"]
 

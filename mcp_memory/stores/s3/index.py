@@ -21,7 +21,7 @@ from botocore.exceptions import BotoCoreError, InvalidRegionError
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.version import __version__
 from mcp_memory.runtime.aws import STORAGE_READ_TIMEOUT_S, STORAGE_RETRIES, AwsClient, new_client
-from mcp_memory.stores.base import NON_FILTERABLE_KEYS
+from mcp_memory.stores.records import NON_FILTERABLE_KEYS
 from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError
 
 __all__ = ["S3Settings", "check_index", "check_state_bucket", "make_clients"]

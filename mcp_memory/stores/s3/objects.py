@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
 from mcp_memory.core.ports import ObjectStore
-from mcp_memory.stores.base import StoredObject
+from mcp_memory.stores.records import StoredObject
 from mcp_memory.stores.s3.errors import AwsError, s3_calls
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from mcp_memory.core.errors import StoreError
 from mcp_memory.core.keywords import KeywordAnswer, pool_answer
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, VectorStore
-from mcp_memory.stores.base import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
+from mcp_memory.stores.records import SCAN_BATCH, assert_within_metadata_budget, from_metadata, to_metadata
 from mcp_memory.stores.s3.errors import s3_calls
 from mcp_memory.stores.s3.objects import S3ObjectStore
 

@@ -25,7 +25,7 @@ from mcp_memory.core.keywords import KeywordAnswer
 from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.runtime.batching import Batcher
-from mcp_memory.stores.base import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
+from mcp_memory.stores.records import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
 from mcp_memory.stores.sqlite import keywords
 from mcp_memory.stores.sqlite.db import CHUNK, SYNCHRONOUS, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks

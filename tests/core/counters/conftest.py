@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from mcp_memory.core.counters.tracker import AccessCounters
-from mcp_memory.stores.base import ObjectStore
 from mcp_memory.stores.in_memory import InMemoryObjectStore
+from mcp_memory.stores.records import ObjectStore
 from tests.core.counters.support import Clock, FaultyStore, Logs, PodFactory
 
 

@@ -14,7 +14,7 @@ from mcp_memory.core.errors import StoreError
 from mcp_memory.core.ids import iso, parse_iso, ulid
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import EMPTY_STATS
-from mcp_memory.stores.base import ObjectStore, StoredObject
+from mcp_memory.stores.records import ObjectStore, StoredObject
 
 TENANT = "demo"
 START = parse_iso("2026-07-01T00:00:00.000Z")

@@ -14,9 +14,9 @@ import pytest
 
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import to_metadata
 from mcp_memory.stores.postgres.db import VectorParam
 from mcp_memory.stores.postgres.store import PgObjectStore, PgVectorStore, open_postgres
+from mcp_memory.stores.records import to_metadata
 from tests.stores.test_contract import memory, note, unit
 from tests.support import pg_support
 

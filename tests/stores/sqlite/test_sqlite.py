@@ -17,7 +17,7 @@ from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Memory
 from mcp_memory.stores import open_stores
-from mcp_memory.stores.base import ObjectStore, VectorStore
+from mcp_memory.stores.records import ObjectStore, VectorStore
 from mcp_memory.stores.sqlite.store import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
 from tests.stores.test_contract import axis, let_other_tasks_run, memory, note, unit
 from tests.support import store_worker

@@ -1,8 +1,8 @@
-"""The memory record codec every backend shares, and the two storage ports it serves.
+"""The memory record codec every backend shares: a Memory to the metadata a store keeps and back,
+within the metadata budgets (the ports it serves are core/ports.py's, re-exported here).
 
-The ports (VectorStore, ObjectStore, StoredObject) are defined in core/ports.py
-and re-exported here for the backends. Backends store and fetch; ranking,
-dedup, ids, timestamps and the visibility re-check live once, in the service.
+Backends store and fetch; ranking, dedup, ids, timestamps and the visibility re-check live
+once, in the service.
 """
 
 from __future__ import annotations
