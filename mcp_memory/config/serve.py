@@ -71,7 +71,7 @@ class OAuthSettings:
 
 @dataclass(frozen=True)
 class CallLimits:
-    """Per-process backpressure on `serve-http` (server/limits.py): a token bucket per tenant
+    """Per-process backpressure on `serve-http` (server/backpressure.py): a token bucket per tenant
     (`rate_per_s` sustained, `burst` at once), a cap on requests being answered at once, and
     the share of that cap one tenant may hold (`per_tenant`; None: a quarter of it)."""
 

@@ -15,7 +15,7 @@ For every request, on the path alone (the query string never matters):
 5. any method but POST → 405. A stateless server has nothing to push on a
    GET stream (the SDK would hold one open, silent, until shutdown) and no
    session for a DELETE to end.
-6. limits (server/limits.py): the process already answering its cap → 503;
+6. limits (server/backpressure.py): the process already answering its cap → 503;
    the tenant holding its share of the cap, or over its rate → 429; all with
    Retry-After, at once, before the body is read (the connection's next
    request is then read no sooner than Retry-After says).
@@ -48,6 +48,7 @@ from mcp_memory.core.errors import ContextError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.server.backpressure import HOLD_KEY, TenantBuckets, retry_after
 from mcp_memory.server.headers import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
@@ -56,7 +57,6 @@ from mcp_memory.server.headers import (
     tenant_required_message,
 )
 from mcp_memory.server.json_limits import MAX_DEPTH, too_deep
-from mcp_memory.server.limits import HOLD_KEY, TenantBuckets, retry_after
 from mcp_memory.server.metrics import Metrics, MetricsLog
 from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
 from mcp_memory.server.tools import ToolLayer
