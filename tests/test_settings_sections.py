@@ -152,3 +152,13 @@ def test_sections_that_need_another_are_refused_without_it() -> None:
         Settings.from_env({}, sections=("embedding", "recall"))
     with pytest.raises(ValueError, match="sections must be among"):
         Settings.from_env({}, sections=("store", "storage"))
+
+
+def test_an_empty_environment_reads_as_the_sections_own_defaults() -> None:
+    """Each default is written once, in its section: what the readers fall back on is the field's
+    default (only the reason, which names the table's backends, and the host name differ)."""
+    read = Settings.from_env({"HOSTNAME": "pod-1", "MEMORY_DB_PATH": "memory.db"})
+
+    differ = [f.name for f in dataclasses.fields(Settings) if getattr(read, f.name) != getattr(Settings(), f.name)]
+    assert differ == ["backend_reason", "hostname"]
+    assert read.backend_reason.startswith(Settings().backend_reason)
