@@ -8,10 +8,15 @@ which cuts `pg_hba.conf`, `v0.8.2` or `api.internal:8443` its own way (as files,
 hosts), and this backend would then disagree with SQLite about what matches. The lexemes of a
 query are quoted here (`lexeme`), so nothing in a query is tsquery syntax.
 
-Document counts are the tenant's own, counted through the GIN index up to the search limit
-(core/keywords.py `TermStats.searchable`): a commoner term counts as held by one more memory than
-that limit, so it weighs as the commonest searched term would, and no query walks the postings
-of a word half the tenant holds.
+Document counts are the tenant's own, kept in `memory_terms` (one row per tenant and term, and
+the row of the empty term: the tenant's memory count) by the statements that write the memories,
+in the same transaction (`PUT`, `DELETE`), so a recall reads them by primary key instead of
+counting the tenant's rows and each term's postings. A commoner term than the search limit
+(core/keywords.py `TermStats.searchable`) counts as held by one more memory than that limit, so it
+weighs as the commonest searched term would (as when they were counted through the GIN index).
+Every write to a tenant first takes the tenant's write lock (`WRITE_LOCK`), so the row it replaces
+or deletes is read as committed and the counts stay exact under concurrent writers; a table that
+predates them is counted once at start-up (`ensure_counts`). Zero counts stay as rows.
 """
 
 from __future__ import annotations
@@ -34,17 +39,50 @@ INDEX = (
 BACKFILL_BATCH = 2000
 PROGRESS_EVERY = 10_000
 
+#: The table of counts; the empty term (never a token) holds the tenant's memory count.
+TERMS = (
+    "CREATE TABLE memory_terms (tenant_id text NOT NULL, term text NOT NULL, docs bigint NOT NULL, "
+    "PRIMARY KEY (tenant_id, term))"
+)
+#: Taken first by every transaction that writes memories, for each tenant it writes, in key order
+#: (so two multi-tenant batches cannot deadlock). The two-key form never meets the one-key
+#: advisory locks of `exclusive` and the schema.
+WRITE_LOCK = (
+    "SELECT pg_advisory_xact_lock(7304, k) FROM (SELECT DISTINCT hashtext(current_schema() || '/' || t) AS k "
+    "FROM unnest(%s::text[]) AS t ORDER BY k) AS keys"
+)
+_APPLY = (
+    "INSERT INTO memory_terms (tenant_id, term, docs) SELECT {tenant}, term, d FROM ("
+    "SELECT term, sum(d)::bigint AS d FROM changes GROUP BY term HAVING sum(d) <> 0) AS delta ORDER BY term "
+    "ON CONFLICT (tenant_id, term) DO UPDATE SET docs = memory_terms.docs + EXCLUDED.docs"
+)
+#: Write one memory (insert or replace) and move the counts from its old tokens to its new ones.
+PUT = (
+    "WITH old AS (SELECT keywords FROM memories WHERE tenant_id = %(tenant)s AND id = %(id)s), "
+    "put AS (INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) "
+    "VALUES (%(tenant)s, %(id)s, %(embedding)b, %(metadata)s, %(keywords)s) "
+    "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
+    "keywords = EXCLUDED.keywords RETURNING 1), "
+    "changes AS (SELECT t AS term, -1 AS d FROM old, unnest(string_to_array(old.keywords, ' ')) AS t WHERE t <> '' "
+    "UNION ALL SELECT t, 1 FROM unnest(string_to_array(%(keywords)s::text, ' ')) AS t WHERE t <> '' "
+    "UNION ALL SELECT '', 1 - (SELECT count(*) FROM old)::int) " + _APPLY.format(tenant="%(tenant)s")
+)
+#: Delete memories and take their tokens off the counts.
+DELETE = (
+    "WITH gone AS (DELETE FROM memories WHERE tenant_id = %(tenant)s AND id = ANY(%(ids)s::text[]) RETURNING keywords), "
+    "changes AS (SELECT t AS term, -1 AS d FROM gone, unnest(string_to_array(gone.keywords, ' ')) AS t WHERE t <> '' "
+    "UNION ALL SELECT '', -(SELECT count(*) FROM gone)::int) " + _APPLY.format(tenant="%(tenant)s")
+)
+#: Every count, from the memories themselves (the fill of `ensure_counts`, and the recount tests compare with).
+RECOUNT = (
+    "SELECT tenant_id, t, count(*) FROM memories, unnest(string_to_array(keywords, ' ')) AS t WHERE t <> '' "
+    "GROUP BY 1, 2 UNION ALL SELECT tenant_id, '', count(*) FROM memories GROUP BY 1"
+)
+
 _VISIBLE = "(scope = 'project' OR (%s::text IS NOT NULL AND scope = 'conversation' AND conversation = %s))"
 
-#: The tenant's memory count, and each term's, counted up to a cap: past the search limit a term is
-#: not searched, so its exact count would only cost an index walk over a large part of the tenant.
-STATS = (
-    "WITH n AS (SELECT count(*) AS docs FROM memories WHERE tenant_id = %s) "
-    "SELECT NULL::text, docs FROM n UNION ALL "
-    "SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.tenant_id = %s "
-    "AND m.keyword_vector @@ q.query LIMIT (SELECT greatest(%s, floor(docs * %s))::bigint + 1 FROM n)) AS held) "
-    "FROM unnest(%s::text[], %s::tsquery[]) AS q(term, query)"
-)
+#: The tenant's memory count (the empty term) and each term's, read by primary key.
+STATS = "SELECT term, docs FROM memory_terms WHERE tenant_id = %s AND term = ANY(%s::text[]) AND docs > 0"
 #: The rows holding any searched term, by the summed idf of the terms they hold (each term tested
 #: against the row's tsvector, a binary search, rather than splitting its token string again).
 SEARCH = (
@@ -73,6 +111,22 @@ async def upgrade(conn: psycopg.AsyncConnection[Any], columns: dict[str, Any]) -
     if "keyword_vector" not in columns:
         await conn.execute(f"ALTER TABLE memories ADD COLUMN {VECTOR}")
     await conn.execute(INDEX)
+
+
+async def ensure_counts(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Inside the start-up transaction: a database without `memory_terms` (schema 2 or older, or
+    a restore of the memories alone) gets it, counted from its memories."""
+    cursor = await conn.execute("SELECT to_regclass('memory_terms') IS NOT NULL")
+    row = await cursor.fetchone()
+    if row and row[0]:
+        return
+    await conn.execute(TERMS)
+    cursor = await conn.execute("SELECT count(*) FROM memories")
+    row = await cursor.fetchone()
+    total = int(row[0]) if row else 0
+    if total >= PROGRESS_EVERY:
+        print(f"mcp-memory: counting the keyword index's terms of {total} memories", file=sys.stderr)
+    await conn.execute(f"INSERT INTO memory_terms (tenant_id, term, docs) {RECOUNT}")
 
 
 async def _backfill(conn: psycopg.AsyncConnection[Any]) -> None:

@@ -12,6 +12,8 @@ Tables:
   read from the metadata so visibility is applied in SQL, before the LIMIT (docs/memories.md).
 - `objects`: keys in `COLLATE "C"` (byte order), ETags from one global
   sequence (never reissued, even for a recreated key).
+- `memory_terms`: each tenant's memory count and each term's (stores/postgres/keywords.py),
+  written by the same statements as the memories.
 - `mcp_memory_meta`: the embedding model and width the database was created
   with, so another model of the same width is refused too (as SQLite does).
 
@@ -37,7 +39,8 @@ __all__ = ["SCHEMA_LOCK_KEY", "SCHEMA_VERSION", "create_schema"]
 #: The reference server's key: replicas of either implementation serialise their boots on it.
 SCHEMA_LOCK_KEY = 7304592118001
 #: 2 added the keyword index (stores/postgres/keywords.py); a schema of version 1 gains it at start.
-SCHEMA_VERSION = 2
+#: 3 added the term counts (`memory_terms`, kept by every write); an older schema is counted at start.
+SCHEMA_VERSION = 3
 
 _SCOPE = "CASE WHEN metadata->>'scope' = 'conversation' THEN 'conversation' ELSE 'project' END"
 _GENERATED = {
@@ -147,6 +150,7 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
         await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim), vector=vector))
         await conn.execute(_INLINE)
         await conn.execute(keywords.INDEX)
+        await keywords.ensure_counts(conn)
         return
     if columns.get("metadata", ("",))[0] != "jsonb" or columns.get("embedding", ("",))[0] != "vector":
         raise StartupError(
@@ -170,6 +174,7 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
         if name not in columns:
             await conn.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
     await keywords.upgrade(conn, columns)
+    await keywords.ensure_counts(conn)
     await _embeddings_inline(conn, vector, dim)
 
 

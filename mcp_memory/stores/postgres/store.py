@@ -81,11 +81,6 @@ _QUERY = _exact()
 _FILTERED_QUERY = _exact(_FILTER)
 _VECTORS = "SELECT id, embedding::real[] FROM memories WHERE tenant_id = %s AND id = ANY(%s)"
 _SCAN = "SELECT id, metadata, embedding::real[] FROM memories WHERE tenant_id = %s AND id > %s ORDER BY id LIMIT %s"
-_PUT = (
-    "INSERT INTO memories (tenant_id, id, embedding, metadata, keywords) VALUES (%s, %s, %b, %s, %s) "
-    "ON CONFLICT (tenant_id, id) DO UPDATE SET embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata, "
-    "keywords = EXCLUDED.keywords"
-)
 
 
 async def open_postgres(
@@ -207,7 +202,7 @@ class PgVectorStore(VectorStore):
         return (memory.tenant, memory.id, vector, Jsonb(metadata), index)
 
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
-        await self._db.fetch("put memory", _PUT, self._row(memory, embedding))
+        await self._write("put memory", [self._row(memory, embedding)])
         self.ann.wrote(memory.tenant, 1)
 
     async def put_many(self, items: Sequence[tuple[Memory, np.ndarray]]) -> None:
@@ -215,12 +210,19 @@ class PgVectorStore(VectorStore):
         rows = [self._row(memory, embedding) for memory, embedding in items]
         if not rows:
             return
-        async with self._db.connection("put memories") as conn:
-            async with conn.transaction():
-                async with conn.cursor() as cursor:
-                    await cursor.executemany(_PUT, rows)
+        await self._write("put memories", rows)
         for tenant, count in Counter(memory.tenant for memory, _ in items).items():
             self.ann.wrote(tenant, count)
+
+    async def _write(self, op: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """The rows (`_row`'s) in one transaction that holds their tenants' write locks first, with
+        the term counts moved in the same statements (stores/postgres/keywords.py)."""
+        named = [dict(zip(("tenant", "id", "embedding", "metadata", "keywords"), row)) for row in rows]
+        async with self._db.connection(op) as conn:
+            async with conn.transaction():
+                await conn.execute(keywords.WRITE_LOCK, (sorted({row["tenant"] for row in named}),))
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(keywords.PUT, named)
 
     async def scan(self, tenant: str, batch: int = SCAN_BATCH) -> AsyncIterator[list[tuple[Memory, np.ndarray]]]:
         """Pages in id order (keyset paging); embeddings come back in binary as float4 arrays."""
@@ -317,17 +319,12 @@ class PgVectorStore(VectorStore):
         rows = await self._db.fetch(
             "keyword query",
             keywords.STATS,
-            (
-                tenant,
-                tenant,
-                keyword_index.SEARCH_MIN_DOCS,
-                keyword_index.COMMON_SHARE,
-                terms,
-                [keywords.lexeme(t) for t in terms],
-            ),
+            (tenant, ["", *terms]),
         )
-        total = next((int(n) for term, n in rows if term is None), 0)
-        stats = TermStats(total, {term: int(n) for term, n in rows if term is not None and n})
+        total = next((int(n) for term, n in rows if term == ""), 0)
+        # past the search limit a term counts as held by one more memory (stores/postgres/keywords.py)
+        cap = keyword_index.search_limit(total) + 1
+        stats = TermStats(total, {term: min(int(n), cap) for term, n in rows if term != ""})
         searched = stats.searchable(terms)
         if not searched or top_k <= 0:
             return KeywordAnswer([], stats)
@@ -367,11 +364,10 @@ class PgVectorStore(VectorStore):
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
             return
-        await self._db.fetch(
-            "delete memories",
-            "DELETE FROM memories WHERE tenant_id = %s AND id = ANY(%s::text[])",
-            (tenant, list(dict.fromkeys(ids))),
-        )
+        async with self._db.connection("delete memories") as conn:
+            async with conn.transaction():
+                await conn.execute(keywords.WRITE_LOCK, ([tenant],))
+                await conn.execute(keywords.DELETE, {"tenant": tenant, "ids": list(dict.fromkeys(ids))})
 
     @asynccontextmanager
     async def exclusive(self, tenant: str) -> AsyncIterator[None]:

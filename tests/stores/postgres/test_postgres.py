@@ -73,7 +73,7 @@ async def test_opening_twice_creates_the_schema_once_and_both_tables_exist(pg_ur
     assert dict(table_rows(pg_url)["meta"]) == {
         "embedding_dim": "8",
         "embedding_model": "test-model",
-        "schema_version": "2",
+        "schema_version": "3",
     }
 
 

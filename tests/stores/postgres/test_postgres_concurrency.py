@@ -82,7 +82,7 @@ def test_five_processes_starting_at_once_on_an_empty_database_create_one_schema(
         assert pg_support.rows(url, "SELECT key, value FROM mcp_memory_meta ORDER BY key") == [
             ("embedding_dim", "64"),
             ("embedding_model", "fake-bag-of-words"),
-            ("schema_version", "2"),
+            ("schema_version", "3"),
         ]
 
 
