@@ -11,9 +11,9 @@ from pathlib import Path
 
 from mcp_memory.core import keywords as core_keywords
 from mcp_memory.core.model import Memory
-from mcp_memory.stores.base import to_metadata
 from mcp_memory.stores.postgres import keywords as pg_keywords
 from mcp_memory.stores.postgres.store import PgVectorStore, open_postgres
+from mcp_memory.stores.records import to_metadata
 from tests.stores.test_contract import unit
 from tests.support import pg_support
 
