@@ -3,7 +3,7 @@
     .venv/bin/python bench/model_batches.py [--threads 1,2] [--batches 1,2,4,8,16] [--workers 1]
 
 400 questions from the performance corpus (bench/perf_corpus.py), tokenised up front, run
-through the same session our embedder builds (embedders/_minilm.py, with the word-table
+through the same session our embedder builds (embedders/local/minilm.py, with the word-table
 rewrite) in batches of each size, twice over; `--workers 2` runs two batches at a time from
 two threads on the one session. What the model and these two cores allow, with nothing else
 running: the ceiling under every recall's embedding.

@@ -1,6 +1,6 @@
 """The update dev set: old/new fact pairs and questions whose right answer is the newer fact.
 
-    python bench/update_set_data.py          # rebuild pairs.jsonl from src/updates.txt
+    python bench/update_set_data.py          # rebuild pairs.jsonl from bench/data/updates/src/updates.txt
     python bench/update_set_data.py --check  # exit 1 when the JSONL differs from the source
 
 The pairs are written by hand in `bench/data/updates/src/updates.txt` (format at its top). This

@@ -1,0 +1,63 @@
+"""Every repository file a docstring or a comment names exists: a moved or renamed module
+otherwise leaves prose pointing at nothing (the package, bench/ and tests/ are read)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mcp_memory"
+#: A path with at least one folder and a file extension: `core/recall.py`, `docs/storage.md`.
+PATH = re.compile(r"(?<![\w./:-])((?:[\w-]+/)+[\w.-]+\.(?:py|md|json|jsonl|toml|txt|yml|yaml|sh|html|css|png))\b")
+
+
+def prose(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of each comment and each module, class and function docstring."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring is not None:
+                yield node.body[0].lineno, docstring
+
+
+def missing_paths(source: str, where: Path) -> list[tuple[int, str]]:
+    """The named paths that resolve neither from the repository root, nor from the package,
+    nor from the file's own folder."""
+    bases = (ROOT, PACKAGE, where.parent)
+    return [
+        (line, named)
+        for line, text in prose(source)
+        for named in PATH.findall(text)
+        if not any((base / named).exists() for base in bases)
+    ]
+
+
+def python_files() -> list[Path]:
+    return sorted(p for folder in ("mcp_memory", "bench", "tests") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_every_file_a_docstring_or_comment_names_exists() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {named}"
+        for path in python_files()
+        for line, named in missing_paths(path.read_text(encoding="utf-8"), path)
+    ]
+    assert wrong == [], "docstrings and comments naming files that do not exist:\n" + "\n".join(wrong)
+
+
+def test_a_comment_or_docstring_naming_a_missing_file_is_caught_and_an_existing_one_is_not() -> None:
+    source = '"""See core/recall.py and docs/nowhere.md."""\n\n\ndef f():\n    """Uses stores/base.py."""\n    x = "bench/gone.py"  # from core/gone.py\n'
+    found = sorted(missing_paths(source, PACKAGE / "app.py"))
+    assert found == [
+        (1, "docs/nowhere.md"),
+        (5, "stores/base.py"),
+        (6, "core/gone.py"),
+    ]  # the string is code, not prose
