@@ -62,8 +62,8 @@ _MEMORIES = """CREATE TABLE memories (
 
 #: The embedding stays in the row (MAIN storage: compressed or moved out only as a last resort).
 #: pgvector's default lets PostgreSQL move it to the TOAST table once the row passes ~2 kB, which the
-#: keyword columns made the common case: the exact scan then fetched every vector from there
-#: (measured at 10,000 memories of 384 dimensions: 44.7 ms a query against 14.2 ms inline).
+#: keyword columns made the common case: the exact scan then fetched every vector from there, three
+#: times slower (bench/RESULTS.md#postgresql-hybrid-recall-the-embedding-kept-in-the-row-2026-12-01).
 #: The other wide columns (metadata, keywords, keyword_vector) are moved out first instead.
 _INLINE = "ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN"
 
