@@ -19,7 +19,8 @@ The header names the local model, so `import` with the default embedder keeps th
 
 `--sqlite-into FILE` writes them through the SQLite store's `put_many`. `--copy-into URL` writes the same memories into PostgreSQL without a file: the rows the store's
 own `put_many` would write (its `_row`), sent by one binary COPY, with the keyword GIN index
-dropped during the copy and built again after (as the schema creates it), then ANALYZE. On a
+dropped during the copy and built again after (as the schema creates it), the term counts
+(`memory_terms`) counted again, then ANALYZE. On a
 loaded 2-core machine `import` managed about 110 memories/s into PostgreSQL; this is the fill
 that fits in an afternoon. No recency-index keys or counters are written (recall reads neither).
 
@@ -129,7 +130,11 @@ async def copy_into(
         if finish:
             async with vectors._db.connection("fill") as conn:
                 await conn.execute(keywords.INDEX)
+                # the COPY bypassed the store's statements, which keep the term counts: count again
+                await conn.execute("DELETE FROM memory_terms")
+                await conn.execute(f"INSERT INTO memory_terms (tenant_id, term, docs) {keywords.RECOUNT}")
                 await conn.execute("ANALYZE memories")
+                await conn.execute("ANALYZE memory_terms")
     finally:
         await vectors.close()
         await objects.close()
