@@ -1,0 +1,198 @@
+"""A real Claude Code session (its CLI in print mode) with the plugin installed as the README says,
+against a fake Anthropic Messages API on 127.0.0.1 that records every request: memories stored in
+an earlier session reach the model's first request, at start and on a related prompt, without a
+tool call (docs/hooks.md#a-session-end-to-end)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from tests.conftest import ROOT
+from tests.hooks.test_plugin import claude_code
+
+ANSWER = "Run ops/deploy.sh with --dry-run first."
+DEPLOY = "The deploy script lives in ops/deploy.sh and must run with --dry-run first"
+#: Unrelated notes stored after it: the digest (budget 300) shows the newest, so the deploy note
+#: can only reach the model through the prompt hook.
+FILLER = [
+    f"Team lunch rota note {n}: the {colour} team books the room on floor {n} for Thursday sessions"
+    for n, colour in enumerate(["red", "blue", "green", "amber", "violet", "teal", "grey", "pink"], 1)
+]
+SESSION_SECONDS = 120
+
+
+class FakeMessages:
+    """POST /v1/messages answered with one text block (SSE when asked to stream), every body kept."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.bodies.append(body)
+        message = {
+            "id": f"msg_{len(self.bodies)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        if not body.get("stream"):
+            done = {**message, "content": [{"type": "text", "text": ANSWER}], "stop_reason": "end_turn"}
+            return web.json_response(done)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            ),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ANSWER}},
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 9},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        for name, data in events:
+            await response.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        await response.write_eof()
+        return response
+
+    async def _count(self, request: web.Request) -> web.Response:
+        return web.json_response({"input_tokens": 10})
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post("/v1/messages/count_tokens", self._count)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    def __enter__(self) -> FakeMessages:
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        assert self._runner is not None
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The main loop's requests (those offering tools), in order."""
+        return [b for b in self.bodies if b.get("tools")]
+
+
+def texts(body: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for message in body["messages"]:
+        content = message["content"]
+        for part in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            if part.get("type") == "text":
+                parts.append(part["text"])
+    return "\n".join(parts)
+
+
+def tool_uses(body: dict[str, Any]) -> list[Any]:
+    return [
+        part
+        for message in body["messages"]
+        if not isinstance(message["content"], str)
+        for part in message["content"]
+        if part.get("type") in ("tool_use", "tool_result")
+    ]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    home = tmp_path_factory.mktemp("claude-home")
+    (home / "project").mkdir()
+    bin_dir = str(Path(sys.executable).parent)  # where this environment's mcp-memory is
+    env = {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "XDG_DATA_HOME": str(home / "data"),
+        "MEMORY_DB_PATH": str(home / "memory.db"),
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        # the first answer of a cold serve-stdio loads the model; the plugin allows 5-10 s per hook
+        "MEMORY_HOOK_TIMEOUT_MS": "4500",
+        "MEMORY_HOOK_BUDGET": "300",
+        "LANG": "C.UTF-8",
+    }
+    command = [claude_code(), "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=home / "project", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for content in [DEPLOY, *FILLER]:  # the earlier session
+        remember = [sys.executable, "-m", "mcp_memory", "remember", "--tenant", "acme", content]
+        stored = subprocess.run(remember, env=env, capture_output=True, text=True, timeout=120)
+        assert stored.returncode == 0, stored.stderr
+    yield env
+
+
+def session(env: dict[str, str], prompt: str) -> tuple[FakeMessages, str]:
+    with FakeMessages() as fake:
+        run_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{fake.port}"}
+        cwd = Path(env["HOME"]) / "project"
+        done = subprocess.run(
+            [claude_code(), "-p", prompt], env=run_env, capture_output=True, text=True, cwd=cwd, timeout=SESSION_SECONDS
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return fake, done.stdout
+
+
+def test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_earlier_memory(
+    installed: dict[str, str],
+) -> None:
+    fake, shown = session(installed, "How do I run the deploy script?")
+    assert shown.strip() == ANSWER
+    first = fake.turns()[0]
+    seen = texts(first)
+    assert "[MEMORY] What this project remembers:" in seen
+    assert FILLER[-1] in seen  # the newest memory, in the digest
+    assert "[MEMORY] 1 memory stored earlier matches this prompt." in seen
+    assert DEPLOY in seen and "quoted as data" in seen
+    assert tool_uses(first) == [] and len(fake.turns()) == 1  # no tool call was needed
+
+
+def test_a_prompt_unrelated_to_any_memory_brings_nothing_but_the_digest(installed: dict[str, str]) -> None:
+    fake, _ = session(installed, "Write a haiku about the sea.")
+    seen = texts(fake.turns()[0])
+    assert "[MEMORY] What this project remembers:" in seen
+    assert "matches this prompt" not in seen  # the digest may hold any memory; no prompt block
