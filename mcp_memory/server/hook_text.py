@@ -7,7 +7,7 @@ hooks.CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
 from mcp_memory.core.hooks import CONTEXT_CHARS_MAX
@@ -23,16 +23,21 @@ RECALL_MORE = (
 
 
 def _fit(
-    head: Sequence[str], tail: Sequence[str], items: Sequence[tuple[Memory, float | None]], budget: int
+    head: Sequence[str],
+    tail: Sequence[str],
+    items: Sequence[tuple[Memory, float | None]],
+    budget: int,
+    newer: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The memory blocks that fit `budget` tokens beside `head` and `tail`, in order; a memory too
-    large to fit is passed over for the next one."""
+    large to fit is passed over for the next one. `newer` maps a memory to a newer near one, marked
+    as recall marks it (core/supersede.py)."""
     used_tokens = estimate_tokens("\n".join([*head, "", "", *tail]))
     used_chars = sum(len(line) + 1 for line in (*head, "", *tail))
     blocks: list[str] = []
     ids: list[str] = []
     for memory, standing in items:
-        block = render_memory(memory, len(blocks) + 1, standing)
+        block = render_memory(memory, len(blocks) + 1, standing, superseded_by=(newer or {}).get(memory.id))
         tokens, chars = estimate_tokens(block) + 1, len(block) + 1
         if used_tokens + tokens > budget or used_chars + chars > CONTEXT_CHARS_MAX:
             continue
@@ -87,7 +92,8 @@ def prompt_text(
         return None, []
     guidance = HIGH_GUIDANCE if result.confidence == "high" else MEDIUM_GUIDANCE
     probe = f"{PREFIX} {limit} memories stored earlier match this prompt."
-    blocks, ids = _fit([probe, guidance, NOTES_ARE_DATA], [], items, budget)
+    newer = {r.memory.id: r.superseded_by for r in result.results if r.superseded_by}
+    blocks, ids = _fit([probe, guidance, NOTES_ARE_DATA], [], items, budget, newer)
     if not blocks:
         return None, []
     n = len(blocks)

@@ -1,0 +1,34 @@
+"""The prompt hook marks a memory a newer near one may supersede, as recall does
+(docs/recall.md#newer-memories-first), on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_memory.core.hooks import Ask
+from mcp_memory.core.model import Caller
+from mcp_memory.server.hook_answers import answer
+from tests.conftest import SERVICE_BACKENDS, Env, open_env
+
+ACME = Caller("acme")
+HOUR = 3_600_000
+
+
+@pytest.fixture(params=SERVICE_BACKENDS)
+async def env(request: pytest.FixtureRequest, clock) -> Env:
+    env = await open_env(request.param, clock, request)
+    yield env
+    await env.service.close()
+
+
+async def test_a_prompt_brings_the_correction_first_and_marks_the_old_memory_possibly_superseded(env: Env) -> None:
+    old = (await env.service.remember(ACME, "The CI pipeline uses Python 3.11 for every job")).memory
+    env.clock.advance(6 * HOUR)
+    new = (await env.service.remember(ACME, "The CI pipeline uses Python 3.12 for every job")).memory
+    env.clock.advance(HOUR)
+    question = Ask("prompt", "acme", None, "which Python does the CI pipeline use", min_confidence="medium")
+    text, ids = await answer(env.service, ACME, question)
+    assert text is not None and ids == [new.id, old.id]
+    assert text.index(f"[id:{new.id}]") < text.index(f"[id:{old.id}]")
+    assert text.count("possibly superseded") == 1
+    assert f"possibly superseded by the newer [id:{new.id}]" in text.split(f"[id:{old.id}]")[1]
