@@ -14,7 +14,7 @@ BENCH = ROOT / "bench"
 
 
 def builder():
-    spec = importlib.util.spec_from_file_location("project_set_data", BENCH / "project_set_data.py")
+    spec = importlib.util.spec_from_file_location("project_set_data", BENCH / "data" / "project_set_data.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("project_set_data", module)
     spec.loader.exec_module(module)
@@ -69,7 +69,7 @@ def test_no_question_copies_its_fact_word_for_word():
 def harness():
     sys.path.insert(0, str(BENCH))
     try:
-        spec = importlib.util.spec_from_file_location("retrieval_eval", BENCH / "retrieval_eval.py")
+        spec = importlib.util.spec_from_file_location("retrieval_eval", BENCH / "quality" / "retrieval_eval.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules.setdefault("retrieval_eval", module)  # dataclasses look their module up
         spec.loader.exec_module(module)

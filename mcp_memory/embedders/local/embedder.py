@@ -32,7 +32,7 @@ Why it is shaped this way:
   the caller as our errors instead. Under stdio, stdout belongs to the MCP
   protocol and nothing here writes to it (or to stderr).
 
-Thread settings (bench/local_embedder.py on the 2-core development box, a
+Thread settings (bench/latency/local_embedder.py on the 2-core development box, a
 12-word query, median of 200 calls, fresh process per run; see
 bench/RESULTS.md): intra_op 1 ≈ 8.2–8.8 ms, intra_op 2 ≈ 5.7–7.4 ms,
 onnxruntime's default ≈ 5.8–9.0 ms with a longer tail. We take 2 (capped at the

@@ -19,7 +19,7 @@ Why it looks like this:
   COMMIT returns, so an acknowledged remember survives a crash of the process
   and of the machine. NORMAL survives a process crash but may lose the last
   transactions on an OS crash or power loss; FULL costs about a millisecond per
-  remember on this machine's disk (bench/sqlite_synchronous.py, bench/RESULTS.md).
+  remember on this machine's disk (bench/latency/sqlite_synchronous.py, bench/RESULTS.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""How long things take: recall, hooks, start-up, HTTP, throughput, transfer (bench/RESULTS.md)."""

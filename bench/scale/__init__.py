@@ -1,0 +1,1 @@
+"""A million memories: the fill, the ANN recall and the latency as the store grows (bench/RESULTS.md)."""
