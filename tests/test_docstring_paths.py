@@ -54,10 +54,10 @@ def test_every_file_a_docstring_or_comment_names_exists() -> None:
 
 
 def test_a_comment_or_docstring_naming_a_missing_file_is_caught_and_an_existing_one_is_not() -> None:
-    source = '"""See core/recall.py and docs/nowhere.md."""\n\n\ndef f():\n    """Uses stores/base.py."""\n    x = "bench/gone.py"  # from core/gone.py\n'
+    source = '"""See core/recall.py and guide/nowhere.md."""\n\n\ndef f():\n    """Uses stores/base.py."""\n    x = "bench/gone.py"  # from core/gone.py\n'
     found = sorted(missing_paths(source, PACKAGE / "app.py"))
     assert found == [
-        (1, "docs/nowhere.md"),
+        (1, "guide/nowhere.md"),
         (5, "stores/base.py"),
         (6, "core/gone.py"),
     ]  # the string is code, not prose
