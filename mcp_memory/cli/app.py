@@ -179,7 +179,7 @@ def remember(
         "scope": scope,
         "replaces": replaces or None,
     }
-    kwargs = _checked(arguments.remember_args, args, caller, _cli_terms())
+    kwargs = _checked(arguments.remember_args, args, caller, _cli_terms().no_conversation)
     result = _run(settings, lambda service: service.remember(caller, **kwargs), arguments.string_arguments(args))
     print_remember(result, as_json)
 
@@ -223,7 +223,7 @@ def recall(
         "since": since,
         "until": until,
     }
-    kwargs = _checked(arguments.recall_args, args, _cli_terms())
+    kwargs = _checked(arguments.recall_args, args)
     result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
     print_recall(result, as_json)
 
@@ -254,7 +254,7 @@ def list_(
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
     args = {"type": memory_type, "tags": tag, "since": since, "until": until}
-    kwargs = _checked(arguments.list_args, args, _cli_terms())
+    kwargs = _checked(arguments.list_args, args)
     span = _checked(timespan.span, kwargs.pop("since", None), kwargs.pop("until", None), time.time() * 1000)
     kwargs.pop("limit")
     where = {**kwargs, "since": span.since_iso, "until": span.until_iso}
@@ -282,8 +282,8 @@ def forget(
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
     # a malformed id is refused as --replaces refuses it, not looked up and reported as not found
-    memory_id = _checked(arguments.require_string, {"id": memory_id}, "id", _cli_terms())
-    _checked(arguments.check_memory_id, "id", memory_id, _cli_terms())
+    memory_id = _checked(arguments.require_string, {"id": memory_id}, "id")
+    _checked(arguments.check_memory_id, "id", memory_id)
     result = _run(settings, lambda service: service.forget(caller, memory_id))
     print_forget(result, as_json)
     if not result.deleted:

@@ -2,9 +2,10 @@
 
 A parser takes what the caller sent (a mapping of argument name to value) and
 returns the service call's keyword arguments, checking in a fixed order so the
-first error wins. Errors are `InvalidArgument`; their text names the argument
-the way the caller spelt it, through `Terms`: the MCP tools say `limit`, the
-CLI says --limit.
+first error wins. `MemoryService` runs the same parsers on its own arguments, so a
+library caller is refused exactly as a model is. Errors are `InvalidArgument` with
+`field` set and the text opening with `{field}`: each edge words it in its own
+`Terms` (`InvalidArgument.worded`): the MCP tools say `limit`, the CLI says --limit.
 """
 
 from __future__ import annotations
@@ -51,18 +52,20 @@ class Terms:
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def check_text(field: str, value: str, terms: Terms) -> str:
+def check_text(field: str, value: str) -> str:
     """`value` unless it holds a character no store can keep; refused naming `field`."""
     bad = _NOT_TEXT.search(value)
     if bad is not None and "\ud800" <= bad.group() <= "\udfff":
         raise InvalidArgument(
-            f"{terms.name(field)} contains an unpaired surrogate (U+{ord(bad.group()):04X} at position "
-            f"{bad.start()}), which is not valid Unicode; send the text as UTF-8."
+            f"{{field}} contains an unpaired surrogate (U+{ord(bad.group()):04X} at position "
+            f"{bad.start()}), which is not valid Unicode; send the text as UTF-8.",
+            field=field,
         )
     if bad is not None:
         raise InvalidArgument(
-            f"{terms.name(field)} contains a control character (U+{ord(bad.group()):04X} at position "
-            f"{bad.start()}); only text is accepted: tab and newline are, other control characters are not."
+            f"{{field}} contains a control character (U+{ord(bad.group()):04X} at position "
+            f"{bad.start()}); only text is accepted: tab and newline are, other control characters are not.",
+            field=field,
         )
     return value
 
@@ -84,14 +87,14 @@ def is_blank(value: str) -> bool:
     return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in value)
 
 
-def require_string(args: Mapping[str, Any], field: str, terms: Terms) -> str:
+def require_string(args: Mapping[str, Any], field: str) -> str:
     value = args.get(field)
     if not isinstance(value, str) or is_blank(value):
-        raise InvalidArgument(f"{terms.name(field)} is required and must be a non-empty string.")
-    return check_text(field, value, terms)
+        raise InvalidArgument("{field} is required and must be a non-empty string.", field=field)
+    return check_text(field, value)
 
 
-def optional_limit(args: Mapping[str, Any], fallback: int | None, terms: Terms) -> int | None:
+def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
     value = args.get("limit")
     if value is None:
         return fallback
@@ -102,109 +105,112 @@ def optional_limit(args: Mapping[str, Any], fallback: int | None, terms: Terms) 
         or value != int(value)
         or not 1 <= value <= LIMIT_MAX
     ):
-        raise InvalidArgument(f"{terms.name('limit')} must be an integer between 1 and {LIMIT_MAX}.")
+        raise InvalidArgument(f"{{field}} must be an integer between 1 and {LIMIT_MAX}.", field="limit")
     return int(value)
 
 
-def optional_type(args: Mapping[str, Any], terms: Terms) -> str | None:
+def optional_type(args: Mapping[str, Any]) -> str | None:
     value: str | None = args.get("type")
     if value is None:
         return None
     if value not in MEMORY_TYPES:
-        raise InvalidArgument(f"{terms.name('type')} must be one of: {', '.join(MEMORY_TYPES)}.")
+        raise InvalidArgument(f"{{field}} must be one of: {', '.join(MEMORY_TYPES)}.", field="type")
     return str(value)
 
 
-def optional_scope(args: Mapping[str, Any], terms: Terms) -> str:
+def optional_scope(args: Mapping[str, Any]) -> str:
     value: str | None = args.get("scope")
     if value is None:
         return "project"
     if value not in SCOPES:
-        raise InvalidArgument(f"{terms.name('scope')} must be one of: {', '.join(SCOPES)}.")
+        raise InvalidArgument(f"{{field}} must be one of: {', '.join(SCOPES)}.", field="scope")
     return str(value)
 
 
-def optional_mode(args: Mapping[str, Any], terms: Terms) -> str | None:
+def optional_mode(args: Mapping[str, Any]) -> str | None:
     value: str | None = args.get("mode")
     if value is None:
         return None
     if value not in MODES:
-        raise InvalidArgument(f"{terms.name('mode')} must be precision, balanced or exploratory.")
+        raise InvalidArgument("{field} must be precision, balanced or exploratory.", field="mode")
     return str(value)
 
 
-def optional_tags(args: Mapping[str, Any], terms: Terms) -> list[str]:
+def optional_tags(args: Mapping[str, Any]) -> list[str]:
     value = args.get("tags")
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise InvalidArgument(f"{terms.name('tags')} must be an array of strings.")
+        raise InvalidArgument("{field} must be an array of strings.", field="tags")
     for tag in value:
-        check_text("tags", tag, terms)
+        check_text("tags", tag)
     tags = [t.strip() for t in value if not is_blank(t)]
     if len(tags) > TAGS_MAX:
-        raise InvalidArgument(f"{terms.name('tags')} may hold at most {TAGS_MAX} entries.")
+        raise InvalidArgument(f"{{field}} may hold at most {TAGS_MAX} entries.", field="tags")
     for tag in tags:
         if len(tag.encode("utf-8")) > TAG_MAX_BYTES:
             raise InvalidArgument(
                 f'each tag may be at most {TAG_MAX_BYTES} bytes; "{tag[:30]}…" is longer. '
-                "Tags are short labels; put the detail in the content."
+                "Tags are short labels; put the detail in the content.",
+                field="tags",
             )
     return tags
 
 
-def check_memory_id(field: str, memory_id: str, terms: Terms) -> str:
+def check_memory_id(field: str, memory_id: str) -> str:
     """`memory_id` if it has a memory id's shape, or the one refusal every id argument gives
     (`--replaces`, the CLI's `forget ID`): naming the field, showing at most 40 characters."""
-    check_text(field, memory_id, terms)
+    check_text(field, memory_id)
     if not MEMORY_ID.fullmatch(memory_id):
         shown = memory_id if len(memory_id) <= 40 else memory_id[:40] + "…"
         raise InvalidArgument(
-            f'{terms.name(field)}: "{shown}" is not a memory id (26 characters, as recall and list_memories show it).'
+            f'{{field}}: "{shown}" is not a memory id (26 characters, as recall and list_memories show it).',
+            field=field,
         )
     return memory_id
 
 
-def optional_replaces(args: Mapping[str, Any], terms: Terms) -> list[str]:
+def optional_replaces(args: Mapping[str, Any]) -> list[str]:
     """`replaces`: one id or a list of up to REPLACES_MAX distinct ids."""
     value = args.get("replaces")
     if value is None:
         return []
     ids = [value] if isinstance(value, str) else value
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise InvalidArgument(f"{terms.name('replaces')} must be a memory id or an array of memory ids.")
+        raise InvalidArgument("{field} must be a memory id or an array of memory ids.", field="replaces")
     if len(ids) > REPLACES_MAX:
         raise InvalidArgument(
-            f"{terms.name('replaces')} may name at most {REPLACES_MAX} memories; it names {len(ids)}."
+            f"{{field}} may name at most {REPLACES_MAX} memories; it names {len(ids)}.", field="replaces"
         )
     for memory_id in ids:
-        check_memory_id("replaces", memory_id, terms)
+        check_memory_id("replaces", memory_id)
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise InvalidArgument(f"{terms.name('replaces')} names {duplicate} twice.")
+        raise InvalidArgument(f"{{field}} names {duplicate} twice.", field="replaces")
     return list(ids)
 
 
-def check_content(content: str, terms: Terms) -> None:
+def check_content(content: str) -> None:
     size = content_overflow(content)
     if size is not None:
         raise InvalidArgument(
-            f"{terms.name('content')} is {size} bytes; the maximum a single memory may hold is "
-            f"{CONTENT_MAX_BYTES}. Store the essential fact, and leave the detail where it lives."
+            f"{{field}} is {size} bytes; the maximum a single memory may hold is "
+            f"{CONTENT_MAX_BYTES}. Store the essential fact, and leave the detail where it lives.",
+            field="content",
         )
 
 
-def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
+def optional_category(args: Mapping[str, Any]) -> str | None:
     value = args.get("category")
     if value is None:
         return None
     if not isinstance(value, str):
-        raise InvalidArgument(f"{terms.name('category')} must be a string.")
-    check_text("category", value, terms)
+        raise InvalidArgument("{field} must be a string.", field="category")
+    check_text("category", value)
     if len(value.encode("utf-8")) > CATEGORY_MAX_BYTES:
         raise InvalidArgument(
-            f"{terms.name('category')} may be at most {CATEGORY_MAX_BYTES} bytes. "
-            "Use a short label such as decision or convention."
+            f"{{field}} may be at most {CATEGORY_MAX_BYTES} bytes. Use a short label such as decision or convention.",
+            field="category",
         )
     return None if is_blank(value) else value.strip()
 
@@ -212,51 +218,49 @@ def optional_category(args: Mapping[str, Any], terms: Terms) -> str | None:
 # --------------------------------------------------------------------------- one parser per operation
 
 
-def check_query(query: str, terms: Terms) -> None:
+def check_query(query: str) -> None:
     size = len(query.encode("utf-8"))
     if size > QUERY_MAX_BYTES:
         raise InvalidArgument(
-            f"{terms.name('query')} is {size} bytes; a query may be at most {QUERY_MAX_BYTES}, as long as a "
-            "memory can be. Ask with the part that matters."
+            f"{{field}} is {size} bytes; a query may be at most {QUERY_MAX_BYTES}, as long as a "
+            "memory can be. Ask with the part that matters.",
+            field="query",
         )
 
 
-def optional_span(args: Mapping[str, Any], kwargs: dict[str, Any], terms: Terms) -> None:
+def optional_span(args: Mapping[str, Any], kwargs: dict[str, Any]) -> None:
     """`since` and `until` into `kwargs`, as given (the service reads them at its own clock)."""
     for field in ("since", "until"):
-        try:
-            value = check_bound(field, args.get(field))
-        except InvalidArgument as exc:
-            raise InvalidArgument(exc.worded(terms.name)) from None
+        value = check_bound(field, args.get(field))
         if value is not None:
             kwargs[field] = value
 
 
-def recall_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
-    mode = optional_mode(args, terms)
-    query = require_string(args, "query", terms)
-    check_query(query, terms)
-    kwargs: dict[str, Any] = {"query": query, "limit": optional_limit(args, None, terms), "mode": mode}
-    memory_type = optional_type(args, terms)
-    tags = optional_tags(args, terms)
+def recall_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    mode = optional_mode(args)
+    query = require_string(args, "query")
+    check_query(query)
+    kwargs: dict[str, Any] = {"query": query, "limit": optional_limit(args, None), "mode": mode}
+    memory_type = optional_type(args)
+    tags = optional_tags(args)
     if memory_type:
         kwargs["memory_type"] = memory_type
     if tags:
         kwargs["tags"] = tags
-    optional_span(args, kwargs, terms)
+    optional_span(args, kwargs)
     return kwargs
 
 
-def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict[str, Any]:
-    content = require_string(args, "content", terms)
-    check_content(content, terms)
-    category = optional_category(args, terms)
-    scope = optional_scope(args, terms)
+def remember_args(args: Mapping[str, Any], caller: Caller, no_conversation: str) -> dict[str, Any]:
+    content = require_string(args, "content")
+    check_content(content)
+    category = optional_category(args)
+    scope = optional_scope(args)
     if scope == "conversation" and not caller.conversation:
-        raise InvalidArgument(terms.no_conversation)
-    memory_type = optional_type(args, terms) or "project"
-    tags = optional_tags(args, terms)
-    replaces = optional_replaces(args, terms)
+        raise InvalidArgument(no_conversation, field="scope")
+    memory_type = optional_type(args) or "project"
+    tags = optional_tags(args)
+    replaces = optional_replaces(args)
     kwargs: dict[str, Any] = {
         "content": content,
         "memory_type": memory_type,
@@ -269,23 +273,24 @@ def remember_args(args: Mapping[str, Any], caller: Caller, terms: Terms) -> dict
     return kwargs
 
 
-def list_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
-    memory_type = optional_type(args, terms)
-    kwargs: dict[str, Any] = {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT, terms)}
-    tags = optional_tags(args, terms)
+def list_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    memory_type = optional_type(args)
+    kwargs: dict[str, Any] = {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT)}
+    tags = optional_tags(args)
     if tags:
         kwargs["tags"] = tags
-    optional_span(args, kwargs, terms)
+    optional_span(args, kwargs)
     return kwargs
 
 
-def forget_args(args: Mapping[str, Any], terms: Terms) -> dict[str, Any]:
+def forget_args(args: Mapping[str, Any]) -> dict[str, Any]:
     """`id`: any string up to a memory id's length is looked up (and echoed in the answer);
     a longer one cannot be an id, and is refused without echoing it."""
-    memory_id = require_string(args, "id", terms)
+    memory_id = require_string(args, "id")
     if len(memory_id) > MEMORY_ID_LENGTH:
         raise InvalidArgument(
-            f"{terms.name('id')} is {len(memory_id)} characters long; a memory id is {MEMORY_ID_LENGTH} "
-            "characters (as recall and list_memories show it)."
+            f"{{field}} is {len(memory_id)} characters long; a memory id is {MEMORY_ID_LENGTH} "
+            "characters (as recall and list_memories show it).",
+            field="id",
         )
     return {"memory_id": memory_id}

@@ -27,11 +27,15 @@ class ConfigError(MemoryServerError):
     """A configuration value is missing or malformed; the message names the variable."""
 
 
+#: Where an argument refusal names its field; each edge puts its own spelling there.
+FIELD = "{field}"
+
+
 class InvalidArgument(MemoryServerError):
     """An argument was refused before anything ran; the message names the field.
 
-    Raised where the edge's spelling is unknown (inside the service), the message says
-    `{field}` and gives `field`: each edge words it (`worded`) in its own terms, the
+    Raised where the edge's spelling is unknown (the rules, the service), the message opens
+    with `{field}` and gives `field`: each edge words it (`worded`) in its own terms, the
     CLI as its flag; `str()` spells it as the tools do, in backquotes.
     """
 
@@ -41,7 +45,9 @@ class InvalidArgument(MemoryServerError):
 
     def worded(self, name: Callable[[str], str]) -> str:
         message = str(self.args[0]) if self.args else ""
-        return message.replace("{field}", name(self.field)) if self.field else message
+        if self.field and message.startswith(FIELD):  # only there: an echoed value may hold the same text
+            return name(self.field) + message[len(FIELD) :]
+        return message
 
     def __str__(self) -> str:
         return self.worded(lambda field: f"`{field}`")

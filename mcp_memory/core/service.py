@@ -18,9 +18,9 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
+from mcp_memory.core import arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
-from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT, REPLACES_MAX
+from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.digest import DigestResult
 from mcp_memory.core.errors import InvalidArgument, PreconditionFailed
@@ -168,15 +168,13 @@ class StatsResult:
     lower_bound: bool = False
 
 
-def _check_replaces(replaces: Sequence[str] | str) -> tuple[str, ...]:
-    ids = (replaces,) if isinstance(replaces, str) else tuple(replaces)
-    if len(ids) > REPLACES_MAX:
-        raise InvalidArgument(
-            f"{{field}} may name at most {REPLACES_MAX} memories; it names {len(ids)}.", field="replaces"
-        )
-    if len(set(ids)) != len(ids):
-        raise InvalidArgument("{field} names the same id twice.", field="replaces")
-    return ids
+#: What the service says when scope 'conversation' comes without one (each edge says it its own way first).
+NO_CONVERSATION = "scope 'conversation' needs a conversation, and this request has none"
+
+
+def _tags(tags: Sequence[str]) -> object:
+    """`tags` as the rules read them: a string is not a list of tags (refused as the tools refuse it)."""
+    return tags if isinstance(tags, str) else list(tags) or None
 
 
 # --------------------------------------------------------------------------- the service
@@ -245,7 +243,20 @@ class MemoryService:
         Searches the embedding and the keyword index, as `retrieval` says, and reads the access
         counts; the candidates, gates, ranking and confidence are core/recall.py's.
         `since`/`until` (core/timespan.py) filter like the type and tags, before the limit.
+        Refused (InvalidArgument naming the field) by the rules every edge applies (core/arguments.py).
         """
+        checked = arguments.recall_args(
+            {
+                "query": query,
+                "limit": limit,
+                "mode": mode,
+                "type": memory_type,
+                "tags": _tags(tags),
+                "since": since,
+                "until": until,
+            }
+        )
+        query, tags = checked["query"], checked.get("tags", ())
         where = MemoryFilter(memory_type, tuple(tags), timespan.span(since, until, self.clock()))
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
@@ -365,11 +376,20 @@ class MemoryService:
         new memory is written completely before anything is removed, so a failure in
         between leaves the new memory, and perhaps the old one too, never neither.
         The duplicate check and the writes run under the store's per-tenant exclusive
-        section, so two identical concurrent calls leave one memory.
+        section, so two identical concurrent calls leave one memory. Refused (InvalidArgument
+        naming the field, nothing written) by the rules every edge applies (core/arguments.py).
         """
-        if scope == "conversation" and not caller.conversation:
-            raise InvalidArgument("scope 'conversation' needs a conversation, and this request has none")
-        replaces = _check_replaces(replaces)
+        sent = {
+            "content": content,
+            "type": memory_type,
+            "category": category,
+            "tags": _tags(tags),
+            "scope": scope,
+            "replaces": replaces if isinstance(replaces, str) else list(replaces) or None,
+        }
+        checked = arguments.remember_args(sent, caller, NO_CONVERSATION)
+        content, category, tags = checked["content"], checked["category"], checked["tags"]
+        replaces = tuple(checked.get("replaces", ()))
         embedding = await self._embed(content)
         async with self.vectors.exclusive(caller.tenant):
             old = await self._replaceable(caller, replaces)
@@ -501,7 +521,12 @@ class MemoryService:
     ) -> ListResult:
         """The caller's visible memories, newest first, from the recency index (docs/tools.md);
         with `tags`, only those carrying any of them, and with `since`/`until` only those stored
-        within (read page by page, FILTER_SCAN_CAP keys at most)."""
+        within (read page by page, FILTER_SCAN_CAP keys at most). Refused (InvalidArgument naming
+        the field) by the rules every edge applies (core/arguments.py)."""
+        checked = arguments.list_args(
+            {"type": memory_type, "limit": limit, "tags": _tags(tags), "since": since, "until": until}
+        )
+        limit, tags = checked["limit"], checked.get("tags", ())
         span = timespan.span(since, until, self.clock())
         if tags or span:
             where = MemoryFilter(memory_type, tuple(tags), span)
@@ -616,7 +641,9 @@ class MemoryService:
     # ----------------------------------------------------------------------- forget
 
     async def forget(self, caller: Caller, memory_id: str) -> ForgetResult:
-        """Delete one memory the caller can see (docs/tools.md#forget)."""
+        """Delete one memory the caller can see (docs/tools.md#forget); an id no memory could have
+        is refused as the tool refuses it (core/arguments.py)."""
+        memory_id = arguments.forget_args({"id": memory_id})["memory_id"]
         existing = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
         if not existing:
             return ForgetResult(memory_id, deleted=False)

@@ -22,7 +22,7 @@ from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import AwsClient, Closed
-from mcp_memory.server.catalogue import LIMIT_SCHEMA, TOOL_TERMS, Answer, Hints, ToolSpec
+from mcp_memory.server.catalogue import LIMIT_SCHEMA, Answer, Hints, ToolSpec
 from mcp_memory.server.quoting import inline, quoted
 
 PREFIX = "[DOCS]"
@@ -92,13 +92,13 @@ class DocHit:
 
 def search_docs_args(args: Mapping[str, Any]) -> dict[str, Any]:
     """query (required, at most 1000 characters, counted in code points: docs/memories.md), then limit."""
-    query = require_string(args, "query", TOOL_TERMS)
+    query = require_string(args, "query")
     if len(query) > QUERY_MAX_CHARS:
         raise InvalidArgument(
             f"`query` is {len(query)} characters; the maximum is {QUERY_MAX_CHARS}. "
             "Ask about one thing, in a sentence or two."
         )
-    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT, TOOL_TERMS)}
+    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT)}
 
 
 def parse_results(payload: Any) -> list[DocHit]:

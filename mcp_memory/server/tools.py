@@ -50,22 +50,22 @@ __all__ = ["TOOLS", "ToolLayer", "ToolResult", "ToolSpec", "build_tool_layer"]
 
 
 async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.recall(caller, **checks.recall_args(args, terms))
+    result = await service.recall(caller, **checks.recall_args(args))
     return Answer(render.recall_text(result), structured.recall_data(result))
 
 
 async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.remember(caller, **checks.remember_args(args, caller, terms))
+    result = await service.remember(caller, **checks.remember_args(args, caller, terms.no_conversation))
     return Answer(render.remember_text(result), structured.remember_data(result))
 
 
 async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.list(caller, **checks.list_args(args, terms))
+    result = await service.list(caller, **checks.list_args(args))
     return Answer(render.list_text(result), structured.list_data(result))
 
 
 async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.forget(caller, **checks.forget_args(args, terms))
+    result = await service.forget(caller, **checks.forget_args(args))
     return Answer(render.forget_text(result), structured.forget_data(result))
 
 

@@ -312,8 +312,8 @@ def build_ui(view: View) -> Any:
         }
         if not query.strip():
             return page(ctx, "search.html", **values)
-        arguments.check_text("query", query, TERMS)
-        arguments.check_query(query, TERMS)
+        arguments.check_text("query", query)
+        arguments.check_query(query)
         mode = ctx.one("mode") or None
         if mode is not None and mode not in MODES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(MODES)}.", field="mode")
@@ -372,7 +372,7 @@ def build_ui(view: View) -> Any:
             "scope": detail.memory.scope,
             "replaces": [memory_id],
         }
-        kwargs = arguments.remember_args(sent, ctx.caller, TERMS)
+        kwargs = arguments.remember_args(sent, ctx.caller, TERMS.no_conversation)
         result = await view.service.remember(ctx.caller, **kwargs)
         if result.not_removed:
             return message(ctx, 500, "Partly done", f"Stored {result.memory.id}, but {memory_id} could not be removed.")

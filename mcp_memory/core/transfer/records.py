@@ -232,7 +232,7 @@ def parse_record(value: dict[str, Any], tenant: str, *, vector_dim: int | None) 
         args = remember_args(
             {k: value.get(k) for k in ("content", "type", "category", "tags", "scope")},
             Caller(tenant, conversation),
-            RECORD_TERMS,
+            RECORD_TERMS.no_conversation,
         )
     except (InvalidArgument, ContextError) as exc:
         raise RecordRefused(str(exc)) from None
