@@ -99,7 +99,7 @@ async def test_an_old_database_gains_its_keyword_index_at_first_start_once(
     try:
         err = capfd.readouterr().err
         assert PROGRESS.format(2) in err and PROGRESS.format(3) in err
-        assert schema_version(backend, request) == ("4" if backend == "sqlite" else "2")
+        assert schema_version(backend, request) == ("4" if backend == "sqlite" else "3")
         assert await found(vectors, ["econnrefused"]) == ["m1"]
         assert await found(vectors, ["pg_hba.conf"]) == ["m2"]
         assert await found(vectors, ["서버"]) == ["m3"]
