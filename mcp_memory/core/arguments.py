@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_memory.core.errors import InvalidArgument
-from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.timespan import check_bound
 
 LIMIT_MAX = 50

@@ -759,7 +759,7 @@ class MemoryService:
         with_embeddings: bool = False,
         progress: Callable[[int], None] | None = None,
     ) -> ExportResult:
-        """Write `tenants`' memories as an export (core/transfer/records.py) through `write`."""
+        """Write `tenants`' memories as an export (core/transfer/file_format.py) through `write`."""
         from mcp_memory.core.transfer.exporting import export_memories
         from mcp_memory.core.version import __version__
 

@@ -24,10 +24,10 @@ from mcp_memory.core.arguments import (
 )
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import InvalidArgument, StoreError
-from mcp_memory.core.limits import CONTENT_MAX_BYTES
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.service import MemoryService
+from mcp_memory.core.sizes import CONTENT_MAX_BYTES
 from mcp_memory.server import render, structured
 from mcp_memory.server.catalogue import (
     LIMIT_SCHEMA,

@@ -13,9 +13,9 @@ from typing import Any
 
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.ids import parse_iso
-from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import MEMORY_TYPES, Memory, MemoryType
 from mcp_memory.core.ports import SCAN_BATCH, ObjectStore, StoredObject, VectorStore
+from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
 
 __all__ = [
     "CONTENT_MAX_BYTES",

@@ -260,7 +260,7 @@ def test_the_scan_finds_every_module_that_calls_aws() -> None:
         "embedders/bedrock.py",
         "server/search_docs.py",
         "stores/s3/errors.py",
-        "stores/s3/index.py",
+        "stores/s3/startup.py",
         "stores/s3/objects.py",
         "stores/s3/store.py",
     }

@@ -327,8 +327,8 @@ def make_place(
 
 def s3_object_store(endpoint: str, bucket: str | None = None) -> Any:
     """The production S3ObjectStore (production client settings) on `bucket`, or on a new bucket."""
-    from mcp_memory.stores.s3.index import make_clients
     from mcp_memory.stores.s3.objects import S3ObjectStore
+    from mcp_memory.stores.s3.startup import make_clients
 
     if bucket is None:
         bucket = unique_name("state")

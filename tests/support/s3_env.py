@@ -15,8 +15,8 @@ from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.stores.s3.index import make_clients
 from mcp_memory.stores.s3.objects import S3ObjectStore
+from mcp_memory.stores.s3.startup import make_clients
 from mcp_memory.stores.s3.store import S3VectorStore
 from tests.conftest import Clock, Env
 from tests.support.moto_endpoint import REGION, make_place, seed_objects

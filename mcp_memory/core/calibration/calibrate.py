@@ -38,9 +38,9 @@ import numpy as np
 from mcp_memory.core import fusion, keywords, ranking, recall
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
-from mcp_memory.core.limits import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.model import Hit, Memory, Ranked, Retrieval
 from mcp_memory.core.ports import Embedder, VectorStore, describe
+from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
 
 __all__ = [
     "Cases",

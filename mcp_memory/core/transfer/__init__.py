@@ -1,7 +1,7 @@
-"""Memories that move: export to JSON Lines, import from it (records.py holds the format)."""
+"""Memories that move: export to JSON Lines, import from it (file_format.py holds the format)."""
 
 from mcp_memory.core.transfer.exporting import ExportResult
+from mcp_memory.core.transfer.file_format import FORMAT, FORMAT_VERSION, RecordRefused
 from mcp_memory.core.transfer.importing import FileRefused, ImportResult, Refusal
-from mcp_memory.core.transfer.records import FORMAT, FORMAT_VERSION, RecordRefused
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportResult", "FileRefused", "ImportResult", "RecordRefused", "Refusal"]

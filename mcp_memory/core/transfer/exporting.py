@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
-from mcp_memory.core.transfer.records import dump_header, dump_record
+from mcp_memory.core.transfer.file_format import dump_header, dump_record
 
 __all__ = ["EXPORT_TENANT_LIMIT", "ExportResult", "all_tenants", "export_memories"]
 

@@ -32,7 +32,7 @@ from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.model import Memory
 from mcp_memory.core.object_keys import index_key
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
-from mcp_memory.core.transfer.records import (
+from mcp_memory.core.transfer.file_format import (
     Header,
     ImportRecord,
     RecordRefused,

@@ -40,7 +40,7 @@ from mcp_memory.stores.s3.objects import S3ObjectStore
 
 if TYPE_CHECKING:
     from mcp_memory.runtime.aws import AwsClient
-    from mcp_memory.stores.s3.index import S3Settings
+    from mcp_memory.stores.s3.startup import S3Settings
 
 __all__ = [
     "DELETE_BATCH",
@@ -356,7 +356,7 @@ async def open_s3(
     `AWS_ENDPOINT_URL` (or `endpoint_url`/`session`, which tests inject).
     Raises StartupError, naming what to change, when the index does not fit.
     """
-    from mcp_memory.stores.s3.index import check_index, check_state_bucket, make_clients
+    from mcp_memory.stores.s3.startup import check_index, check_state_bucket, make_clients
 
     vectors_client, s3_client = make_clients(settings.aws_region, session=session, endpoint_url=endpoint_url)
     vectors = S3VectorStore(vectors_client, settings.vector_bucket or "", settings.vector_index, settings.embedding_dim)

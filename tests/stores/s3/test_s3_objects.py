@@ -17,8 +17,8 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from mcp_memory.core.errors import PreconditionFailed, StoreError
-from mcp_memory.stores.s3.index import make_clients
 from mcp_memory.stores.s3.objects import S3ObjectStore
+from mcp_memory.stores.s3.startup import make_clients
 from tests.support.moto_endpoint import REGION, AwsPlace, s3_object_store, seed_objects, signing_session
 
 BUCKET = "state"

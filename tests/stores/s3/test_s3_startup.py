@@ -299,7 +299,7 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
     from botocore.stub import Stubber
 
     from mcp_memory.stores.s3.errors import s3_calls
-    from mcp_memory.stores.s3.index import check_index, make_clients
+    from mcp_memory.stores.s3.startup import check_index, make_clients
     from tests.support.moto_endpoint import signing_session
 
     vectors_client, s3_client = make_clients(REGION, session=signing_session())

@@ -22,7 +22,7 @@ from mcp_memory.config import Settings
 from mcp_memory.core.errors import BudgetExceeded, StoreError
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.records import to_metadata
-from mcp_memory.stores.s3.index import make_clients
+from mcp_memory.stores.s3.startup import make_clients
 from mcp_memory.stores.s3.store import S3VectorStore, TenantFilter, open_s3, tenant_filter
 from tests.support.moto_endpoint import REGION, AwsPlace, signing_session
 
