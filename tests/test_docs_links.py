@@ -21,12 +21,18 @@ CITATION = re.compile(r"(?<![\w/.])docs/([a-z_]+\.md)(?:#([a-z0-9-]+))?")
 
 
 def anchors(page: Path) -> set[str]:
-    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces as dashes."""
-    found = set()
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces as dashes,
+    and a repeated heading's anchor numbered (-1, -2, ...)."""
+    found: set[str] = set()
     for line in page.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
             title = line.lstrip("#").strip().lower()
-            found.add(re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title)))
+            anchor = base = re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title))
+            n = 0
+            while anchor in found:
+                n += 1
+                anchor = f"{base}-{n}"
+            found.add(anchor)
     return found
 
 
@@ -50,6 +56,48 @@ def test_every_docs_citation_names_a_page_and_heading_that_exist() -> None:
                 if not target.is_file() or (anchor and anchor not in anchors(target)):
                     broken.append(f"{path.relative_to(ROOT)}:{number}: docs/{page}{'#' + anchor if anchor else ''}")
     assert not broken, "citations that lead nowhere:\n" + "\n".join(broken)
+
+
+RESULTS = ROOT / "bench" / "RESULTS.md"
+#: A measured figure's home: `bench/RESULTS.md#section` (docstrings and comments link there).
+RESULTS_CITATION = re.compile(r"(?<![\w/.])bench/RESULTS\.md#([\w-]+)")
+
+
+def missing_results_sections(lines: list[str], sections: set[str]) -> list[tuple[int, str]]:
+    """(line, anchor) of each `bench/RESULTS.md#anchor` citation naming no heading of RESULTS."""
+    return [
+        (number, anchor)
+        for number, line in enumerate(lines, 1)
+        for anchor in RESULTS_CITATION.findall(line)
+        if anchor not in sections
+    ]
+
+
+def test_every_results_citation_names_a_section_that_exists() -> None:
+    """A figure moved out of a docstring is linked by its RESULTS section: a heading renamed
+    since, or a section never written, leaves the figure's reader nowhere."""
+    sections = anchors(RESULTS)
+    broken = [
+        f"{path.relative_to(ROOT)}:{number}: bench/RESULTS.md#{anchor}"
+        for path in SOURCES + sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", RESULTS]
+        if path != Path(__file__).resolve()
+        for number, anchor in missing_results_sections(path.read_text(encoding="utf-8").splitlines(), sections)
+    ]
+    assert not broken, "RESULTS sections that do not exist:\n" + "\n".join(broken)
+
+
+def test_a_results_citation_of_a_missing_section_is_caught_and_an_existing_one_is_not() -> None:
+    lines = [
+        "#: Fast enough (bench/RESULTS.md#the-web-view-at-100000-memories-benchlatencyweb_viewpy-issue-23).",
+        "#: Measured in bench/RESULTS.md#a-section-nobody-wrote, twice.",
+    ]
+    assert missing_results_sections(lines, anchors(RESULTS)) == [(2, "a-section-nobody-wrote")]
+
+
+def test_a_repeated_heading_gets_a_numbered_anchor(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Runs\n## Targets\n## Targets\n", encoding="utf-8")
+    assert anchors(page) == {"runs", "targets", "targets-1"}
 
 
 def test_the_docs_index_lists_every_page() -> None:
