@@ -2,7 +2,8 @@
 same MemoryService the MCP tools call.
 
 Exit codes: 0 success, 1 the operation failed, 2 bad usage or configuration.
-Heavy modules load inside the commands, so `mcp-memory --help` stays fast (about 0.2 s).
+Heavy modules load inside the commands, so `mcp-memory --help` stays fast
+(bench/RESULTS.md#start-up-of-serve-stdio-and---help-from-a-wheel-benchlatencystartuppy-issue-17).
 """
 
 from __future__ import annotations

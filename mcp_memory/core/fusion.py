@@ -20,8 +20,8 @@ than QUESTION_TERMS terms) keeps h = 1: most of its words are not its subject.
 A plain rank fusion (RRF) would give a weak keyword list as much say as a strong embedding list;
 this adds keyword evidence in proportion to how discriminative it is.
 
-KEYWORD_WEIGHT was chosen on the plateau measured by bench/quality/fusion_probe.py on MADial-Bench
-(R@5 within a point of its best from 0.4 to 1.0; RESULTS.md), not at its peak.
+KEYWORD_WEIGHT was chosen on the plateau measured by bench/quality/fusion_probe.py on MADial-Bench,
+not at its peak (bench/RESULTS.md#fusion-cosine--w--keyword-not-rrf-benchqualityfusion_probepy).
 
 The cosine only counts as far as the embedder can read the query (`readable_share`): an
 English-only model's cosine for a Korean question is noise, so for the share of the query's
@@ -147,7 +147,7 @@ def confidence(
     candidate. A longer query is also HIGH when its meaning alone is decisive: the top result's
     cosine reaches `high` and stands MARGIN_HIGH clear of every other candidate's cosine.
 
-    Measured (bench/quality/confidence_rules.py, RESULTS.md): a high cosine alone is no sign of a right
+    Measured (bench/quality/confidence_rules.py, bench/RESULTS.md#the-high-rule): a high cosine alone is no sign of a right
     answer when a question names something nothing stored says: a near miss ("MySQL 8.4" where
     8.0 is stored) is as similar as the answer would be, and only the missing words give it away.
     A whole dialogue asked as one query never covers 70 % of its words (they are mostly

@@ -173,9 +173,9 @@ SEARCH_MIN_DOCS = 20
 #: At most this many postings are walked per query (the rarest terms first).
 POSTINGS_BUDGET = 1000
 #: A term held by more memories than this is never walked, whatever the tenant's size: 5 % of
-#: 100,000, so nothing changes up to there, and above it a query's walk stays bounded (at
-#: 1,000,000 memories a term held by 3 % of them was 33,000 postings, 40 ms: bench/RESULTS.md,
-#: "A large tenant on SQLite"). Such a term still scores every candidate the vectors bring.
+#: 100,000, so nothing changes up to there, and above it a query's walk stays bounded
+#: (bench/RESULTS.md#a-large-tenant-on-sqlite-float16-scan-snapshot-files-bounded-keyword-walk-issue-27-2026-12-01).
+#: Such a term still scores every candidate the vectors bring.
 WALK_MAX_DOCS = 5000
 
 

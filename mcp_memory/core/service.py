@@ -74,9 +74,10 @@ STATS_SCAN_CAP = 10_000
 LIST_PAGE = 1000
 
 
-#: A query longer than this is split and stemmed in a worker thread: each new word costs a few
-#: microseconds to stem, about 150 ms for a query of the 32,000 bytes recall takes, which would
-#: hold every other call on the event loop; a short one is cheaper done here than handed over.
+#: A query longer than this is split and stemmed in a worker thread: stemming the longest query
+#: recall takes would hold every other call on the event loop
+#: (bench/RESULTS.md#stemming-a-long-query-off-the-event-loop); a short one is cheaper done here than
+#: handed over.
 INLINE_QUERY_CHARS = 1_000
 
 

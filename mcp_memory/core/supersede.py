@@ -26,15 +26,16 @@ if TYPE_CHECKING:  # numpy loads with the first vector
     import numpy as np
 
 #: Cosine at or above which two memories are near: remember names such a memory as the one the
-#: new memory may correct. Measured with the local model on the built-in calibration set:
-#: distinct facts reach at most 0.53, rewordings of one fact 0.64-0.93 (14 of 17 at or above 0.75).
+#: new memory may correct: above what distinct facts reach with the local model on the built-in
+#: calibration set, below most rewordings of one fact
+#: (bench/RESULTS.md#near-memories-the-cosines-of-distinct-facts-and-of-rewordings).
 NEAR_SIMILARITY = 0.75
 #: With the dedup rule's word overlap (half the words shared), this cosine is enough to be near.
 NEAR_WITH_WORDS = 0.5
 #: An older memory keeps its place above a newer near one when the newer's relevance (cosine plus
 #: keyword evidence) is below this share of the older's. A longer restatement ("... since remote
 #: caching") dilutes both signals by a fifth or so; a question naming what only the older holds
-#: moves the keyword evidence by far more (bench/RESULTS.md, "Newer memories first").
+#: moves the keyword evidence by far more (bench/RESULTS.md#newer-memories-first).
 CLEAR_RATIO = 0.7
 
 

@@ -2,10 +2,12 @@
 SQLite store's searches and of the local embedder's small calls.
 
 Why batch at all: at 100,000 memories one search reads 154 MB of embeddings,
-so 16 concurrent recalls read it 16 times (about 16 ms each on this 2-core
-box) when one matrix-matrix product over all 16 queries reads it once; and
-the local model pays its per-call cost again for every single query it runs,
-where a few batches serve 16 concurrent recalls (bench/RESULTS.md).
+so 16 concurrent recalls read it 16 times, each bound by memory bandwidth
+(bench/RESULTS.md#sqlite-vector-query-at-100000-memories-benchlatencysqlite_querypy), when one
+matrix-matrix product over all 16 queries reads it once; and the local model
+pays its per-call cost again for every single query it runs, where a few
+batches serve 16 concurrent recalls
+(bench/RESULTS.md#one-micro-batcher-for-the-sqlite-searches-and-the-local-embedder-issue-12-2026-12-01).
 
 The rules, the same for every user:
 

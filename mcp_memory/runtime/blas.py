@@ -1,13 +1,13 @@
 """One BLAS thread for the vector scan.
 
 numpy's OpenBLAS runs a matrix-vector product on every core and then keeps
-its helper threads spinning (about 0.1 s) in case another call follows. On a
-small machine those spinning threads take the cores the embedding model and
-the event loop need: with the default threads a recall at 10,000 memories on
-the embedded backend took 40 ms instead of 11 ms, and 16 concurrent clients
-got 54 recalls/s instead of 122 (bench/RESULTS.md). The scan is bound by
-memory bandwidth, so one thread loses little (0.4 → 0.8 ms at 10,000 rows,
-8 → 16 ms at 100,000), and concurrent recalls still use every core.
+its helper threads spinning in case another call follows. On a small machine
+those spinning threads take the cores the embedding model and the event loop
+need: with the default threads recall was several times slower and served
+fewer than half the concurrent recalls
+(bench/RESULTS.md#one-blas-thread-for-the-vector-scan). The scan is bound by memory
+bandwidth, so one thread loses little, and concurrent recalls still use every
+core.
 
 Set once per process, at the first scan (never on the handshake path), through
 threadpoolctl, which knows every BLAS numpy may be built with; without it,

@@ -4,17 +4,17 @@ glibc keeps memory that was freed in its heaps for later reuse, so a process
 that once needed a lot of scratch stays that big (resident) for good:
 
 - Two moments free a lot at once: building the local model's session
-  (onnxruntime parses the 23 MB model and folds its int8 weights into float32,
-  about 70 MB of scratch) and loading a large tenant into the vector cache (the
-  rows' blobs, about 20 MB at 100,000 memories). Both call `trim()` afterwards.
+  (onnxruntime parses the model and folds its int8 weights into float32) and
+  loading a large tenant into the vector cache (the rows' blobs). Both call
+  `trim()` afterwards.
 - Bursts of concurrent recalls allocate large short-lived arrays (a batch of
   searches' scores, the model's activations for a batch of queries). glibc
   serves those from mmap at first, then raises its threshold and keeps them in
   the heap, where they stay resident after the burst. `limit_growth()` fixes
   the threshold at 512 KiB, so such blocks go back to the OS when freed.
 
-At 100,000 memories this is the difference between about 440 and under 400 MB
-resident (bench/RESULTS.md). glibc only; elsewhere both are no-ops.
+What it keeps out of resident memory: bench/RESULTS.md#resident-memory-scratch-handed-back-no-arena.
+glibc only; elsewhere both are no-ops.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ ignores `Retry-After` would otherwise make the loop refuse it as fast as it can 
 slowing every other tenant's calls. So after a `429` its connection's next request is
 not read until the wait is over (at most `MAX_HOLD_S`): the answer itself is never
 delayed, a client that waits as told never notices, and a flood costs what its rate is
-worth rather than what the client's CPU can send (bench/RESULTS.md, noisy neighbour).
+worth rather than what the client's CPU can send
+(bench/RESULTS.md#serve-http-a-noisy-neighbour-measured-with-the-flooder-in-its-own-process-issue-18).
 
 Written here rather than taken from a library: the per-key buckets must answer
 "how long until the next token" for Retry-After, on one event loop, with a bounded

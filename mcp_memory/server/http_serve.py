@@ -53,7 +53,7 @@ class ListeningSocket(socket.socket):
     (asyncio pauses the socket and retries once), and every `accept` within the pause after
     it answers "nothing to accept" without a system call. Connections already open are
     served meanwhile; the ones waiting in the backlog are accepted once descriptors are free
-    (measured in bench/RESULTS.md, "Out of descriptors").
+    (measured in bench/RESULTS.md#out-of-descriptors-the-accept-back-off-issue-25-2026-12-01).
     """
 
     _paused_until = 0.0

@@ -75,8 +75,8 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
 
     def warm() -> None:
         """Load the model and the tenant's vectors once the handshake is done: started at
-        once, their CPU work (much of it holding the GIL) delayed tools/list by about
-        0.1 s on two cores (1.33 against 1.20 s, median of 12 interleaved starts)."""
+        once, their CPU work (much of it holding the GIL) delayed tools/list
+        (bench/RESULTS.md#serve-stdio-warms-up-once-the-handshake-is-done)."""
         nonlocal warming
         if warming is None and not stopping:
             warming = loop.create_task(service.warm_up(caller.tenant))

