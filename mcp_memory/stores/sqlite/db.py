@@ -77,13 +77,22 @@ _SCHEMA = (
     )""",
     # Incremental cache refresh: the rows a tenant gained since generation N.
     "CREATE INDEX IF NOT EXISTS memories_by_tenant_rev ON memories (tenant, rev)",
-    # Per-tenant write generation (bumped by every put/delete) and the generation
-    # of the last delete; in-process vector caches compare against them.
+    # Per-tenant write generation (bumped by every put/delete) and `purged`: caches older than it
+    # must read the tenant again (its deletes before then are no longer listed in `deleted`).
     """CREATE TABLE IF NOT EXISTS tenants (
         tenant TEXT PRIMARY KEY,
         generation INTEGER NOT NULL,
         purged INTEGER NOT NULL
     )""",
+    # The ids each delete removed, at the generation it made: a cache catches up on a delete by
+    # hiding those rows, as it catches up on writes, instead of reading the whole tenant again.
+    """CREATE TABLE IF NOT EXISTS deleted (
+        tenant TEXT NOT NULL,
+        id TEXT NOT NULL,
+        rev INTEGER NOT NULL,
+        PRIMARY KEY (tenant, id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS deleted_by_tenant_rev ON deleted (tenant, rev)",
     # TEXT keys use the BINARY collation: memcmp over UTF-8, i.e. byte order.
     "CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, body TEXT NOT NULL, etag INTEGER NOT NULL)",
     # One row; never decremented, so an ETag is never issued twice (even after reopen).

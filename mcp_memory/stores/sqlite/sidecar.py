@@ -9,14 +9,15 @@ a header (JSON: the tenant, the generation and `purged` it reflects, the row cou
 then the ids, their stable hashes, the visibility codes, the norms and the directions, exactly as
 TenantVectors holds them. The database stays the source of truth, and a file is used only when it agrees with it:
 
-- its `purged` equals the tenant's and its generation is not ahead of the tenant's (a delete since,
-  or a database restored from an older copy, means the file is ignored and rebuilt);
-- the rows the database holds with `rev` up to the file's generation are exactly the file's rows
-  less those rewritten since (one count over the (tenant, rev) index);
+- its generation is not behind the tenant's `purged` (the deletes since it are still listed) nor
+  ahead of the tenant's generation (a database restored from an older copy): else the file is
+  ignored and rebuilt;
+- the rows the database holds with `rev` up to the file's generation are exactly the file's live
+  rows less those rewritten or deleted since (one count over the (tenant, rev) index);
 - a sample of rows, spread over the file, match the database's embeddings and visibility.
 
-Then the rows written since the file's generation are applied as for any cached snapshot
-(vectors.py). A file is written after a full load and again when the tenant has grown by an
+Then the rows written and the ids deleted since the file's generation are applied as for any
+cached snapshot (vectors.py). A file is written after a full load and again when the tenant has grown by an
 eighth (at least a block) since: by a background thread, to a temporary file that is fsynced and
 renamed over the old one, so a crash leaves either the old file or the new one, never a torn one.
 """
@@ -187,8 +188,11 @@ def agrees(conn: sqlite3.Connection, tenant: str, header: dict, snapshot: vector
     since = [
         row[0] for row in conn.execute("SELECT id FROM memories WHERE tenant = ? AND rev > ?", (tenant, generation))
     ]
-    rewritten = sum(1 for row in snapshot.find(since) if row is not None)
-    if int(held) != snapshot.n + int(header["skipped"]) - rewritten:
+    touched = list(dict.fromkeys([*since, *vectors.deleted_since(conn, tenant, generation)]))
+    codes = snapshot.codes[: snapshot.n]
+    gone = sum(1 for row in snapshot.find(touched) if row is not None and codes[row] != vectors.DEAD)
+    live = snapshot.n - int(np.count_nonzero(codes == vectors.DEAD))
+    if int(held) != live + int(header["skipped"]) - gone:
         return False
     if snapshot.n == 0:
         return True
@@ -200,6 +204,10 @@ def agrees(conn: sqlite3.Connection, tenant: str, header: dict, snapshot: vector
             "SELECT scope, conversation, embedding, rev FROM memories WHERE tenant = ? AND id = ?",
             (tenant, snapshot.id(row)),
         ).fetchone()
+        if int(snapshot.codes[row]) == vectors.DEAD:  # deleted before the file: gone, or written again since
+            if found is not None and found[3] <= generation:
+                return False
+            continue
         if found is None:
             return False
         scope, conversation, blob, rev = found
@@ -241,7 +249,11 @@ class Sidecars:
         if found is None:
             return None
         header, snapshot = found
-        if snapshot.purged != purged or snapshot.generation > generation or not agrees(conn, tenant, header, snapshot):
+        if (
+            snapshot.generation < purged
+            or snapshot.generation > generation
+            or not agrees(conn, tenant, header, snapshot)
+        ):
             log.info("a vector snapshot file is stale; the tenant is read from the database")
             return None
         with self._guard:

@@ -41,6 +41,9 @@ __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
 #: Most queries searched in one pass (at 100,000 memories their scores take 400 KB each).
 SEARCH_BATCH = 32
 
+#: Deleted ids listed per tenant before the list is emptied (and older caches read the tenant again).
+KEPT_DELETES = 10_000
+
 _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope, conversation, trust_base"
 
 
@@ -92,7 +95,7 @@ def _filter_sql(tenant: str, conversation: str | None, where: MemoryFilter) -> t
     return sql, params
 
 
-def _bump_generation(conn: sqlite3.Connection, tenant: str, *, purge: bool) -> int:
+def _bump_generation(conn: sqlite3.Connection, tenant: str) -> int:
     """Inside a write transaction: the tenant's next generation (caches compare against it)."""
     conn.execute(
         "INSERT INTO tenants (tenant, generation, purged) VALUES (?, 1, 0) "
@@ -100,9 +103,22 @@ def _bump_generation(conn: sqlite3.Connection, tenant: str, *, purge: bool) -> i
         (tenant,),
     )
     (generation,) = conn.execute("SELECT generation FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
-    if purge:
-        conn.execute("UPDATE tenants SET purged = generation WHERE tenant = ?", (tenant,))
     return int(generation)
+
+
+def _record_deletes(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> None:
+    """Inside a write transaction: the next generation, with these ids listed as deleted at it
+    (caches hide their rows when they catch up). Beyond KEPT_DELETES listed ids the list is
+    emptied and `purged` moves: caches older than that read the tenant again."""
+    generation = _bump_generation(conn, tenant)
+    conn.executemany(
+        "INSERT INTO deleted (tenant, id, rev) VALUES (?, ?, ?) ON CONFLICT (tenant, id) DO UPDATE SET rev = excluded.rev",
+        [(tenant, memory_id, generation) for memory_id in ids],
+    )
+    (listed,) = conn.execute("SELECT count(*) FROM deleted WHERE tenant = ?", (tenant,)).fetchone()
+    if listed > KEPT_DELETES:
+        conn.execute("DELETE FROM deleted WHERE tenant = ?", (tenant,))
+        conn.execute("UPDATE tenants SET purged = generation WHERE tenant = ?", (tenant,))
 
 
 def _memory(row: tuple[Any, ...], tenant: str) -> Memory | None:
@@ -240,7 +256,7 @@ class SqliteVectorStore(VectorStore):
             )
 
         def write(conn: sqlite3.Connection) -> None:
-            revs = {tenant: _bump_generation(conn, tenant, purge=False) for tenant in dict.fromkeys(r[0] for r in rows)}
+            revs = {tenant: _bump_generation(conn, tenant) for tenant in dict.fromkeys(r[0] for r in rows)}
             conn.executemany(
                 f"INSERT INTO memories ({_COLUMNS}, embedding, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (tenant, id) DO UPDATE SET content = excluded.content, "
@@ -427,16 +443,22 @@ class SqliteVectorStore(VectorStore):
             return
 
         def write(conn: sqlite3.Connection) -> None:
-            deleted = 0
+            gone: list[str] = []
             for chunk in _chunks(ids):
-                cursor = conn.execute(
+                gone += [
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT id FROM memories WHERE tenant = ? AND id IN ({_placeholders(len(chunk))})",
+                        (tenant, *chunk),
+                    )
+                ]
+                conn.execute(
                     f"DELETE FROM memories WHERE tenant = ? AND id IN ({_placeholders(len(chunk))})",
                     (tenant, *chunk),
                 )
-                deleted += max(cursor.rowcount, 0)
                 keywords.remove(conn, tenant, chunk)
-            if deleted:
-                _bump_generation(conn, tenant, purge=True)
+            if gone:
+                _record_deletes(conn, tenant, gone)
 
         await self._db.write(write, "delete memories")
 

@@ -13,9 +13,11 @@ best k. So an answer is the exact scan's; only rows tied within the bound may co
 order. At 1,000,000 memories of 384 dimensions the cache holds 0.77 GB instead of 1.54.
 
 Staying correct when other processes write: every put/delete bumps the tenant's `generation` in
-the same transaction (a delete also records it as `purged`). A query first reads that row; when
-it moved, the cache fetches only the rows written since (`rev > generation`, indexed), or reloads
-the tenant when something was deleted. Snapshots are immutable views: a refresh that only appends
+the same transaction (a delete also lists the ids it removed in `deleted`, at that generation).
+A query first reads that row; when it moved, the cache fetches only the rows written since
+(`rev > generation`, indexed) and the ids deleted since, whose rows it hides (code DEAD); it reads
+the whole tenant again only when it is older than the tenant's `purged` (the deleted list was
+emptied since, stores/sqlite/store.py). Snapshots are immutable views: a refresh that only appends
 writes beyond the old snapshot's length; anything else copies what it changes. So a query never
 needs a lock while it computes.
 
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 PROJECT = -1
 #: Code of a conversation-scoped row without a conversation (visible to nobody).
 NOBODY = -2
+#: Code of a row deleted since the snapshot was read (visible to nobody; its id may come back).
+DEAD = -3
 #: Evict least-recently-used tenants beyond this many bytes of cached embeddings.
 DEFAULT_CACHE_BYTES = 1 << 30
 #: Rows per embedding block (3 MB at 384 dimensions); also the rows decoded at a time on a load.
@@ -273,6 +277,11 @@ def empty(dim: int) -> TenantVectors:
     )
 
 
+def deleted_since(conn: sqlite3.Connection, tenant: str, generation: int) -> list[str]:
+    """The ids deleted from `tenant` after `generation` (stores/sqlite/store.py lists them)."""
+    return [row[0] for row in conn.execute("SELECT id FROM deleted WHERE tenant = ? AND rev > ?", (tenant, generation))]
+
+
 def _code(scope: str, conversation: str | None, conversations: dict[str, int]) -> int:
     if scope != "conversation":
         return PROJECT
@@ -392,21 +401,33 @@ def build(chunks: Iterable[list[tuple]], count: int, generation: int, purged: in
     return rows.snapshot(generation, purged)
 
 
-def extend(old: TenantVectors, rows: list[tuple], generation: int, dim: int) -> TenantVectors:
-    """`old` plus rows written since: appended in place when only new ids arrived, else copied."""
+def extend(
+    old: TenantVectors,
+    rows: list[tuple],
+    generation: int,
+    dim: int,
+    deleted: Sequence[str] = (),
+    purged: int | None = None,
+) -> TenantVectors:
+    """`old` plus rows written since and less the ids `deleted` since (those not written again):
+    appended in place when only new ids arrived, else copied."""
     rows = _usable(rows, dim)
     found = old.find([row[0] for row in rows])
     fresh = [row for row, at in zip(rows, found) if at is None]
     replaced = [(at, row) for row, at in zip(rows, found) if at is not None]
+    written = {row[0] for row in rows}
+    dead = [at for at in old.find([i for i in deleted if i not in written]) if at is not None]
     # Another refresh already appended to these buffers (its snapshot is newer): copy, never overwrite.
     shared = old.tip[0] != old.n
-    buffers = _Rows(old, dim, fresh_buffers=bool(replaced) or shared)
+    buffers = _Rows(old, dim, fresh_buffers=bool(replaced) or bool(dead) or shared)
     if shared and buffers.blocks:  # the last block holds rows beyond old.n: copy it too
         buffers.blocks[-1] = np.array(buffers.blocks[-1], dtype=HALF)
     for at, row in replaced:
         buffers.replace(at, row)
+    if dead:
+        buffers.codes[dead] = DEAD
     buffers.append(fresh)
-    return buffers.snapshot(generation, old.purged)
+    return buffers.snapshot(generation, old.purged if purged is None else purged)
 
 
 class VectorCache:
@@ -448,7 +469,7 @@ class VectorCache:
             cached = self._sidecars.load(conn, tenant, generation, purged, _ROW)
         if cached is not None and cached.generation == generation and cached.purged == purged:
             return cached
-        if cached is None or cached.purged != purged or cached.generation > generation:
+        if cached is None or cached.generation < purged or cached.generation > generation:
             # Drop the old snapshot first: at 100,000 memories it is 150 MB that the new
             # one would otherwise sit beside while it is built (queries in flight keep theirs).
             with self._guard:
@@ -465,7 +486,7 @@ class VectorCache:
         rows = conn.execute(
             f"SELECT {_ROW} FROM memories WHERE tenant = ? AND rev > ?", (tenant, cached.generation)
         ).fetchall()
-        return extend(cached, rows, generation, self.dim)
+        return extend(cached, rows, generation, self.dim, deleted_since(conn, tenant, cached.generation), purged)
 
     def _evict(self, keep: str) -> None:
         total = sum(snapshot.nbytes for snapshot in self._tenants.values())

@@ -1,7 +1,7 @@
 """The SQLite vector cache's float16 scan and its snapshot files (stores/sqlite/vectors.py,
 stores/sqlite/sidecar.py): answers are the exact float32 scan's, a file is used only while it
-agrees with the database, and anything else (a write by another process, a delete, a torn file,
-an edit behind the store's back, an older copy of the database) means it is read again."""
+agrees with the database (writes and deletes since it are applied to it), and anything else (a
+torn file, an edit behind the store's back, an older copy of the database) means it is read again."""
 
 from __future__ import annotations
 
@@ -151,19 +151,89 @@ async def test_memories_written_after_the_file_are_found_without_reading_the_res
     assert await ask(tmp_path / "m.db", queries) == [exact(rows, q, 5) for q in queries]
 
 
-async def test_a_delete_since_the_file_means_the_tenant_is_read_again(tmp_path: Path):
+async def delete(path: Path, ids: list[str]) -> None:
+    vectors, objects = await open_sqlite(path, model="m", dim=DIM)
+    try:
+        await vectors.delete(TENANT, ids)
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
+async def test_a_delete_since_the_file_hides_the_row_without_reading_the_tenant_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     embeddings = unit_rows(9, COUNT)
     rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
     await fill(tmp_path / "m.db", rows)
     await ask(tmp_path / "m.db", embeddings[:1])
-    vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=DIM)
-    await vectors.delete(TENANT, ["m010"])
-    await vectors.close()
-    await objects.close()
-    del rows["m010"]
+    await delete(tmp_path / "m.db", ["m010", "m011"])
+    del rows["m010"], rows["m011"]
 
-    assert await ask(tmp_path / "m.db", embeddings[10:11]) == [exact(rows, embeddings[10], 5)]
-    assert "m010" not in (await ask(tmp_path / "m.db", embeddings[10:11], top_k=COUNT))[0]
+    refuse_full_loads(monkeypatch)
+    assert await ask(tmp_path / "m.db", embeddings[10:12]) == [exact(rows, q, 5) for q in embeddings[10:12]]
+    assert len((await ask(tmp_path / "m.db", embeddings[10:11], top_k=COUNT))[0]) == COUNT - 2
+
+
+async def test_a_memory_deleted_and_written_again_is_found_by_its_new_vector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(18, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await fill(tmp_path / "m.db", rows)
+    await ask(tmp_path / "m.db", embeddings[:1])
+    await delete(tmp_path / "m.db", ["m020"])
+    await fill(tmp_path / "m.db", {"m020": -embeddings[20]})
+    rows["m020"] = -embeddings[20]
+
+    refuse_full_loads(monkeypatch)
+    queries = np.concatenate([embeddings[20:21], -embeddings[20:21], unit_rows(19, 4)])
+    assert await ask(tmp_path / "m.db", queries) == [exact(rows, q, 5) for q in queries]
+
+
+async def test_a_file_written_after_deletes_opens_without_reading_the_tenant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(20, COUNT + 20)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await fill(tmp_path / "m.db", rows)
+    await ask(tmp_path / "m.db", embeddings[:1])
+    await delete(tmp_path / "m.db", ["m000", "m030", "m059"])
+    for i in (0, 30, 59):
+        del rows[f"m{i:03d}"]
+    later = {f"m{i:03d}": embeddings[i] for i in range(COUNT, COUNT + 20)}
+    await fill(tmp_path / "m.db", later)  # grown enough that the next load writes the file again
+    rows.update(later)
+    file = sidecar_file(tmp_path / "m.db")
+    before = file.read_bytes()
+    await ask(tmp_path / "m.db", embeddings[:1])
+    assert file.read_bytes() != before  # the file now holds the deleted rows, hidden
+
+    refuse_full_loads(monkeypatch)
+    queries = np.concatenate([embeddings[[0, 30, 59]], unit_rows(21, 5)])
+    assert await ask(tmp_path / "m.db", queries) == [exact(rows, q, 5) for q in queries]
+    assert len((await ask(tmp_path / "m.db", embeddings[:1], top_k=2 * COUNT))[0]) == len(rows)
+
+
+async def test_past_the_kept_deletes_an_older_cache_reads_the_tenant_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from mcp_memory.stores.sqlite import store
+
+    monkeypatch.setattr(store, "KEPT_DELETES", 2)
+    embeddings = unit_rows(22, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await fill(tmp_path / "m.db", rows)
+    await ask(tmp_path / "m.db", embeddings[:1])
+    await delete(tmp_path / "m.db", ["m001", "m002", "m003"])  # the list is emptied: the file is too old
+    for i in (1, 2, 3):
+        del rows[f"m{i:03d}"]
+    loads = []
+    monkeypatch.setattr(sqlite_vectors, "build", lambda *a, build=sqlite_vectors.build: loads.append(1) or build(*a))
+
+    queries = np.concatenate([embeddings[1:4], unit_rows(23, 3)])
+    assert await ask(tmp_path / "m.db", queries) == [exact(rows, q, 5) for q in queries]
+    assert loads == [1]
 
 
 def raw(path: Path, sql: str, params: tuple = ()) -> None:

@@ -173,12 +173,37 @@ async def test_the_store_stays_exact_through_puts_rewrites_and_deletes_across_bl
             assert hits[0].memory.id == f"m{i:02d}"
         await vectors.put(memory(2), -embeddings[2])  # a rewrite in the first block
         assert (await vectors.query(TENANT, -embeddings[2], 1, None))[0].memory.id == "m02"
-        await vectors.delete(TENANT, ["m17"])  # a reload
+        await vectors.delete(TENANT, ["m17"])  # hidden, not reloaded
         assert "m17" not in [h.memory.id for h in await vectors.query(TENANT, embeddings[17], 30, None)]
         assert len(await vectors.query(TENANT, embeddings[0], 30, None)) == 29
     finally:
         await vectors.close()
         await objects.close()
+
+
+async def test_a_delete_by_another_process_is_caught_up_without_reading_the_tenant_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(8, 12)
+
+    def memory(i: int) -> Memory:
+        return Memory(id=f"m{i:02d}", tenant=TENANT, content=f"memory {i}", created_at="2026-01-01T00:00:00.000Z")
+
+    serving, serving_objects = await open_sqlite(tmp_path / "m.db", model="m", dim=DIM)
+    other, other_objects = await open_sqlite(tmp_path / "m.db", model="m", dim=DIM)
+    try:
+        await serving.put_many([(memory(i), embeddings[i]) for i in range(12)])
+        assert len(await serving.query(TENANT, embeddings[0], 12, None)) == 12  # its cache is loaded
+        await other.delete(TENANT, ["m03", "m07"])
+        loads: list[int] = []
+        monkeypatch.setattr(sqlite_vectors, "build", lambda *a: loads.append(1))
+
+        hits = [h.memory.id for h in await serving.query(TENANT, embeddings[3], 12, None)]
+
+        assert sorted(hits) == [f"m{i:02d}" for i in range(12) if i not in (3, 7)] and loads == []
+    finally:
+        for store in (serving, serving_objects, other, other_objects):
+            await store.close()
 
 
 def test_the_first_scan_limits_numpy_blas_to_one_thread(tmp_path: Path):
