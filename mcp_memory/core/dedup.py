@@ -1,9 +1,18 @@
 """Does a new memory say the same thing as one already stored? Pure functions, no I/O.
 
-`remember` writes nothing when an existing memory already says the new fact. An
-embedding cannot be trusted with that decision: "Deploys are allowed on Fridays"
-and "Deploys are not allowed on Fridays" sit at cosine 0.97 on the local model, and
-"Python 3.11" against "Python 3.12" at 0.93. So the cosine (>= 0.92) and the
+Why a rule of its own: declining to write is silent, so merging two texts that say different
+things loses a fact nobody sees go (seed 000, "dedup does not rely on the cosine alone").
+
+Production reads two things. `remember` reads one bit, `same`: an existing memory already
+says the new fact, write nothing. The web view's memory page (`MemoryService.detail`) reads
+`judge`'s whole verdict: a duplicate, or a pair the rule keeps apart and the difference that
+did (docs/web.md#a-memory). The pair table (tests/core/dedup_pairs.py) is the rule's
+specification.
+
+An embedding cannot be trusted with that decision: a negated fact and a changed version
+sit above the duplicate cosine on the local model
+(bench/RESULTS.md#the-dedup-rule-against-normalised-equality-issue-24-item-6-2026-12-02).
+So the cosine (>= 0.92) and the
 word overlap (>= half the words) stay necessary conditions, and on top of them
 the two texts must be the same text up to what does not change a fact:
 
@@ -59,10 +68,10 @@ __all__ = [
     "DEDUP_WORD_OVERLAP",
     "MAX_TYPOS",
     "Comparison",
+    "Verdict",
     "compare",
-    "difference",
     "judge",
-    "says_the_same",
+    "same",
 ]
 
 #: How many words may differ by a typo (one edit each) for two texts to still merge.
@@ -487,11 +496,6 @@ def compare(a: str, b: str) -> Comparison:
     return Comparison(reason, overlap)
 
 
-def difference(a: str, b: str) -> Reason | None:
-    """The first way `a` and `b` say different things, or None when they say the same."""
-    return compare(a, b).reason
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     #: An existing memory already says this: write nothing.
@@ -502,19 +506,20 @@ class Verdict:
     reason: Reason | None = None
 
 
-NOT_CLOSE = Verdict(same=False, near=False)
+_NOT_CLOSE = Verdict(same=False, near=False)
 
 
 def judge(similarity: float, new: str, existing: str) -> Verdict:
-    """The dedup rule: near by embedding (cosine >= 0.92), sharing half the words, and
-    no difference that matters. The texts are read only when the cosine is that high."""
+    """The dedup rule: near by embedding (cosine >= DEDUP_SIMILARITY), sharing half the words,
+    and no difference that matters. The texts are read only when the cosine is that high."""
     if similarity < DEDUP_SIMILARITY:
-        return NOT_CLOSE
+        return _NOT_CLOSE
     c = compare(new, existing)
     if c.overlap < DEDUP_WORD_OVERLAP:
-        return NOT_CLOSE
+        return _NOT_CLOSE
     return Verdict(same=c.reason is None, near=c.reason is not None, reason=c.reason)
 
 
-def says_the_same(similarity: float, new: str, existing: str) -> bool:
+def same(similarity: float, new: str, existing: str) -> bool:
+    """The one bit remember reads: `existing` already says `new`, so nothing is written."""
     return judge(similarity, new, existing).same

@@ -501,10 +501,12 @@ class MemoryService:
         visible.sort(key=lambda h: h.similarity, reverse=True)  # stable: ties keep store order
         near: Memory | None = None
         for hit in visible:
-            verdict = dedup.judge(hit.similarity, content, hit.memory.content)
-            if verdict.same and (scope == "conversation" or hit.memory.scope == "project"):
+            if dedup.same(hit.similarity, content, hit.memory.content) and (
+                scope == "conversation" or hit.memory.scope == "project"
+            ):
                 return hit.memory, None
-            if near is None and (verdict.near or hit.similarity >= NEAR_SIMILARITY):
+            # A pair the rule keeps apart by a difference test is at DEDUP_SIMILARITY, above this.
+            if near is None and hit.similarity >= NEAR_SIMILARITY:
                 near = hit.memory
         return None, near
 

@@ -7,9 +7,11 @@ import json
 
 import pytest
 
-from mcp_memory.core.dedup import MAX_TYPOS, compare, difference, judge
+from mcp_memory.core.dedup import DEDUP_SIMILARITY, MAX_TYPOS, compare, judge, same
+from mcp_memory.core.supersede import NEAR_SIMILARITY
 from tests.conftest import ROOT
 from tests.core.dedup_pairs import APART, MERGE
+from tests.core.dedup_taxonomy import difference
 
 
 @pytest.mark.parametrize(("first", "then", "reason"), APART)
@@ -38,6 +40,22 @@ def test_the_cosine_and_the_word_overlap_stay_necessary() -> None:
 def test_a_pair_kept_apart_only_by_a_difference_test_is_near() -> None:
     verdict = judge(0.97, "Deploys are not allowed on Fridays", "Deploys are allowed on Fridays")
     assert (verdict.same, verdict.near, verdict.reason) == (False, True, "negation")
+
+
+def test_remember_reads_one_bit_and_it_is_the_verdicts_same() -> None:
+    for similarity, new, existing in [
+        (0.97, "Deploys are not allowed on Fridays", "Deploys are allowed on Fridays"),
+        (0.93, "Rolling deploys drain inflight requests", "Rolling deploys drain in-flight requests"),
+        (0.9199, "Staging is restored on Mondays", "Staging is restored on Mondays"),
+    ]:
+        assert same(similarity, new, existing) == judge(similarity, new, existing).same
+
+
+def test_every_pair_the_rule_calls_near_is_within_remembers_near_cosine() -> None:
+    """remember names a possible correction by the cosine alone: a pair the difference tests
+    keep apart has passed DEDUP_SIMILARITY, which must not be below NEAR_SIMILARITY."""
+    assert NEAR_SIMILARITY <= DEDUP_SIMILARITY
+    assert not judge(NEAR_SIMILARITY - 0.01, "Deploys are not allowed", "Deploys are allowed").near
 
 
 def test_more_typos_than_the_budget_keep_two_texts_apart() -> None:
