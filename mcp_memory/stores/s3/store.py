@@ -96,16 +96,6 @@ def tenant_filter(tenant: str, *conditions: dict[str, Any]) -> TenantFilter:
     return TenantFilter(tenant, document, _token=_TOKEN)
 
 
-def project_filter(tenant: str) -> TenantFilter:
-    """The tenant's project memories: those without a scope (how project scope is written)."""
-    return tenant_filter(tenant, {"scope": {"$exists": False}})
-
-
-def conversation_filter(tenant: str, conversation: str) -> TenantFilter:
-    """One conversation's own notes."""
-    return tenant_filter(tenant, {"scope": {"$eq": "conversation"}}, {"conversation": {"$eq": conversation}})
-
-
 def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
     unique = list(dict.fromkeys(items))
     return [unique[i : i + size] for i in range(0, len(unique), size)]
