@@ -176,6 +176,11 @@ def high_reach(
     return reach
 
 
+def clear_of(top: float, next_best: float) -> bool:
+    """Whether `top` stands MARGIN_HIGH clear of `next_best` (as `high_reach` judges it)."""
+    return _lead(top, next_best) >= MARGIN_HIGH
+
+
 def _lead(top: float, next_best: float) -> float:
     """How far the top stands above the next, rounded to 12 decimals so that float noise does not
     decide a tie with the margin (0.7 − 0.6 is 0.09999999999999998)."""

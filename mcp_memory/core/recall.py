@@ -1,14 +1,16 @@
 """Recall's algorithm, written once: candidates, relevance, the gates, the ranking, the confidence.
 
-Pure functions, no I/O (docs/recall.md). `MemoryService.recall` runs the searches, reads the access
-counts and calls these in order; `calibrate` calls the same ones to predict what recall answers, so
+Pure functions, no I/O (docs/recall.md), but for `settle`, which reads embeddings through the
+function it is given. `MemoryService.recall` runs the searches, reads the access counts and calls
+these in order; `calibrate` calls the same ones to predict what recall answers, so
 the two cannot drift apart:
 
     found = Found(nearest=..., keyword=...)                    # what the two searches returned
     scored = candidates(retrieval, terms, found, readable, conversation)
     gated = gate(retrieval, scored, floor, keep_ratio)         # the floor, then the mode's ratio
-    results = rank(gated.keeping, stats, gated.top, mode, at)  # the composite score, best first
-    label = confidence(retrieval, results, gated.relevant, terms, found.keyword, high)
+    ranked = rank(gated.keeping, stats, gated.top, mode, at)   # the composite score, best first
+    shown = await settle(retrieval, ranked[:limit], gated.relevant, terms, found.keyword, read)  # newest first
+    label = confidence(retrieval, shown.results, gated.relevant, terms, found.keyword, high, shown.near)
 
 How the embedding and the keyword index combine into one relevance is core/fusion.py; the
 composite score and its parts are core/ranking.py.
@@ -17,14 +19,20 @@ composite score and its parts are core/ranking.py.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mcp_memory.core import fusion, ranking
+from mcp_memory.core import fusion, ranking, supersede
 from mcp_memory.core.fusion import Candidate
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.keywords import KeywordAnswer, bm25_scores, coverage
-from mcp_memory.core.model import EMPTY_STATS, RETRIEVALS, AccessStats, Confidence, Hit, Mode, Ranked, Retrieval
+from mcp_memory.core.model import EMPTY_STATS, RETRIEVALS, AccessStats, Confidence, Hit, Memory, Mode, Ranked, Retrieval
+
+if TYPE_CHECKING:  # numpy loads with the first vector
+    import numpy as np
+
+    from mcp_memory.core.ports import Embedder, VectorStore
 
 __all__ = [
     "DENSE",
@@ -34,12 +42,16 @@ __all__ = [
     "Found",
     "Gated",
     "RetrievalMode",
+    "Settled",
     "candidates",
     "confidence",
     "embedding_input",
     "gate",
     "high_reach",
     "rank",
+    "read_vectors",
+    "rivals",
+    "settle",
     "retrieval_mode",
 ]
 
@@ -108,6 +120,22 @@ def embedding_input(text: str) -> str:
     full-width letters and ligatures (ｐｙｔｈｏｎ, ﬁle) as unknown words, so the same fact typed
     with them would land far away; plain text is unchanged."""
     return unicodedata.normalize("NFKC", text)
+
+
+async def read_vectors(
+    store: VectorStore, embedder: Embedder, tenant: str, memories: Sequence[Memory]
+) -> dict[str, np.ndarray]:
+    """These memories' embeddings for the `near` rule (core/supersede.py): the store's own (no
+    embedding call), or, from a store that keeps no readable vectors, computed again from their
+    texts. What `settle` reads through, for recall and calibrate alike."""
+    ids = [m.id for m in memories]
+    if not ids:
+        return {}
+    vectors = await store.vectors(tenant, ids)
+    if vectors is None:
+        texts = [embedding_input(m.content) for m in memories]
+        vectors = dict(zip(ids, await embedder.embed(texts)))
+    return vectors
 
 
 # --------------------------------------------------------------------------- candidates
@@ -235,23 +263,90 @@ def rank(
 # --------------------------------------------------------------------------- the confidence
 
 
+#: Whether two memories (by id) are near: the rule newest-first moves by (core/supersede.py).
+Near = Callable[[str, str], bool]
+#: Reads the stored embeddings of these memories (by id; one it cannot read is left out).
+ReadVectors = Callable[[Sequence[Memory]], Awaitable[Mapping[str, "np.ndarray"]]]
+
+
+def _not_near(a: str, b: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """The results as recall shows them, and the `near` rule over them and the top's rivals."""
+
+    results: list[Ranked]
+    near: Near
+
+
+async def settle(
+    retrieval: RetrievalMode,
+    ranked: Sequence[Ranked],
+    relevant: Sequence[Candidate],
+    terms: Sequence[str],
+    answer: KeywordAnswer | None,
+    read: ReadVectors,
+) -> Settled:
+    """The ranked results (already cut to the limit) newest first with their standings as shown
+    (supersede.settle), and the `near` rule `confidence` skips the top's restatements by. The
+    embeddings come from `read`: the results' (when there are two to compare), then those of the
+    top's `rivals` not among them, only when HIGH is judged on a runner-up (keyword evidence)."""
+    vectors = dict(await read([r.memory for r in ranked])) if len(ranked) >= 2 else {}
+    memories = {r.memory.id: r.memory for r in ranked}
+    near = supersede.nearness(vectors, memories.values())
+    results = supersede.settle(ranked, near)
+    if not results or not retrieval.keywords or answer is None:
+        return Settled(results, near)
+    contenders = rivals(results, relevant, terms)
+    missing = [m for m in (results[0].memory, *(c.memory for c in contenders)) if m.id not in vectors]
+    if contenders and missing:
+        vectors.update(await read(missing))
+        memories.update((c.memory.id, c.memory) for c in contenders)
+        near = supersede.nearness(vectors, memories.values())
+    return Settled(results, near)
+
+
+def rivals(results: Sequence[Ranked], relevant: Sequence[Candidate], terms: Sequence[str]) -> list[Candidate]:
+    """The relevant candidates that could decide whether the top result stands clear (within
+    fusion.MARGIN_HIGH of it in relevance, or, for a longer query, in cosine): the ones whose
+    nearness to the top `high_reach` asks about. Without results, none."""
+    if not results:
+        return []
+    top = results[0]
+    long_query = len(terms) > fusion.QUESTION_TERMS
+    return [
+        c
+        for c in relevant
+        if c.memory.id != top.memory.id
+        and (
+            not fusion.clear_of(top.relevance, c.relevance)
+            or (long_query and not fusion.clear_of(top.similarity, c.similarity))
+        )
+    ]
+
+
 def high_reach(
     retrieval: RetrievalMode,
     results: Sequence[Ranked],
     relevant: Sequence[Candidate],
     terms: Sequence[str],
     answer: KeywordAnswer | None,
+    near: Near = _not_near,
 ) -> float:
     """The highest HIGH mark (RECALL_HIGH_SIMILARITY) at which `confidence` labels these results
     HIGH, or 0 when none would: what `calibrate` measures a mark against. It is judged on the top
-    result (by composite score) against the other relevant candidates: without keyword evidence
-    the top's cosine, else fusion.high_reach."""
+    result (as shown, newest first) against the other relevant candidates: without keyword
+    evidence the top's cosine, else fusion.high_reach. A candidate `near` the top (the same fact
+    said again, or an update of it: core/supersede.py) is no rival to it, so the runner-up is the
+    best of the others."""
     if not results:
         return 0.0
     top = results[0]
     if not retrieval.keywords or answer is None:
         return top.similarity
-    others = [c for c in relevant if c.memory.id != top.memory.id]
+    others = [c for c in relevant if c.memory.id != top.memory.id and not near(top.memory.id, c.memory.id)]
     return fusion.high_reach(
         top.relevance,
         max((c.relevance for c in others), default=0.0),
@@ -269,10 +364,11 @@ def confidence(
     terms: Sequence[str],
     answer: KeywordAnswer | None,
     high: float,
+    near: Near = _not_near,
 ) -> Confidence:
     """LOW without results; else HIGH when the top result's evidence reaches `high` (docs/recall.md)."""
     if not results:
         return "none"
     if not retrieval.keywords or answer is None:
         return ranking.confidence(results[0].similarity, high)
-    return fusion.label(high_reach(retrieval, results, relevant, terms, answer), high)
+    return fusion.label(high_reach(retrieval, results, relevant, terms, answer, near), high)

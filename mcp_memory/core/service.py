@@ -274,11 +274,15 @@ class MemoryService:
             )
         gated = pipeline.gate(retrieval, scored, self.floor, weights.keep_ratio)
         results: list[Ranked] = []
+        near: pipeline.Near = supersede.Nearness({}, {})
         if gated.keeping:
             stats = await self.counters.load(caller.tenant, [c.memory.id for c in gated.keeping])
             ranked = pipeline.rank(gated.keeping, stats, gated.top, mode, self.clock())[:limit]
-            results = await self._newest_first(caller, ranked)
-        confidence = pipeline.confidence(retrieval, results, gated.relevant, terms, found.keyword, self.high)
+            shown = await pipeline.settle(
+                retrieval, ranked, gated.relevant, terms, found.keyword, lambda ms: self._vectors(caller, ms)
+            )
+            results, near = shown.results, shown.near
+        confidence = pipeline.confidence(retrieval, results, gated.relevant, terms, found.keyword, self.high, near)
         if confidence == "high":
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
@@ -319,17 +323,10 @@ class MemoryService:
         scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
         return len(pipeline.gate(retrieval, scored, self.floor, ranking.MODE_TABLE[mode].keep_ratio).keeping)
 
-    async def _newest_first(self, caller: Caller, results: builtins.list[Ranked]) -> builtins.list[Ranked]:
-        """The newer of two near results first, the older marked (core/supersede.py); the
-        results' embeddings come from the store, or are computed again from their texts."""
-        if len(results) < 2:
-            return results
-        ids = [r.memory.id for r in results]
-        vectors = await self.vectors.vectors(caller.tenant, ids)
-        if vectors is None:  # a store that keeps no readable vectors
-            texts = [pipeline.embedding_input(r.memory.content) for r in results]
-            vectors = dict(zip(ids, await self.embedder.embed(texts)))
-        return supersede.newest_first(results, vectors)
+    async def _vectors(self, caller: Caller, memories: Sequence[Memory]) -> dict[str, np.ndarray]:
+        """These memories' embeddings for the `near` rule (core/supersede.py): the store's own,
+        or computed again from their texts by a store that keeps no readable vectors."""
+        return await pipeline.read_vectors(self.vectors, self.embedder, caller.tenant, memories)
 
     async def _filtered_nearest(
         self, caller: Caller, embedding: np.ndarray, wanted: int, where: MemoryFilter

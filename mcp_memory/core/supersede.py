@@ -14,12 +14,12 @@ order, so nothing moves between them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mcp_memory.core.ids import parse_iso
-from mcp_memory.core.model import Ranked
+from mcp_memory.core.model import Memory, Ranked
 from mcp_memory.core.ranking import DEDUP_WORD_OVERLAP, word_overlap
 
 if TYPE_CHECKING:  # numpy loads with the first vector
@@ -39,31 +39,47 @@ NEAR_WITH_WORDS = 0.5
 CLEAR_RATIO = 0.7
 
 
+class Nearness:
+    """The `near` rule between two memories whose embeddings are known (one without is near
+    nothing): what newest-first moves by, and what HIGH skips when it judges the runner-up."""
+
+    def __init__(self, vectors: Mapping[str, np.ndarray], texts: Mapping[str, str]) -> None:
+        self.vectors = vectors
+        self._texts = texts
+        self._judged: dict[tuple[str, str], bool] = {}
+
+    def knows(self, memory_id: str) -> bool:
+        return memory_id in self.vectors and memory_id in self._texts
+
+    def __call__(self, a: str, b: str) -> bool:
+        if a == b or not self.knows(a) or not self.knows(b):
+            return False
+        if (a, b) not in self._judged:
+            import numpy as np
+
+            cosine = float(np.dot(self.vectors[a].astype(np.float32), self.vectors[b].astype(np.float32)))
+            self._judged[(a, b)] = self._judged[(b, a)] = cosine >= NEAR_SIMILARITY or (
+                cosine >= NEAR_WITH_WORDS and word_overlap(self._texts[a], self._texts[b]) >= DEDUP_WORD_OVERLAP
+            )
+        return self._judged[(a, b)]
+
+
+def nearness(vectors: Mapping[str, np.ndarray], memories: Iterable[Memory]) -> Nearness:
+    """The `near` rule over `memories` with these embeddings."""
+    return Nearness(vectors, {m.id: m.content for m in memories})
+
+
 def newest_first(results: Sequence[Ranked], vectors: Mapping[str, np.ndarray]) -> list[Ranked]:
     """`results` (ranked) with each newer near memory moved above an older one it is near, unless
     the older is clearly more relevant, and every older one of a near pair marked `superseded_by`."""
-    import numpy as np
+    return _newest_first(results, nearness(vectors, (r.memory for r in results)))
 
-    shown = [r for r in results if r.memory.id in vectors]
+
+def _newest_first(results: Sequence[Ranked], near: Nearness) -> list[Ranked]:
+    shown = [r for r in results if near.knows(r.memory.id)]
     if len(shown) < 2:
         return list(results)
-    matrix = np.stack([vectors[r.memory.id] for r in shown]).astype(np.float32)
-    cosines = matrix @ matrix.T
-    index = {r.memory.id: i for i, r in enumerate(shown)}
     at = {r.memory.id: parse_iso(r.memory.created_at) for r in shown}
-
-    text = {r.memory.id: r.memory.content for r in shown}
-    judged: dict[tuple[str, str], bool] = {}
-
-    def near(a: str, b: str) -> bool:
-        if a not in index or b not in index:
-            return False
-        if (a, b) not in judged:
-            cosine = float(cosines[index[a], index[b]])
-            judged[(a, b)] = judged[(b, a)] = cosine >= NEAR_SIMILARITY or (
-                cosine >= NEAR_WITH_WORDS and word_overlap(text[a], text[b]) >= DEDUP_WORD_OVERLAP
-            )
-        return judged[(a, b)]
 
     newest: dict[str, str] = {}  # older id -> the newest memory near it
     for a in at:
@@ -89,3 +105,16 @@ def newest_first(results: Sequence[Ranked], vectors: Mapping[str, np.ndarray]) -
             break
         order.insert(move[0], order.pop(move[1]))
     return [replace(r, superseded_by=newest[r.memory.id]) if r.memory.id in newest else r for r in order]
+
+
+def settle(results: Sequence[Ranked], near: Nearness) -> list[Ranked]:
+    """The results as recall shows them: newest first (`newest_first`), then the standings read in
+    the order shown. A newer memory lifted above an older one it is near takes the standing of the
+    best result it was lifted over (its place), so the first result reads 100 % and no result reads
+    a lower share above a higher one; when nothing moves, every result keeps its own standing."""
+    out: list[Ranked] = []
+    best_below = 0.0
+    for r in reversed(_newest_first(results, near)):
+        best_below = max(best_below, r.standing)
+        out.append(r if r.standing == best_below else replace(r, standing=best_below))
+    return out[::-1]

@@ -428,3 +428,21 @@ async def test_calibrating_on_a_tenant_takes_recalls_top_by_composite_score_not_
     report = await env.service.calibrate("acme", parse_cases(text, "cases", by_id=True))
     assert report.answered_first == 0  # calibrate predicts the same top: not the old memory
     assert report.correct[0].reach == 0.0 and report.wrong_reach == [pytest.approx(_cos(question, new.content))]
+
+
+async def test_calibrating_on_a_tenant_puts_the_newer_of_two_near_memories_first_as_recall_does(clock) -> None:
+    env = make_env(clock)
+    caller = Caller("acme")
+    old = (await env.service.remember(caller, "The CI pipeline uses Python 3.11 for every job")).memory
+    clock.advance(6 * 3_600_000)
+    new = (await env.service.remember(caller, "The CI pipeline uses Python 3.12 for every job")).memory
+    clock.advance(3_600_000)
+    question = "CI pipeline Python"
+    recalled = await env.service.recall(caller, question)
+    assert [r.memory.id for r in recalled.results] == [new.id, old.id] and recalled.confidence == "high"
+    assert recalled.results[0].relevance < recalled.results[1].relevance  # by score alone the old one leads
+
+    text = "\n".join([json.dumps({"memory": new.id, "questions": [question]}), json.dumps({"absent": ABSENT[0]})])
+    report = await env.service.calibrate("acme", parse_cases(text, "cases", by_id=True))
+    assert report.answered_first == 1  # calibrate predicts recall's answer: the newer one, first
+    assert report.labelled_high(env.service.high)["correctHigh"] == 1 and report.wrong_reach == []

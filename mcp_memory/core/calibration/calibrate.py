@@ -18,8 +18,8 @@ each question is answered by recall's own pipeline (core/recall.py), at the defa
 mode and with no access counts: the nearest memories by cosine and the memories
 holding its rarer words (VectorStore.query and keyword_query), scored by the
 configured retrieval's relevance (cosine + 0.6 × keyword under hybrid, the cosine
-alone under dense), ranked, and judged for HIGH on the top result by composite
-score, as recall judges it. No floor is applied, since the floor is what is
+alone under dense), ranked, cut to the mode's limit, put newest first, and judged
+for HIGH on the top result as shown, as recall judges it (recall.settle). No floor is applied, since the floor is what is
 measured. The floor and the HIGH mark read that relevance, so the suggestions are
 measured on it; the cosines are reported beside it. The statistics and the rules
 for the suggestions are in stats.py.
@@ -363,7 +363,8 @@ async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memor
 
 #: recall at the default mode: its candidate pool and its ratio gate are what each question meets.
 MODE = ranking.DEFAULT_MODE
-CANDIDATES = ranking.candidate_count(ranking.MODE_TABLE[MODE].limit)
+LIMIT = ranking.MODE_TABLE[MODE].limit
+CANDIDATES = ranking.candidate_count(LIMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +382,7 @@ class _Answer:
 
 async def _answer(
     store: VectorStore,
+    embedder: Embedder,
     tenant: str,
     vector: np.ndarray,
     text: str,
@@ -388,17 +390,23 @@ async def _answer(
     readable: float,
     now: float,
 ) -> _Answer:
-    """`text` answered as recall answers it at the default mode, cold (no access counts) and
-    without a floor, since the floor is what is measured: the top is the top by composite score."""
+    """`text` answered as recall answers it at the default mode and limit, cold (no access counts)
+    and without a floor, since the floor is what is measured: ranked by composite score, then
+    newest first and HIGH judged as recall does (recall.settle), so the top is recall's top."""
     nearest = await store.query(tenant, vector, CANDIDATES, None) if retrieval.embedding else []
     terms = keywords.query_terms(text) if retrieval.keywords else []
     answer = await store.keyword_query(tenant, vector, terms, CANDIDATES, None) if terms else None
     found = recall.Found(nearest, answer)
     scored = recall.candidates(retrieval, terms, found, readable)
     gated = recall.gate(retrieval, scored, 0.0, ranking.MODE_TABLE[MODE].keep_ratio)
-    results = recall.rank(gated.keeping, {}, gated.top, MODE, now)
-    reach = recall.high_reach(retrieval, results, gated.relevant, terms, answer)
-    return _Answer(sorted(scored, key=lambda c: c.relevance, reverse=True), results, reach, terms, found, readable)
+    ranked = recall.rank(gated.keeping, {}, gated.top, MODE, now)[:LIMIT]
+    shown = await recall.settle(
+        retrieval, ranked, gated.relevant, terms, answer, lambda ms: recall.read_vectors(store, embedder, tenant, ms)
+    )
+    reach = recall.high_reach(retrieval, shown.results, gated.relevant, terms, answer, shown.near)
+    return _Answer(
+        sorted(scored, key=lambda c: c.relevance, reverse=True), shown.results, reach, terms, found, readable
+    )
 
 
 def _relevance(memory: Memory, cosine: float, asked: _Answer, retrieval: recall.RetrievalMode) -> float:
@@ -474,7 +482,7 @@ async def calibrate(
                 q += 1
                 cosine = float(np.dot(vector, fact_v[i]))
                 readable = fusion.readable_share(question, embedder.scripts)
-                asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
+                asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at)
                 relevance = _relevance(memories[i], cosine, asked, mode)
                 answered = bool(asked.results) and asked.results[0].memory.id == memories[i].id
                 correct.append(Pair(cosine, question, memories[i].content, relevance, asked.reach if answered else 0.0))
@@ -488,7 +496,7 @@ async def calibrate(
         absent = []
         for question, vector in zip(cases.absent, absent_v):
             readable = fusion.readable_share(question, embedder.scripts)
-            asked = await _answer(store, store_tenant, vector, question, mode, readable, at)
+            asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at)
             if asked.scored:
                 nearest = max(c.similarity for c in asked.scored)
                 top = asked.scored[0]
