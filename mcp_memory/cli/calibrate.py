@@ -3,6 +3,9 @@ clusters by the relevance recall's floor and HIGH read, a histogram of the two c
 by relevance, the suggested floor and HIGH threshold with their rules, what the current
 and suggested settings do to the measured cases, and the closest calls.
 `--json` prints the same numbers; the progress bar goes to stderr, only on a terminal.
+
+Why apart from core/calibration: the measurement is the library's, the report is the terminal's;
+the numbers stay the same whichever prints them.
 """
 
 from __future__ import annotations

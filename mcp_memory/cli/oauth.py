@@ -1,5 +1,9 @@
 """`mcp-memory oauth check`: would serve-http accept this token, and if not, why
-(server/oauth_check.py; docs/oauth.md#checking-a-setup)."""
+(server/oauth_check.py; docs/oauth.md#checking-a-setup).
+
+Why: a refused token reaches a client as a bare 401; an operator needs the reason before the
+clients do, from the same settings the server would run with.
+"""
 
 from __future__ import annotations
 

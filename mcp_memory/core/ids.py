@@ -1,4 +1,8 @@
-"""ULIDs (python-ulid), the inverted-time index key, and ISO-8601 timestamps."""
+"""ULIDs (python-ulid), the inverted-time index key, and ISO-8601 timestamps.
+
+Why these shapes: a ULID sorts by the time it was made, and the index key inverts that time so a
+store that lists keys in byte order (S3, a "C"-collated column) lists newest first (docs/storage.md).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Secrets out of what is shown: a database URL fit for a log line or an error."""
+"""Secrets out of what is shown: a database URL fit for a log line or an error.
+
+Why a module of its own: a password must never reach a log or a message, so the one place that
+takes it out is shared by the settings and the stores.
+"""
 
 from __future__ import annotations
 

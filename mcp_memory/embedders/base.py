@@ -1,4 +1,8 @@
-"""The checks every returned vector must pass (docs/embedders.md); the Embedder port is in core/ports.py."""
+"""The checks every returned vector must pass (docs/embedders.md); the Embedder port is in core/ports.py.
+
+Why: a wrong width or an all-zero vector from a provider would be stored and poison every later
+recall, so each embedder's answer is refused here, by name, before anything is written.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The two runners, `run_stdio` and `run_http` (with the HTTP boot lines). The MCP
 server they serve is mcp_server.py; the HTTP app, handed that server, is
 http_app.py; sockets, uvicorn and the graceful stop are http_serve.py.
+
+Why apart: what a request meets is those modules'; this one is the process around them (the
+service opened once, the boot lines, warming up after the handshake, the stop).
 """
 
 from __future__ import annotations
