@@ -61,3 +61,13 @@ def test_a_comment_or_docstring_naming_a_missing_file_is_caught_and_an_existing_
         (5, "stores/base.py"),
         (6, "core/gone.py"),
     ]  # the string is code, not prose
+
+
+def test_every_module_of_the_package_opens_with_a_docstring() -> None:
+    """What the module holds and why, for a newcomer who opens it first (a package's too)."""
+    bare = [
+        str(path.relative_to(ROOT))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert bare == []
