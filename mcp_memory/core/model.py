@@ -1,7 +1,7 @@
 """The domain model: plain values, no I/O.
 
 A stored memory is immutable: written once, never updated. What changes (access
-counters) lives beside it in the object store (see counters.py).
+counters) lives beside it in the object store (see core/counters/).
 """
 
 from __future__ import annotations

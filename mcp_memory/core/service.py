@@ -728,7 +728,7 @@ class MemoryService:
 
     async def calibrate(self, tenant: str, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
         """Measure calibration `cases` that name `tenant`'s stored memories (reads, never
-        writes); see calibration.py. Cases with fact texts need no service: calibration.calibrate."""
+        writes); see core/calibration/calibrate.py. Cases with fact texts need no service: calibrate itself."""
         from mcp_memory.core.calibration.calibrate import calibrate
 
         return await calibrate(

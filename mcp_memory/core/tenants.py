@@ -1,6 +1,6 @@
 """Every tenant at once, for the operator: `stats` without a tenant and `compact --all-tenants`.
 
-Tenants are found from the object-store layout (keys.py), on every backend,
+Tenants are found from the object-store layout (object_keys.py), on every backend,
 through the ObjectStore port as it is: no new port method. Keys list in byte
 order and a tenant name cannot hold `/`, so after seeing `index/<tenant>/…` the
 next tenant is the first key after `index/<tenant>0` (`0` sorts right after
@@ -34,7 +34,7 @@ __all__ = [
 
 #: The most tenants one `stats` or `compact --all-tenants` visits before it stops and says so.
 TENANT_SCAN_CAP = 1000
-#: Where memories are indexed, and where counters live (keys.py, counter_codec.py).
+#: Where memories are indexed, and where counters live (object_keys.py, counters/codec.py).
 INDEX_ROOT = "index/"
 STATS_ROOT = "stats/"
 

@@ -1,6 +1,6 @@
 """The on-store shapes of the access counters (docs/counters.md), and nothing else.
 
-Kept apart from `counters.py` so the rules a *reader* must apply to whatever it
+Kept apart from `tracker.py` so the rules a *reader* must apply to whatever it
 finds in the bucket (tolerant coercion, the merge, the key layout) can be read
 in one place, without the scheduling around them.
 """

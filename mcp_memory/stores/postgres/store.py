@@ -8,7 +8,7 @@ pools close when the second one closes. Closing twice is harmless.
 Several replicas may share the database: ETags come from one sequence and
 conditional writes are single statements, and `exclusive(tenant)` is a
 transaction-scoped advisory lock, so a check-then-insert in one process
-excludes the same in every other (see postgres_db.py).
+excludes the same in every other (see db.py).
 
 Queries are an exact scan within the tenant, ordered by cosine distance
 (`<=>`), with visibility in the WHERE clause before the LIMIT (docs/memories.md). A tenant of

@@ -2,7 +2,7 @@
 
 `open_s3(settings)` checks the vector index and the state bucket before
 anything is served and returns an S3VectorStore and an S3ObjectStore
-(s3_objects.py). It is the layout the reference server uses, so an existing
+(objects.py). It is the layout the reference server uses, so an existing
 deployment points mcp-memory at its buckets and keeps working:
 
     vector key   <tenant>#<ulid>                       (the id is everything after the first '#')

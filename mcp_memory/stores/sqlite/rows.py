@@ -6,7 +6,7 @@ the server's CPU, and the same hot memories were read again and again.
 
 An entry is valid for one version of its tenant — the `(generation, purged)`
 pair that every write to the tenant moves, in whichever process it happens
-(sqlite_vectors.py) — and is looked up with the version of the snapshot the
+(vectors.py) — and is looked up with the version of the snapshot the
 search itself used, read in the same transaction. So a cached row is exactly as
 fresh as the vectors it was found by: a write anywhere makes the tenant's
 entries miss, and they are read again. Bounded by rows and by an estimate of

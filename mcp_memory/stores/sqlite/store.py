@@ -5,8 +5,8 @@ SqliteObjectStore sharing one SqliteDatabase (connections and worker threads).
 Close both; the file is closed when the second one closes. Closing twice is
 harmless.
 
-Several processes may share the file; see sqlite_db.py for how writes stay
-safe and sqlite_vectors.py for how the in-process query cache stays current.
+Several processes may share the file; see db.py for how writes stay
+safe and vectors.py for how the in-process query cache stays current.
 """
 
 from __future__ import annotations
@@ -392,7 +392,7 @@ class SqliteVectorStore(VectorStore):
     def _read_rows(
         self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]
     ) -> dict[str, Memory]:
-        """The rows of `ids`, from the row cache where it holds them at this version (sqlite_rows.py)."""
+        """The rows of `ids`, from the row cache where it holds them at this version (rows.py)."""
         memories, missing = self._rows.get_many(tenant, version, ids)
         if missing:
             fetched = _fetch(conn, tenant, missing)
