@@ -40,6 +40,18 @@ def missing_paths(source: str, where: Path) -> list[tuple[int, str]]:
     ]
 
 
+#: A module named without its folder: `vectors.py`, `(tracker.py)`.
+BARE_MODULE = re.compile(r"(?<![\w./:-])([\w-]+\.py)\b")
+
+
+def missing_modules(source: str, modules: set[str]) -> list[tuple[int, str]]:
+    """The modules named without a folder that are no module of the tree: a renamed file's old
+    name (the SQLite cache's old flat name for stores/sqlite/vectors.py) the folder check cannot see."""
+    return [
+        (line, named) for line, text in prose(source) for named in BARE_MODULE.findall(text) if named not in modules
+    ]
+
+
 def python_files() -> list[Path]:
     return sorted(p for folder in ("mcp_memory", "bench", "tests") for p in (ROOT / folder).rglob("*.py"))
 
@@ -71,3 +83,18 @@ def test_every_module_of_the_package_opens_with_a_docstring() -> None:
         if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert bare == []
+
+
+def test_every_module_a_docstring_or_comment_names_without_its_folder_exists() -> None:
+    modules = {p.name for p in python_files()} | {p.name for p in (ROOT / ".ci").rglob("*.py")}
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {named}"
+        for path in python_files()
+        for line, named in missing_modules(path.read_text(encoding="utf-8"), modules)
+    ]
+    assert wrong == [], "docstrings and comments naming modules that do not exist:\n" + "\n".join(wrong)
+
+
+def test_a_bare_module_name_that_is_no_module_is_caught() -> None:
+    source = '"""The cache (vectors.py) and the codec (counter_codec.py); see docs/a.md."""\n'
+    assert missing_modules(source, {"vectors.py"}) == [(1, "counter_codec.py")]
