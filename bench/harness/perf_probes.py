@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.harness.timing import percentile
+
 ROOT = Path(__file__).resolve().parents[2]
 TENANT = "bench"
 PROTOCOL = "2025-06-18"
@@ -305,8 +307,8 @@ class HttpServer:
             "calls": len(took),
             "seconds": wall,
             "per_s": len(took) / wall,
-            "p50_ms": took[len(took) // 2] * 1000,
-            "p95_ms": took[min(len(took) - 1, int(len(took) * 0.95))] * 1000,
+            "p50_ms": percentile(took, 50) * 1000,
+            "p95_ms": percentile(took, 95) * 1000,
         }
 
     def rss(self) -> dict[str, float]:

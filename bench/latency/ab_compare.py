@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.harness.timing import percentile
+
 HERE = Path(__file__).resolve().parent
 
 #: Run inside the BEFORE tree: its own corpus and fill code write the file in its own schema.
@@ -118,7 +120,7 @@ async def main(args: argparse.Namespace) -> None:
     print("|---|---:|---:|---:|")
     rows = [
         ("recall p50 over HTTP, one client (ms)", "latency", statistics.median),
-        ("recall p95 over HTTP, one client (ms)", "latency", lambda v: sorted(v)[int(len(v) * 0.95)]),
+        ("recall p95 over HTTP, one client (ms)", "latency", lambda v: percentile(v, 95)),
         ("recalls/s over HTTP, 16 clients (median of rounds)", "per_s", statistics.median),
         ("serve-stdio start → tools/list (ms, median)", "tools_list", statistics.median),
         ("serve-stdio start → first recall (ms, median)", "first_recall", statistics.median),

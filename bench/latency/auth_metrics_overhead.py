@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.harness.timing import percentile
 from mcp_memory.app import open_service
 from mcp_memory.config import CallLimits, OAuthSettings, Settings
 from mcp_memory.server.metrics import Metrics
@@ -96,7 +97,7 @@ async def main(rounds: int) -> None:
 
 
 def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
+    return percentile(values, 95)
 
 
 async def noisy_neighbour(http: httpx.AsyncClient, url: str, rounds: int) -> str:

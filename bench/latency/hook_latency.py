@@ -33,16 +33,12 @@ import threading
 import time
 from pathlib import Path
 
+from bench.harness.timing import percentile
+
 ROOT = Path(__file__).resolve().parents[2]
 
 from bench.harness.perf_corpus import corpus, embeddings, queries  # noqa: E402
 from bench.harness.perf_fill import TENANT, fill_to  # noqa: E402
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
 
 OUTCOMES: dict[str, dict[str, int]] = {}
 #: CPU milliseconds (user + system) of each process, by row: what a run costs on a quiet machine.
@@ -172,7 +168,7 @@ def main() -> None:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.get(name, {}).items())) or "—"
         cpu = statistics.median(CPU.get(name, [0.0]))
         lines.append(
-            f"| {name} | {len(values)} | {p50:.0f} | {percentile(values, 0.95):.0f} | {p50 / floor:.2f} "
+            f"| {name} | {len(values)} | {p50:.0f} | {percentile(values, 95):.0f} | {p50 / floor:.2f} "
             f"| {cpu:.0f} | {outcomes} |"
         )
     for method in ("prompt", "digest"):
@@ -180,7 +176,7 @@ def main() -> None:
         if answered:
             lines.append(
                 f"| serve-stdio's answer to a {method} question (its hook_call ms) | {len(answered)} "
-                f"| {statistics.median(answered):.0f} | {percentile(answered, 0.95):.0f} | — | — | — |"
+                f"| {statistics.median(answered):.0f} | {percentile(answered, 95):.0f} | — | — | — |"
             )
     text = "\n".join(lines)
     print(text)

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.harness.timing import percentile
+
 ROOT = Path(__file__).resolve().parents[2]
 SUBJECTS = [
     "The billing service",
@@ -157,8 +159,8 @@ async def measure(
                 started = time.perf_counter()
                 took = sorted(t for batch in await asyncio.gather(*(worker() for _ in range(clients))) for t in batch)
                 wall = time.perf_counter() - started
-                p50 = took[len(took) // 2] * 1000
-                p95 = took[min(len(took) - 1, int(len(took) * 0.95))] * 1000
+                p50 = percentile(took, 50) * 1000
+                p95 = percentile(took, 95) * 1000
                 results[(era, clients)] = (p50, p95, len(took) / wall)
         return results
 

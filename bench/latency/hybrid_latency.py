@@ -44,11 +44,18 @@ from bench.harness import perf_corpus  # noqa: E402  (this tree's corpus, import
 
 
 def p50(xs: list[float]) -> float:
-    return round(1000 * statistics.median(xs), 2)
+    return p(xs, 50)
 
 
 def p95(xs: list[float]) -> float:
-    return round(1000 * sorted(xs)[int(0.95 * (len(xs) - 1))], 2)
+    return p(xs, 95)
+
+
+def p(xs: list[float], q: float) -> float:
+    # Imported here: a `--serve` child may find an older tree's bench/ first, without timing.py.
+    from bench.harness.timing import percentile
+
+    return round(1000 * percentile(xs, q), 2)
 
 
 async def measure(args, where: dict[str, str]) -> dict:
@@ -257,6 +264,7 @@ def compare(args) -> None:
                     "recall_p95_ms": p95(got["recall"]),
                     "recall_to_floor": round(statistics.median(got["recall"]) / statistics.median(got["floor"]), 2),
                     "remember_p50_ms": p50(got["remember"]),
+                    "remember_p95_ms": p95(got["remember"]),
                     "load_min_median_max": [min(loads), round(statistics.median(loads), 2), max(loads)],
                 }
             ),

@@ -32,6 +32,8 @@ import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+from bench.harness.timing import percentile
+
 BODY = json.dumps(
     {
         "jsonrpc": "2.0",
@@ -116,7 +118,7 @@ async def flood(url: str, conns: int, fresh: bool) -> None:
 
 
 def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
+    return percentile(values, 95)
 
 
 def cpu_seconds(pid: int) -> float:

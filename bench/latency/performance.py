@@ -40,6 +40,8 @@ import time
 import warnings
 from pathlib import Path
 
+from bench.harness.timing import summary
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -59,27 +61,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--source", default=str(HERE.parents[1]), help="the mcp-memory tree to measure")
     parser.add_argument("--label", default="")
     return parser.parse_args()
-
-
-def summary(seconds: list[float]) -> dict[str, float]:
-    """Median, spread and tails of one timed series, in ms."""
-    if not seconds:
-        return {"n": 0}
-    ordered = sorted(seconds)
-
-    def at(p: float) -> float:
-        return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
-
-    return {
-        "n": len(ordered),
-        "p50_ms": at(50),
-        "p95_ms": at(95),
-        "p25_ms": at(25),
-        "p75_ms": at(75),
-        "p5_ms": at(5),
-        "min_ms": ordered[0] * 1000,
-        "max_ms": ordered[-1] * 1000,
-    }
 
 
 def machine() -> dict:

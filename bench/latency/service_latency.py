@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.harness.timing import percentile
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.model import Caller
@@ -64,11 +65,6 @@ OBJECTS = [
 
 def sentence(rng: random.Random, i: int) -> str:
     return f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} (note {i})."
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 async def main(memories: int, runs: int) -> None:

@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.harness.timing import percentile
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
@@ -92,7 +93,7 @@ async def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for s in SETTINGS:
         ms = sorted(times[s])
-        p95 = ms[int(0.95 * (len(ms) - 1))]
+        p95 = percentile(ms, 95)
         print(f"| {s} | {statistics.median(ms):.2f} ms | {p95:.2f} ms | {statistics.fmean(ms):.2f} ms | {len(ms)} |")
     extra = statistics.median(times["FULL"]) - statistics.median(times["NORMAL"])
     print(f"FULL - NORMAL, median: {extra:+.2f} ms per remember")

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.harness.timing import percentile
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.logs import JsonLog, NullLog
@@ -75,11 +76,6 @@ async def fill(service: MemoryService, count: int, seed: int = 7) -> None:
         vectors = await service.embedder.embed([m.content for m in memories])
         await service.vectors.put_many(list(zip(memories, vectors)))
         await service.objects.put_many([(index_key(m), "") for m in memories])  # type: ignore[attr-defined]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def main() -> None:
@@ -154,14 +150,14 @@ async def main() -> None:
         for name in names:
             w, c = times[name], cpu[name]
             print(
-                f"| {name} | {statistics.median(w):.1f} | {percentile(w, 0.95):.1f} | "
-                f"{statistics.median(c):.1f} | {percentile(c, 0.95):.1f} |"
+                f"| {name} | {statistics.median(w):.1f} | {percentile(w, 95):.1f} | "
+                f"{statistics.median(c):.1f} | {percentile(c, 95):.1f} |"
             )
         for kind, table in (("wall", times), ("CPU", cpu)):
             overhead = [s - r for s, r in zip(table["search page"], table["recall alone (same query)"])]
             print(
                 f"\nsearch page minus recall ({kind}), per round: p50 {statistics.median(overhead):.1f} ms, "
-                f"p95 {percentile(overhead, 0.95):.1f} ms"
+                f"p95 {percentile(overhead, 95):.1f} ms"
             )
         await client.aclose()
         await service.close()

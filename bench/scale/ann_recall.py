@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.data import madial_data, project_set_data
+from bench.harness.timing import percentile
 
 HERE = Path(__file__).resolve().parent
 from bench.harness import perf_corpus  # noqa: E402
@@ -43,8 +43,8 @@ EPOCH_MS = 1_700_000_000_000  # before the fill's ids: the added memories never 
 
 def ms(xs: list[float]) -> dict[str, float]:
     return {
-        "p50": round(1000 * statistics.median(xs), 1),
-        "p95": round(1000 * sorted(xs)[int(0.95 * (len(xs) - 1))], 1),
+        "p50": round(1000 * percentile(xs, 50), 1),
+        "p95": round(1000 * percentile(xs, 95), 1),
         "n": len(xs),
     }
 

@@ -17,11 +17,12 @@ import asyncio
 import json
 import os
 import resource
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+
+from bench.harness.timing import percentile
 
 TENANT = "bench"
 
@@ -71,8 +72,8 @@ async def main(args: argparse.Namespace) -> None:
             "code": os.environ.get("PYTHONPATH", ""),
             "open + first query s": round(open_first, 3),
             "first hits": len(first),
-            "query p50 ms": round(1000 * statistics.median(times), 1),
-            "query p95 ms": round(1000 * sorted(times)[int(0.95 * (len(times) - 1))], 1),
+            "query p50 ms": round(1000 * percentile(times, 50), 1),
+            "query p95 ms": round(1000 * percentile(times, 95), 1),
             "rss MB (now, peak)": rss_mb(),
             "load": os.getloadavg()[0],
         }
