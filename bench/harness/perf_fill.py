@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mcp_memory.core.ids import iso, ulid
-from mcp_memory.core.model import Memory
+from mcp_memory.core.model import Memory, MemoryType
 from mcp_memory.core.object_keys import index_key
 
 TENANT = "bench"
@@ -31,15 +31,38 @@ EPOCH_MS = 1_767_225_600_000
 CONCURRENCY = 64
 
 
-def bench_memory(i: int, text: str) -> Memory:
+def bench_memory(i: int, text: str, *, every_7th: MemoryType = "decision", tags: tuple[str, ...] = ()) -> Memory:
+    """Memory `i` of the corpus: its id and time from `i`, every 7th of type `every_7th`, every
+    10th conversation-scoped (bench/scale/million.py makes its large tenant of the same memories,
+    with patterns and one of 50 tags each)."""
     at = EPOCH_MS + i
     scoped = i % 10 == 9
     return Memory(
         id=ulid(at, i.to_bytes(16, "big")),
         tenant=TENANT,
         content=text,
-        memory_type="decision" if i % 7 == 3 else "project",
+        memory_type=every_7th if i % 7 == 3 else "project",
+        tags=tags,
         created_at=iso(at),
+        scope="conversation" if scoped else "project",
+        conversation=f"conv-{i % 20}" if scoped else None,
+    )
+
+
+def unit_rows(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    """`count` random unit vectors: for the scripts that time the scan, which costs the same for any."""
+    vectors = rng.standard_normal((count, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def numbered_memory(i: int) -> Memory:
+    """Memory `i` of a store of random vectors ("memory number i"): every 10th conversation-scoped."""
+    scoped = i % 10 == 0
+    return Memory(
+        id=f"m{i:07d}",
+        tenant=TENANT,
+        content=f"memory number {i}",
+        created_at="2026-01-01T00:00:00.000Z",
         scope="conversation" if scoped else "project",
         conversation=f"conv-{i % 20}" if scoped else None,
     )

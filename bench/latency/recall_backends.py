@@ -31,9 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.harness.perf_fill import numbered_memory, unit_rows
+from bench.harness.timing import percentile
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
-from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.model import Caller
 from mcp_memory.core.ports import Embedder
 from mcp_memory.core.service import MemoryService
 
@@ -58,32 +60,11 @@ class PrecomputedEmbedder(Embedder):
         return None
 
 
-def unit_rows(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
-    vectors = rng.standard_normal((count, dim)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-def bench_memory(i: int) -> Memory:
-    scoped = i % 10 == 0
-    return Memory(
-        id=f"m{i:07d}",
-        tenant=TENANT,
-        content=f"memory number {i}",
-        created_at="2026-01-01T00:00:00.000Z",
-        scope="conversation" if scoped else "project",
-        conversation=f"conv-{i % 20}" if scoped else None,
-    )
-
-
-def percentile(sorted_ms: list[float], fraction: float) -> float:
-    return sorted_ms[min(len(sorted_ms) - 1, int(len(sorted_ms) * fraction))]
-
-
 async def fill(name: str, vectors, embeddings: np.ndarray) -> None:
     started = time.perf_counter()
     for start in range(0, len(embeddings), 64):
         await asyncio.gather(
-            *(vectors.put(bench_memory(i), embeddings[i]) for i in range(start, min(len(embeddings), start + 64)))
+            *(vectors.put(numbered_memory(i), embeddings[i]) for i in range(start, min(len(embeddings), start + 64)))
         )
     print(f"{name}: filled {len(embeddings)} memories in {time.perf_counter() - started:.1f} s", flush=True)
 
@@ -134,7 +115,7 @@ async def main(count: int, dim: int, database_url: str) -> None:
     for (name, call), values in times.items():
         values.sort()
         print(
-            f"{name:<10} {call:<8} {statistics.median(values):>8.2f} {percentile(values, 0.9):>8.2f} {values[-1]:>8.2f}"
+            f"{name:<10} {call:<8} {statistics.median(values):>8.2f} {percentile(values, 90):>8.2f} {values[-1]:>8.2f}"
         )
     for call in ("recall", "query"):
         ratio = statistics.median(times[("postgres", call)]) / statistics.median(times[("sqlite", call)])

@@ -21,37 +21,22 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.core.model import Memory
+from bench.harness.perf_fill import numbered_memory, unit_rows
 from mcp_memory.stores.sqlite.store import open_sqlite
 
 TENANT = "bench"
 
 
-def _unit(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
-    vectors = rng.standard_normal((count, dim)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-def _memory(i: int) -> Memory:
-    scoped = i % 10 == 0
-    return Memory(
-        id=f"m{i:07d}",
-        tenant=TENANT,
-        content=f"memory number {i}",
-        created_at="2026-01-01T00:00:00.000Z",
-        scope="conversation" if scoped else "project",
-        conversation=f"conv-{i % 20}" if scoped else None,
-    )
-
-
 async def fill(path: Path, count: int, dim: int) -> None:
     vectors, _ = await open_sqlite(path, model="bench", dim=dim)
     rng = np.random.default_rng(7)
-    embeddings = _unit(rng, count, dim)
+    embeddings = unit_rows(rng, count, dim)
     started = time.perf_counter()
     batch = 64
     for start in range(0, count, batch):
-        await asyncio.gather(*(vectors.put(_memory(i), embeddings[i]) for i in range(start, min(count, start + batch))))
+        await asyncio.gather(
+            *(vectors.put(numbered_memory(i), embeddings[i]) for i in range(start, min(count, start + batch)))
+        )
     print(f"filled {count} memories in {time.perf_counter() - started:.1f} s")
     await vectors.close()
     await _.close()
@@ -59,7 +44,7 @@ async def fill(path: Path, count: int, dim: int) -> None:
 
 async def measure(path: Path, dim: int) -> None:
     vectors, objects = await open_sqlite(path, model="bench", dim=dim)
-    queries = _unit(np.random.default_rng(11), 60, dim)
+    queries = unit_rows(np.random.default_rng(11), 60, dim)
     started = time.perf_counter()
     await vectors.query(TENANT, queries[0], 10, None)
     print(f"cold first query (loads the cache): {(time.perf_counter() - started) * 1000:.0f} ms")
@@ -75,7 +60,7 @@ async def measure(path: Path, dim: int) -> None:
             f"warm query, top_k=10, {label}: median {statistics.median(times):.1f} ms, "
             f"p90 {times[int(len(times) * 0.9)]:.1f} ms, max {times[-1]:.1f} ms"
         )
-    await vectors.put(_memory(10**6), queries[55])
+    await vectors.put(numbered_memory(10**6), queries[55])
     t0 = time.perf_counter()
     await vectors.query(TENANT, queries[56], 10, None)
     print(f"first query after one put (incremental refresh): {(time.perf_counter() - t0) * 1000:.1f} ms")

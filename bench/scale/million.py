@@ -41,9 +41,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 from bench.harness import perf_corpus  # noqa: E402
-
-TENANT = "bench"
-EPOCH_MS = 1_767_225_600_000
+from bench.harness.perf_fill import bench_memory as corpus_memory  # noqa: E402
 
 
 def noisy(base: np.ndarray, start: int, stop: int, sigma: float, seed: int) -> np.ndarray:
@@ -57,21 +55,18 @@ def noisy(base: np.ndarray, start: int, stop: int, sigma: float, seed: int) -> n
 
 
 def record(i: int, text: str, vector: np.ndarray) -> str:
-    from mcp_memory.core.ids import iso, ulid
-
-    at = EPOCH_MS + i
-    scoped = i % 10 == 9
+    memory = bench_memory(i, text)
     return json.dumps(
         {
-            "id": ulid(at, i.to_bytes(16, "big")),
-            "tenant": TENANT,
-            "content": text,
-            "type": "pattern" if i % 7 == 3 else "project",
-            "category": None,
-            "tags": [f"t{i % 50}"],
-            "scope": "conversation" if scoped else "project",
-            "conversation": f"conv-{i % 20}" if scoped else None,
-            "createdAt": iso(at),
+            "id": memory.id,
+            "tenant": memory.tenant,
+            "content": memory.content,
+            "type": memory.memory_type,
+            "category": memory.category,
+            "tags": list(memory.tags),
+            "scope": memory.scope,
+            "conversation": memory.conversation,
+            "createdAt": memory.created_at,
             "trustBase": 1,
             "accessCount": 0,
             "lastAccessedAt": None,
@@ -85,21 +80,9 @@ BLOCK = 20_000
 
 
 def bench_memory(i: int, text: str):
-    from mcp_memory.core.ids import iso, ulid
-    from mcp_memory.core.model import Memory
-
-    at = EPOCH_MS + i
-    scoped = i % 10 == 9
-    return Memory(
-        id=ulid(at, i.to_bytes(16, "big")),
-        tenant=TENANT,
-        content=text,
-        memory_type="pattern" if i % 7 == 3 else "project",
-        tags=(f"t{i % 50}",),
-        created_at=iso(at),
-        scope="conversation" if scoped else "project",
-        conversation=f"conv-{i % 20}" if scoped else None,
-    )
+    """The performance corpus's memory `i` (bench/harness/perf_fill.py), a pattern where that one
+    is a decision, with one of 50 tags."""
+    return corpus_memory(i, text, every_7th="pattern", tags=(f"t{i % 50}",))
 
 
 async def copy_into(
