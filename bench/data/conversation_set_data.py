@@ -14,8 +14,10 @@ import datetime
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+
+from bench.data.files import jsonl, write_or_check
 
 DATA = Path(__file__).resolve().parent / "conversations"
 SOURCE = DATA / "src" / "chats.txt"
@@ -90,21 +92,10 @@ def load() -> tuple[list[Turn], list[Question]]:
     return turns, questions
 
 
-def jsonl(rows: list) -> str:
-    return "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in rows)
-
-
 def main(argv: list[str]) -> int:
     turns, questions = build()
-    texts = {TURNS: jsonl(turns), QUESTIONS: jsonl(questions)}
-    if "--check" in argv:
-        stale = [p.name for p, t in texts.items() if not p.exists() or p.read_text(encoding="utf-8") != t]
-        if stale:
-            print(f"stale: {', '.join(stale)}; run python -m bench.data.conversation_set_data", file=sys.stderr)
-            return 1
-    else:
-        for path, text in texts.items():
-            path.write_text(text, encoding="utf-8")
+    if write_or_check({TURNS: jsonl(turns), QUESTIONS: jsonl(questions)}, argv, "bench.data.conversation_set_data"):
+        return 1
     chats = sorted({t.chat for t in turns})
     print(f"{len(chats)} chats, {len(turns)} turns, {len(questions)} questions")
     return 0

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.data.files import jsonl, write_or_check
 
 DATA = Path(__file__).resolve().parent / "project_memory"
 SOURCES = DATA / "src"
@@ -128,10 +130,6 @@ def build() -> tuple[list[Fact], list[Question]]:
     return facts, questions
 
 
-def jsonl(rows: list) -> str:
-    return "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in rows)
-
-
 def load() -> tuple[list[Fact], list[Question]]:
     """The committed JSONL (what the benchmark measures)."""
     facts = [Fact(**json.loads(line)) for line in FACTS.read_text(encoding="utf-8").splitlines()]
@@ -145,15 +143,8 @@ def load() -> tuple[list[Fact], list[Question]]:
 
 def main(argv: list[str]) -> int:
     facts, questions = build()
-    texts = {FACTS: jsonl(facts), QUESTIONS: jsonl(questions)}
-    if "--check" in argv:
-        stale = [p.name for p, t in texts.items() if not p.exists() or p.read_text(encoding="utf-8") != t]
-        if stale:
-            print(f"stale: {', '.join(stale)}; run python -m bench.data.project_set_data", file=sys.stderr)
-            return 1
-    else:
-        for path, text in texts.items():
-            path.write_text(text, encoding="utf-8")
+    if write_or_check({FACTS: jsonl(facts), QUESTIONS: jsonl(questions)}, argv, "bench.data.project_set_data"):
+        return 1
     answerable = [q for q in questions if not q.absent]
     print(
         f"{len(facts)} facts ({sum(f.lang == 'ko' for f in facts)} Korean), {len(answerable)} questions "

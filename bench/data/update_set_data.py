@@ -15,8 +15,10 @@ import datetime
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+
+from bench.data.files import jsonl, write_or_check
 
 DATA = Path(__file__).resolve().parent / "updates"
 SOURCE = DATA / "src" / "updates.txt"
@@ -75,13 +77,8 @@ def load() -> list[Pair]:
 
 def main(argv: list[str]) -> int:
     pairs = build()
-    text = "".join(json.dumps(asdict(p), ensure_ascii=False) + "\n" for p in pairs)
-    if "--check" in argv:
-        if not PAIRS.exists() or PAIRS.read_text(encoding="utf-8") != text:
-            print("stale: pairs.jsonl; run python -m bench.data.update_set_data", file=sys.stderr)
-            return 1
-    else:
-        PAIRS.write_text(text, encoding="utf-8")
+    if write_or_check({PAIRS: jsonl(pairs)}, argv, "bench.data.update_set_data"):
+        return 1
     print(
         f"{len(pairs)} pairs ("
         + ", ".join(f"{k} {sum(p.kind == k for p in pairs)}" for k in KINDS)
