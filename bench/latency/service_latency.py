@@ -4,8 +4,9 @@
     .venv/bin/python -m bench.latency.service_latency [--memories 1000] [--runs 200]
 
 The store is filled first through the real `remember` (so the index keys and the
-dedup check are real too); then `recall` and `remember` are timed one call at a
-time, each with a different sentence, after a warm-up. Medians and p95 in ms.
+dedup check are real too) with the performance corpus's sentences (bench/harness/perf_corpus.py);
+then `recall` (the corpus's questions) and `remember` (new facts) are timed one call at a
+time after a warm-up. Medians and p95 in ms (bench/harness/timing.py).
 """
 
 from __future__ import annotations
@@ -14,89 +15,45 @@ import argparse
 import asyncio
 import os
 import platform
-import random
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from bench.harness.timing import percentile
+from bench.harness import perf_corpus
+from bench.harness.timing import Stopwatch
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.model import Caller
 
-SUBJECTS = [
-    "the billing service",
-    "staging",
-    "the nightly backup",
-    "the search index",
-    "our CI pipeline",
-    "the mobile app",
-    "the payments webhook",
-    "the data warehouse",
-    "the auth proxy",
-    "release trains",
-]
-VERBS = [
-    "is restored from",
-    "retries",
-    "is rebuilt after",
-    "pages the on-call when",
-    "is deployed with",
-    "reads its settings from",
-    "is rate-limited by",
-    "writes audit logs to",
-    "is owned by",
-    "times out after",
-]
-OBJECTS = [
-    "the Monday snapshot",
-    "three attempts with jitter",
-    "every schema change",
-    "latency passes 2 seconds",
-    "a blue-green switch",
-    "the shared config bucket",
-    "the edge gateway",
-    "the compliance archive",
-    "the platform team",
-    "thirty seconds of silence",
-]
-
-
-def sentence(rng: random.Random, i: int) -> str:
-    return f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} (note {i})."
-
 
 async def main(memories: int, runs: int) -> None:
-    rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         env = {"MEMORY_DB_PATH": str(Path(tmp) / "bench.db"), "HOME": tmp}
         service = await open_service(Settings.from_env(env))
         caller = Caller("bench")
+        recall, remember = Stopwatch(), Stopwatch()
         try:
             started = time.perf_counter()
-            for i in range(memories):
-                await service.remember(caller, sentence(rng, i))
+            for text in perf_corpus.corpus(memories):
+                await service.remember(caller, text)
             fill = time.perf_counter() - started
-            for i in range(20):  # warm-up: model loaded, caches filled
-                await service.recall(caller, sentence(rng, 10_000 + i))
-            recall_ms, remember_ms = [], []
-            for i in range(runs):
-                t = time.perf_counter()
-                await service.recall(caller, f"what do we know about {rng.choice(SUBJECTS)} and {rng.choice(OBJECTS)}?")
-                recall_ms.append((time.perf_counter() - t) * 1000)
-            for i in range(runs):
-                t = time.perf_counter()
-                await service.remember(caller, sentence(rng, 20_000 + i))
-                remember_ms.append((time.perf_counter() - t) * 1000)
+            questions = perf_corpus.queries(20 + runs)
+            for question in questions[:20]:  # warm-up: model loaded, caches filled
+                await service.recall(caller, question)
+            for question in questions[20:]:
+                with recall:
+                    await service.recall(caller, question)
+            for fact in perf_corpus.new_facts(runs, seed=5):
+                with remember:
+                    await service.remember(caller, fact)
         finally:
             await service.close()
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}")
     print(f"filled {memories} memories through remember in {fill:.1f} s")
-    for name, values in (("recall", recall_ms), ("remember", remember_ms)):
+    for name, watch in (("recall", recall), ("remember", remember)):
         print(
-            f"{name:8s} n={len(values)} median {statistics.median(values):.2f} ms  "
-            f"p95 {percentile(values, 95):.2f} ms  min {min(values):.2f} ms"
+            f"{name:8s} n={len(watch.seconds)} median {watch.p(50):.2f} ms  "
+            f"p95 {watch.p(95):.2f} ms  min {watch.p(0):.2f} ms"
         )
 
 
