@@ -22,6 +22,7 @@ SETTINGS = {"1": 1, "2 (ours)": 2, "onnxruntime default": 0}
 
 _CHILD = """
 import asyncio, json, os, statistics, sys, time
+from bench.harness.timing import percentile
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 async def main(threads, calls, query):
@@ -39,7 +40,7 @@ async def main(threads, calls, query):
     await embedder.close()
     took.sort()
     print(json.dumps({"first": first, "load": embedder.load_seconds, "median": statistics.median(took),
-                      "p90": took[int(len(took) * 0.9)], "cpu_per_call": cpu / calls}))
+                      "p90": percentile(took, 90), "cpu_per_call": cpu / calls}))
 
 asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]))
 """

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness.perf_fill import numbered_memory, unit_rows
+from bench.harness.timing import percentile
 from mcp_memory.stores.sqlite.store import open_sqlite
 
 TENANT = "bench"
@@ -58,7 +59,7 @@ async def measure(path: Path, dim: int) -> None:
         times.sort()
         print(
             f"warm query, top_k=10, {label}: median {statistics.median(times):.1f} ms, "
-            f"p90 {times[int(len(times) * 0.9)]:.1f} ms, max {times[-1]:.1f} ms"
+            f"p90 {percentile(times, 90):.1f} ms, max {times[-1]:.1f} ms"
         )
     await vectors.put(numbered_memory(10**6), queries[55])
     t0 = time.perf_counter()
