@@ -1,7 +1,7 @@
 """MADial-Bench (English) for the recall-quality benchmarks: loading, the authors' query, metrics.
 
-Shared by `bench/quality/madial.py` (recall through the service) and `bench/quality/madial_truncation.py`
-(how the query is cut to the model's window). The data and the protocol are described in
+Shared by `bench/quality/madial.py` (recall through the service) and the other MADial scripts of
+bench/quality/. The data and the protocol are described in
 /work/shared/eval/README.md; nothing here is part of the test suite.
 """
 

@@ -20,8 +20,8 @@ than QUESTION_TERMS terms) keeps h = 1: most of its words are not its subject.
 A plain rank fusion (RRF) would give a weak keyword list as much say as a strong embedding list;
 this adds keyword evidence in proportion to how discriminative it is.
 
-KEYWORD_WEIGHT was chosen on the plateau measured by bench/quality/fusion_probe.py on MADial-Bench,
-not at its peak (bench/RESULTS.md#fusion-cosine--w--keyword-not-rrf-benchqualityfusion_probepy).
+KEYWORD_WEIGHT was chosen on the plateau measured on MADial-Bench, not at its peak
+(bench/RESULTS.md#fusion-cosine--w--keyword-not-rrf-benchqualityfusion_probepy).
 
 The cosine only counts as far as the embedder can read the query (`readable_share`): an
 English-only model's cosine for a Korean question is noise, so for the share of the query's
