@@ -96,5 +96,5 @@ def test_every_module_a_docstring_or_comment_names_without_its_folder_exists() -
 
 
 def test_a_bare_module_name_that_is_no_module_is_caught() -> None:
-    source = '"""The cache (vectors.py) and the codec (counter_codec.py); see docs/a.md."""\n'
+    source = '"""The cache (vectors.py) and the codec (counter_codec.py)."""\n'
     assert missing_modules(source, {"vectors.py"}) == [(1, "counter_codec.py")]
