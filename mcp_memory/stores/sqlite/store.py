@@ -29,7 +29,7 @@ from mcp_memory.stores.records import SCAN_BATCH, StoredObject, assert_within_me
 from mcp_memory.stores.sqlite import keywords
 from mcp_memory.stores.sqlite.db import CHUNK, SYNCHRONOUS, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
-from mcp_memory.stores.sqlite.rows import RowCache
+from mcp_memory.stores.sqlite.row_cache import RowCache
 
 if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
     import numpy as np
@@ -392,7 +392,7 @@ class SqliteVectorStore(VectorStore):
     def _read_rows(
         self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]
     ) -> dict[str, Memory]:
-        """The rows of `ids`, from the row cache where it holds them at this version (rows.py)."""
+        """The rows of `ids`, from the row cache where it holds them at this version (row_cache.py)."""
         memories, missing = self._rows.get_many(tenant, version, ids)
         if missing:
             fetched = _fetch(conn, tenant, missing)

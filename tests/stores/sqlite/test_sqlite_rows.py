@@ -8,7 +8,7 @@ import pytest
 
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.sqlite import store as sqlite_module
-from mcp_memory.stores.sqlite.rows import RowCache
+from mcp_memory.stores.sqlite.row_cache import RowCache
 from tests.stores.sqlite.test_sqlite import close_pair, open_pair
 from tests.stores.test_contract import axis, memory
 
