@@ -20,7 +20,10 @@ remember, so all trees are timed at the same moments of a busy machine's load:
 
 A tree's own `bench/harness/perf_fill.py` and `perf_probes.py` are used when it has them (an older layout
 of the package needs its own), the corpus always this one's, so every tree holds the same memories.
-The load average is read every ten queries (min, median, max printed).
+The load average is read every ten queries (min, median, max printed). Then one line per pair
+(`--pair AFTER:BEFORE`, repeatable; by default every tree against the first): for recall and for
+remember, the median of AFTER's calls' ratios to BEFORE's call of the same round, with a 95 %
+bootstrap interval; an interval that holds 1.0 is a difference within the run's noise.
 """
 
 from __future__ import annotations
@@ -270,6 +273,24 @@ def compare(args) -> None:
             ),
             flush=True,
         )
+    pairs = [spec.split(":", 1) for spec in args.pair] or [[n, names[0]] for n in names[1:]]
+    for after, before in pairs:
+        print(json.dumps({"pair": f"{after}/{before}", **paired(samples[after], samples[before])}), flush=True)
+    if args.samples:
+        Path(args.samples).write_text(json.dumps(samples))
+
+
+def paired(after: dict[str, list[float]], before: dict[str, list[float]]) -> dict[str, object]:
+    """Each call of `after` against `before`'s call of the same round (moments apart): the median
+    of those ratios and its 95 % bootstrap interval (2,000 resamples of the rounds)."""
+    rng = np.random.default_rng(5)
+    out: dict[str, object] = {}
+    for op in ("recall", "remember"):
+        ratios = np.array(after[op]) / np.array(before[op])
+        medians = np.median(ratios[rng.integers(0, len(ratios), (2000, len(ratios)))], axis=1)
+        low, high = np.percentile(medians, [2.5, 97.5])
+        out[op] = [round(float(np.median(ratios)), 3), round(float(low), 3), round(float(high), 3)]
+    return out
 
 
 if __name__ == "__main__":
@@ -279,6 +300,10 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--tree", action="append", default=[], help="NAME=PATH: compare trees side by side")
     parser.add_argument("--data", help="keep the store here (filled once, topped up)")
+    parser.add_argument("--samples", help="with --tree: also write every timed call's seconds here (JSON)")
+    parser.add_argument(
+        "--pair", action="append", default=[], help="AFTER:BEFORE, two --tree names (default: each against the first)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--bench-dir", help=argparse.SUPPRESS)
     parsed = parser.parse_args()
