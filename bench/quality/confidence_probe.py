@@ -18,9 +18,9 @@ import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 from bench.data import madial_data as md
+from bench.data import project_set_data
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
@@ -30,7 +30,6 @@ from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 NOW_MS = 1_780_000_000_000.0
 DUMP = open(os.environ["DUMP"], "w") if os.environ.get("DUMP") else None
-PROJECT_DIR = Path(os.environ.get("PROJECT_SET_DIR", Path(__file__).resolve().parents[1] / "data" / "project_memory"))
 
 
 @dataclass
@@ -56,10 +55,9 @@ def madial() -> Corpus:
 
 
 def project() -> Corpus:
-    facts = [json.loads(line) for line in (PROJECT_DIR / "facts.jsonl").read_text().splitlines() if line.strip()]
-    questions = [json.loads(line) for line in (PROJECT_DIR / "questions.jsonl").read_text().splitlines() if line]
-    memories = [(f["tenant"], f["id"], f["text"]) for f in facts]
-    cases = [Case(q["tenant"], q["text"], frozenset(q["gold"]), q["kind"]) for q in questions]
+    facts, questions = project_set_data.load()
+    memories = [(f.tenant, f.id, f.text) for f in facts]
+    cases = [Case(q.tenant, q.text, frozenset(q.gold), q.kind) for q in questions]
     return Corpus("project set", memories, cases)
 
 

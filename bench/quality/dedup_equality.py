@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.data import update_set_data
 from mcp_memory.core import dedup, recall
 from mcp_memory.core.dedup_words import ARTICLES
 from tests.core.dedup_pairs import APART, MERGE
@@ -65,16 +66,13 @@ def pair_sets() -> dict[str, tuple[bool, list[tuple[str, str]]]]:
     cases = [json.loads(line) for line in lines if line.strip() and not line.startswith("#")]
     facts = [c["fact"] for c in cases if "fact" in c]
     typos = [(c["fact"], c["typo"]) for c in cases if "typo" in c]
-    updates = [
-        json.loads(line)
-        for line in (ROOT / "bench" / "data" / "updates" / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
+    updates = update_set_data.load()
     return {
         "pair table, merge": (True, list(MERGE)),
         "calibration set, fact and its typo": (True, typos),
         "pair table, apart": (False, [(a, b) for a, b, _ in APART]),
         "calibration set, distinct facts": (False, [(a, b) for i, a in enumerate(facts) for b in facts[i + 1 :]]),
-        "updates, corrections": (False, [(u["old"], u["new"]) for u in updates]),
+        "updates, corrections": (False, [(u.old, u.new) for u in updates]),
     }
 
 
