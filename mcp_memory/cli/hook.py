@@ -3,7 +3,8 @@
 It runs before every prompt, so it is small on purpose: it imports the standard library and
 core/hooks.py, asks the serving process on its socket (server/hook_socket.py), and only
 when nothing listens there opens the store itself, in a thread it waits MEMORY_HOOK_TIMEOUT_MS
-(1 s) for. Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
+for (1 s; SessionStart 4 s), looking again for the socket meanwhile. A serving process still
+starting is waited for up to STARTING_WAIT_MS (docs/hooks.md#a-sessions-first-seconds). Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
 log), stdout holds only the documented JSON, or nothing at all when nothing qualifies.
 
 The tenant and conversation come from --tenant / MEMORY_TENANT / "local" and --conversation /
@@ -26,11 +27,18 @@ from mcp_memory.core import hooks
 from mcp_memory.core.hooks import Ask
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
-#: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer (its first recall
-#: may still load the model), or for its own process to open the store and answer when none listens.
+#: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer, or for its own
+#: process to open the store and answer when none listens.
 DEFAULT_TIMEOUT_MS = 1000
 TIMEOUT_MS_MIN, TIMEOUT_MS_MAX = 100, 10_000
 FALLBACK_SECONDS = DEFAULT_TIMEOUT_MS / 1000
+#: What SessionStart waits by default, and a prompt while the serving process is still starting
+#: (its marker beside the socket: it listens before its store opens and its model loads). A session's
+#: first hooks run while Claude Code starts serve-stdio; the plugin gives them 10 and 5 seconds.
+STARTING_WAIT_MS = 4000
+STARTING_SECONDS = STARTING_WAIT_MS / 1000
+#: How often a hook answering itself looks whether a serving process has started listening.
+LOOK_AGAIN_SECONDS = 0.1
 #: Capture asks once a session has sent this many prompts (or has been compacted).
 CAPTURE_AFTER_PROMPTS = 3
 #: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
@@ -153,6 +161,11 @@ class HookSettings:
         self.capture = capture
         self.timeout_ms = timeout_ms
 
+    @property
+    def starting_ms(self) -> int:
+        """How long to wait for a serving process that is still starting."""
+        return max(self.timeout_ms, STARTING_WAIT_MS)
+
     @classmethod
     def read(cls, environ: Mapping[str, str], hook: str) -> HookSettings:
         confidence = (environ.get("MEMORY_HOOK_MIN_CONFIDENCE") or "high").strip().lower()
@@ -170,7 +183,12 @@ class HookSettings:
             min_confidence=confidence,
             capture=capture in ("1", "true", "yes", "on"),
             timeout_ms=_integer(
-                environ, "MEMORY_HOOK_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, hook
+                environ,
+                "MEMORY_HOOK_TIMEOUT_MS",
+                STARTING_WAIT_MS if hook == "SessionStart" else DEFAULT_TIMEOUT_MS,
+                TIMEOUT_MS_MIN,
+                TIMEOUT_MS_MAX,
+                hook,
             ),
         )
 
@@ -206,15 +224,18 @@ class Unreachable(Exception):
     """Nothing listens on the socket (or it refused the question): the hook answers itself."""
 
 
-def ask_socket(ask: Ask, path: Path, seconds: float) -> tuple[str | None, list[str]]:
-    deadline = time.monotonic() + seconds
+def ask_socket(ask: Ask, path: Path, deadline: float, starting_deadline: float) -> tuple[str | None, list[str]]:
+    """The serving process's answer by `deadline` (time.monotonic), or by `starting_deadline` when
+    its marker says it is still starting. Unreachable when nothing listens or it refused."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.settimeout(seconds)
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
             sock.connect(str(path))
         except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
             raise Unreachable(type(exc).__name__) from None
+        if hooks.server_starting(path):
+            deadline = max(deadline, starting_deadline)
         sock.sendall(ask.to_line())
         chunks: list[bytes] = []
         while not chunks or not chunks[-1].endswith(b"\n"):
@@ -236,48 +257,77 @@ def ask_socket(ask: Ask, path: Path, seconds: float) -> tuple[str | None, list[s
     return (text if isinstance(text, str) and text else None), [i for i in ids or [] if isinstance(i, str)]
 
 
-def ask_here(ask: Ask, seconds: float, environ: Mapping[str, str]) -> tuple[str | None, list[str]] | None:
-    """The answer from this process (opening the store), or None when it did not come in time."""
-    import threading
+class Here:
+    """This process's own answer, worked out in a thread (opening the store, perhaps loading the model)."""
 
-    outcome: list[Any] = []
+    def __init__(self, ask: Ask, environ: Mapping[str, str]) -> None:
+        import threading
 
-    def work() -> None:
+        self.outcome: list[Any] = []
+        self.thread = threading.Thread(target=self._work, args=(ask, environ), name="hook-fallback", daemon=True)
+        self.thread.start()
+        _THREADS.append(self.thread)
+
+    def _work(self, ask: Ask, environ: Mapping[str, str]) -> None:
         import asyncio
 
         from mcp_memory.cli.hook_fallback import answer_here
 
         try:
-            outcome.append(asyncio.run(answer_here(ask, environ)))
+            self.outcome.append(asyncio.run(answer_here(ask, environ)))
         except BaseException as exc:  # reported by the waiting thread
-            outcome.append(exc)
+            self.outcome.append(exc)
 
-    worker = threading.Thread(target=work, name="hook-fallback", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if not outcome:
-        return None
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    result: tuple[str | None, list[str]] = outcome[0]
-    return result
+    def result(self, seconds: float) -> tuple[str | None, list[str]] | None:
+        """The answer, if it comes within `seconds`; re-raises what the thread raised."""
+        self.thread.join(max(0.0, seconds))
+        if not self.outcome:
+            return None
+        self.thread.join()  # its outcome is in: it is only returning (main ends a running one at once)
+        if isinstance(self.outcome[0], BaseException):
+            raise self.outcome[0]
+        result: tuple[str | None, list[str]] = self.outcome[0]
+        return result
 
 
-def ask(question: Ask, hook: str, environ: Mapping[str, str], seconds: float) -> tuple[str | None, list[str]]:
-    """The serving process's answer, else this process's, each within `seconds`, else nothing."""
+#: The answering threads of this process: one still running at exit ends it at once (main).
+_THREADS: list[Any] = []
+
+
+def ask(
+    question: Ask, hook: str, environ: Mapping[str, str], seconds: float, starting_seconds: float | None = None
+) -> tuple[str | None, list[str]]:
+    """The serving process's answer, else this process's, within `seconds` (`starting_seconds` for
+    a serving process still starting), else nothing. While this process works out its own answer it
+    looks again for a serving process every LOOK_AGAIN_SECONDS: one that starts listening meanwhile
+    (a session's first seconds) answers instead."""
+    started = time.monotonic()
+    deadline = started + seconds
+    starting_deadline = started + max(seconds, starting_seconds or 0.0)
     path = hooks.socket_path(question.tenant, environ)
     try:
-        return ask_socket(question, path, seconds)
+        return ask_socket(question, path, deadline, starting_deadline)
     except Unreachable:
         pass
     except (OSError, ValueError) as exc:
         log("hook_server_failed", hook, reason=type(exc).__name__)
         return None, []
-    result = ask_here(question, seconds, environ)
-    if result is None:
-        log("hook_timed_out", hook, seconds=seconds)
-        raise TimedOut
-    return result
+    here = Here(question, environ)
+    while True:
+        result = here.result(min(LOOK_AGAIN_SECONDS, deadline - time.monotonic()))
+        if result is not None:
+            return result
+        if os.path.exists(path):
+            try:
+                return ask_socket(question, path, deadline, starting_deadline)
+            except Unreachable:
+                pass
+            except (OSError, ValueError) as exc:
+                log("hook_server_failed", hook, reason=type(exc).__name__)
+                raise TimedOut from None
+        if time.monotonic() >= deadline:
+            log("hook_timed_out", hook, seconds=seconds)
+            raise TimedOut
 
 
 class TimedOut(Exception):
@@ -352,7 +402,7 @@ def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]
         settings.limit,
         settings.min_confidence,
     )
-    text, ids = ask(question, event, environ, settings.timeout_ms / 1000)
+    text, ids = ask(question, event, environ, settings.timeout_ms / 1000, settings.starting_ms / 1000)
     if text and state_file is not None and session_id is not None:
         with hook_state.session(state_file, session_id) as state:
             state.show(ids)
@@ -385,6 +435,8 @@ def main(
     if result is not None:
         out.write(json.dumps(result, separators=(",", ":")) + "\n")
         out.flush()
+    if any(thread.is_alive() for thread in _THREADS):  # its own answer came second: it may hold the store
+        _flush_and_exit(out)
     return 0
 
 

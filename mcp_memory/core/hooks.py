@@ -195,3 +195,27 @@ def socket_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
 def state_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
     """The per-session state of this (store, tenant)'s hooks (cli/hook_state.py)."""
     return data_dir(environ) / SOCKET_DIR_NAME / f"{store_key(tenant, environ)}.sessions.json"
+
+
+def starting_path(socket: Path) -> Path:
+    """The marker a serving process keeps beside its socket from the moment it listens until its
+    model is loaded: a hook that finds it waits longer (cli/hook.py STARTING_WAIT_MS)."""
+    return socket.with_name(socket.name.removesuffix(".sock") + ".starting")
+
+
+def server_starting(socket: Path) -> bool:
+    """True when the marker beside `socket` names a process that is still running."""
+    try:
+        with open(starting_path(socket), "rb") as marker:
+            pid = int(marker.read(32).strip() or b"0")
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's (cannot happen in a 0700 folder, but it is alive)
+        return True
+    return True

@@ -6,6 +6,10 @@ socket lives in the data directory under a name of the store and tenant (core/ho
 socket_path), with mode 0600 in a 0700 folder. Several sessions of one project run several
 serve-stdio processes: the first one listens, the others look again every TAKEOVER_SECONDS
 and take over when it has gone. A question for another tenant is refused.
+
+serve-stdio listens before it opens the store (a session's first hooks run while it starts):
+a question that comes before `serve(service)` waits for it, and until `warmed()` (the model
+loaded) a marker beside the socket (core/hooks.py starting_path) tells a hook to wait longer.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp_memory.core.errors import ContextError
-from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, socket_path
+from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, socket_path, starting_path
 from mcp_memory.core.identity import parse_conversation
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
@@ -32,6 +36,8 @@ from mcp_memory.server.json_limits import loads_bytes
 TAKEOVER_SECONDS = 30.0
 #: How long the server waits for a connected hook's question line.
 READ_SECONDS = 2.0
+#: How long a question that came before the store was open waits for it (the hook gives up sooner).
+OPEN_SECONDS = 30.0
 
 
 class HookSocket:
@@ -39,7 +45,7 @@ class HookSocket:
 
     def __init__(
         self,
-        service: MemoryService,
+        service: MemoryService | None,
         caller: Caller,
         log: JsonLog,
         path: Path | None = None,
@@ -54,6 +60,29 @@ class HookSocket:
         self._server: asyncio.AbstractServer | None = None
         self._inode: int | None = None
         self._waiting: asyncio.Task[None] | None = None
+        self._opened = asyncio.Event()
+        if service is not None:
+            self._opened.set()
+        self._warm = False
+
+    def serve(self, service: MemoryService) -> None:
+        """The store is open: answer the questions waiting for it, and every one after."""
+        self.service = service
+        self._opened.set()
+
+    def warmed(self) -> None:
+        """The model is loaded (or its load was tried): hooks need not wait longer for this process."""
+        self._warm = True
+        with contextlib.suppress(OSError):
+            starting_path(self.path).unlink()
+
+    def _mark_starting(self) -> None:
+        marker = starting_path(self.path)
+        previous = os.umask(0o177)
+        try:
+            marker.write_text(str(os.getpid()), encoding="ascii")
+        finally:
+            os.umask(previous)
 
     @property
     def listening(self) -> bool:
@@ -83,6 +112,8 @@ class HookSocket:
             if await _answers(self.path):
                 return False
             self.path.unlink(missing_ok=True)  # stale: its process is gone
+        if not self._warm:  # before the socket exists: a hook that finds the socket finds the marker
+            self._mark_starting()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             previous = os.umask(0o177)  # the socket is created 0600, never briefly wider
@@ -97,6 +128,8 @@ class HookSocket:
             self._server = await asyncio.start_unix_server(self._handle, sock=sock, limit=REQUEST_BYTES_MAX)
         except BaseException:
             sock.close()
+            with contextlib.suppress(OSError):
+                starting_path(self.path).unlink()
             raise
         return True
 
@@ -106,8 +139,12 @@ class HookSocket:
             self._waiting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._waiting
+        self._opened.set()  # a question still waiting for the store is refused now
         if self._server is None:
             return
+        if not self._warm:
+            with contextlib.suppress(OSError):
+                starting_path(self.path).unlink()
         self._server.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), 1.0)
@@ -130,7 +167,10 @@ class HookSocket:
             kind = ask.kind
             if ask.tenant != self.caller.tenant:
                 reply = {"ok": False, "refused": "tenant"}
+            elif self.service is None and not await self._service_opened():
+                reply = {"ok": False, "refused": "starting"}
             else:
+                assert self.service is not None
                 caller = Caller(self.caller.tenant, parse_conversation(ask.conversation, "conversation"))
                 text, ids = await answer(self.service, caller, ask)
                 reply = {"ok": True, "text": text, "ids": ids}
@@ -153,6 +193,11 @@ class HookSocket:
             ms=round((time.perf_counter() - started) * 1000),
             ok=bool(reply.get("ok")),
         )
+
+    async def _service_opened(self) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._opened.wait(), OPEN_SECONDS)
+        return self.service is not None
 
 
 async def _answers(path: Path) -> bool:

@@ -35,6 +35,17 @@ async def _close(tools: ToolLayer | None, service: Any, hooks: Any = None) -> No
         await service.close()
 
 
+#: What serve-stdio imports after its store opens: the MCP SDK, a second or more on a busy machine.
+SDK_MODULES = ("mcp_types", "mcp.server", "mcp.shared.message", "mcp_memory.server.stdio_transport")
+
+
+def _import_the_sdk() -> None:
+    from importlib import import_module
+
+    for name in SDK_MODULES:
+        import_module(name)
+
+
 async def run_stdio(settings: Any, caller: Caller) -> None:
     """Serve MCP over stdin/stdout until end of input, SIGTERM or SIGINT; then flush the
     counters exactly once and close the store. Every log line goes to stderr.
@@ -43,18 +54,46 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     read that no cancellation reaches), so it closes the service and exits
     directly; a second signal while that runs is ignored.
     """
-    from mcp_memory.app import open_service
-    from mcp_memory.server.catalogue import STDIO_TERMS
     from mcp_memory.server.hook_socket import HookSocket
-    from mcp_memory.server.http_serve import library_logs_as_json
-    from mcp_memory.server.stdio_transport import stdio_transport
 
     log = JsonLog(stdio=True)
-    service = await open_service(settings, log=log)
     loop = asyncio.get_running_loop()
     stopping = False
     tools: ToolLayer | None = None
-    hooks: HookSocket | None = None
+    warming: asyncio.Task[None] | None = None
+    asked = False
+
+    def warm() -> None:
+        """Load the model and the tenant's vectors once the handshake is done (or a hook asks):
+        started at once, their CPU work (much of it holding the GIL) delayed tools/list
+        (bench/RESULTS.md#serve-stdio-warms-up-once-the-handshake-is-done)."""
+        nonlocal warming, asked
+        asked = True
+        if warming is None and not stopping and hooks.service is not None:
+            warming = loop.create_task(service.warm_up(caller.tenant))
+            warming.add_done_callback(lambda _: hooks.warmed())
+
+    # Claude Code runs a session's first hooks while this process starts: the socket listens
+    # before the store opens and the SDK loads, and its questions wait for them (docs/hooks.md).
+    hooks = HookSocket(None, caller, log, on_question=warm)
+    await hooks.start()
+    try:
+        from mcp_memory.app import open_service
+
+        service = await open_service(settings, log=log)
+    except BaseException:
+        await hooks.close()
+        raise
+    hooks.serve(service)
+    if asked:  # a hook asked while the store opened: its prompt needs the model
+        warm()
+    # The SDK takes a second or more to import on a busy machine: in a thread, so that the loop
+    # answers the hooks waiting for the store meanwhile.
+    await asyncio.to_thread(_import_the_sdk)
+
+    from mcp_memory.server.catalogue import STDIO_TERMS
+    from mcp_memory.server.http_serve import library_logs_as_json
+    from mcp_memory.server.stdio_transport import stdio_transport
 
     async def close_all() -> None:
         await _close(tools, service, hooks)
@@ -74,20 +113,8 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
             stopping = True
             loop.create_task(close_and_exit())
 
-    warming: asyncio.Task[None] | None = None
-
-    def warm() -> None:
-        """Load the model and the tenant's vectors once the handshake is done: started at
-        once, their CPU work (much of it holding the GIL) delayed tools/list
-        (bench/RESULTS.md#serve-stdio-warms-up-once-the-handshake-is-done)."""
-        nonlocal warming
-        if warming is None and not stopping:
-            warming = loop.create_task(service.warm_up(caller.tenant))
-
     try:
         service.start(settings.stats_flush_ms)
-        hooks = HookSocket(service, caller, log, on_question=warm)  # Claude Code's hooks ask here (docs/hooks.md)
-        await hooks.start()
         tools = build_tool_layer(settings, service, log, terms=STDIO_TERMS)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
         # stdout belongs to the protocol: the start-up lines go to stderr

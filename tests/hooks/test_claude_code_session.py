@@ -151,8 +151,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
-        # the first answer of a cold serve-stdio loads the model; the plugin allows 5-10 s per hook
-        "MEMORY_HOOK_TIMEOUT_MS": "4500",
         "MEMORY_HOOK_BUDGET": "300",
         "LANG": "C.UTF-8",
     }

@@ -3,9 +3,11 @@ serving process of the test's service: what it prints, and that it always exits 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -206,9 +208,9 @@ async def test_a_serving_process_of_another_tenant_is_not_asked(env: Env, tmp_pa
         from mcp_memory.core.hooks import Ask
 
         with pytest.raises(hook.Unreachable):
-            await __import__("asyncio").to_thread(
-                hook.ask_socket, Ask("prompt", "acme", prompt="deploys"), hooks.socket_path("other", variables), 1.0
-            )
+            soon = time.monotonic() + 1.0
+            question = Ask("prompt", "acme", prompt="deploys")
+            await asyncio.to_thread(hook.ask_socket, question, hooks.socket_path("other", variables), soon, soon)
     finally:
         await other.close()
 

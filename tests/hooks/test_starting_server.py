@@ -1,0 +1,100 @@
+"""A serving process that is still starting (docs/hooks.md#a-sessions-first-seconds): serve-stdio
+listens before its store opens and its model loads, and keeps a marker beside its socket until
+then. A prompt that finds the marker waits for the answer up to STARTING_WAIT_MS instead of the
+second; without it, the second is all a slow server gets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+from mcp_memory.cli import hook
+from mcp_memory.core import hooks
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.model import Caller
+from mcp_memory.server.hook_socket import HookSocket
+from tests.conftest import Env
+from tests.hooks.support import environ, payload, run_hook, user_prompt
+
+DEPLOY = "Deploys go out on Tuesdays after the standup."
+#: Longer than the prompt's default second, well within the starting wait.
+OPENS_AFTER = 1.6
+
+
+async def starting(env: dict[str, str]) -> HookSocket:
+    server = HookSocket(None, Caller("acme"), NullLog(), path=hooks.socket_path("acme", env))
+    await server.start()
+    assert server.listening
+    return server
+
+
+async def test_a_prompt_asked_while_serve_stdio_opens_its_store_waits_past_the_second_and_gets_its_memory(
+    env: Env, tmp_path: Path
+) -> None:
+    await env.service.remember(Caller("acme"), DEPLOY)
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    server = await starting(variables)
+    marker = hooks.starting_path(hooks.socket_path("acme", variables))
+    try:
+        assert stat.S_IMODE(os.stat(marker).st_mode) == 0o600
+        assert marker.read_text() == str(os.getpid())
+        started = time.monotonic()
+        asked = asyncio.create_task(
+            run_hook(["UserPromptSubmit"], payload(user_prompt("when do deploys go out")), variables)
+        )
+        await asyncio.sleep(OPENS_AFTER)
+        server.serve(env.service)
+        run = await asked
+        elapsed = time.monotonic() - started
+        server.warmed()
+        assert not marker.exists()
+    finally:
+        await server.close()
+    assert run.code == 0 and f"   {DEPLOY}" in (run.context or "").splitlines()
+    assert hook.DEFAULT_TIMEOUT_MS / 1000 < elapsed < hook.STARTING_SECONDS
+
+
+async def test_a_warm_server_that_does_not_answer_is_given_only_the_second(env: Env, tmp_path: Path, capsys) -> None:
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    server = await starting(variables)
+    server.warmed()  # no marker: this process is not starting, only slow
+    try:
+        started = time.monotonic()
+        run = await run_hook(["UserPromptSubmit"], payload(user_prompt("when do deploys go out")), variables)
+        elapsed = time.monotonic() - started
+    finally:
+        await server.close()
+    assert (run.code, run.out) == (0, "")
+    assert hook.DEFAULT_TIMEOUT_MS / 1000 <= elapsed < hook.STARTING_SECONDS
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [(line["event"], line["reason"]) for line in lines] == [("hook_server_failed", "TimeoutError")]
+
+
+async def test_a_marker_left_by_a_process_that_has_gone_is_not_believed(tmp_path: Path) -> None:
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    path = hooks.socket_path("acme", variables)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    marker = hooks.starting_path(path)
+    marker.write_text("999999999")
+    assert not hooks.server_starting(path)
+    marker.write_text(str(os.getpid()))
+    assert hooks.server_starting(path)
+
+
+async def test_a_server_that_fails_to_open_its_store_refuses_the_waiting_question_and_removes_its_marker(
+    tmp_path: Path,
+) -> None:
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    server = await starting(variables)
+    marker = hooks.starting_path(hooks.socket_path("acme", variables))
+    asked = asyncio.create_task(
+        run_hook(["SessionStart"], payload({"session_id": "s", "source": "startup"}), variables)
+    )
+    await asyncio.sleep(0.3)
+    await server.close()  # what run_stdio does when open_service raises
+    run = await asyncio.wait_for(asked, 30)
+    assert run.code == 0 and not marker.exists() and not hooks.socket_path("acme", variables).exists()
