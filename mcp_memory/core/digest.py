@@ -10,7 +10,7 @@ scan of the tenant); the caller renders them in order until its token budget is 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_memory.core import ranking
 from mcp_memory.core.ids import parse_iso
@@ -32,6 +32,8 @@ class DigestResult:
     weighed: int
     #: How many of `memories`, at the front, answered the topic (0 without one).
     topical: int = 0
+    #: A memory a newer near one of them may supersede -> that newer one's id (core/supersede.py).
+    superseded_by: Mapping[str, str] = field(default_factory=dict)
 
 
 def order(memories: Sequence[Memory], stats: Mapping[str, AccessStats], at_ms: float) -> list[Memory]:

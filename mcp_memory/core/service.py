@@ -630,7 +630,11 @@ class MemoryService:
         stats = await self.counters.load(caller.tenant, [m.id for m in memories])
         first = {m.id for m in topical}
         rest = [m for m in digest.order(memories, stats, self.clock()) if m.id not in first]
-        return DigestResult([*topical, *rest], len(memories), len(topical))
+        ordered = [*topical, *rest]
+        # the stored vectors only: the digest never loads the model (docs/hooks.md#the-digest)
+        vectors = await self.vectors.vectors(caller.tenant, [m.id for m in ordered])
+        newer = supersede.newer_of(ordered, vectors) if vectors else {}
+        return DigestResult(ordered, len(memories), len(topical), newer)
 
     async def get(self, caller: Caller, memory_id: str) -> Memory | None:
         """One memory by id, or None when it is missing or not visible to the caller (another

@@ -58,10 +58,35 @@ class Nearness:
             import numpy as np
 
             cosine = float(np.dot(self.vectors[a].astype(np.float32), self.vectors[b].astype(np.float32)))
-            self._judged[(a, b)] = self._judged[(b, a)] = cosine >= NEAR_SIMILARITY or (
-                cosine >= NEAR_WITH_WORDS and word_overlap(self._texts[a], self._texts[b]) >= DEDUP_WORD_OVERLAP
-            )
+            self._judged[(a, b)] = self._judged[(b, a)] = near_by(cosine, self._texts[a], self._texts[b])
         return self._judged[(a, b)]
+
+
+def near_by(cosine: float, a: str, b: str) -> bool:
+    """The `near` rule for two texts whose embeddings have this cosine."""
+    return cosine >= NEAR_SIMILARITY or (cosine >= NEAR_WITH_WORDS and word_overlap(a, b) >= DEDUP_WORD_OVERLAP)
+
+
+def newer_of(memories: Sequence[Memory], vectors: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """Each of `memories` that a newer one of them is near, mapped to the newest such: the memories
+    recall marks `possibly superseded by the newer` (the digest marks them so too). One matrix
+    product for all the pairs: the digest weighs up to 200 memories."""
+    import numpy as np
+
+    known = [m for m in memories if m.id in vectors]
+    if len(known) < 2:
+        return {}
+    matrix = np.stack([vectors[m.id] for m in known]).astype(np.float32)
+    cosines = matrix @ matrix.T
+    at = [parse_iso(m.created_at) for m in known]
+    newest: dict[str, str] = {}  # older id -> the newest memory near it
+    for i, older in enumerate(known):
+        newest_at = None
+        for j, newer in enumerate(known):
+            if at[j] > at[i] and (newest_at is None or at[j] > newest_at):
+                if near_by(float(cosines[i, j]), older.content, newer.content):
+                    newest[older.id], newest_at = newer.id, at[j]
+    return newest
 
 
 def nearness(vectors: Mapping[str, np.ndarray], memories: Iterable[Memory]) -> Nearness:

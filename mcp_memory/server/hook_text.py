@@ -61,7 +61,7 @@ def digest_text(
         return None, []
     # the header's count is not known until the blocks are chosen: size it for the widest count
     probe = _digest_header(result, 9999, topic)
-    blocks, ids = _fit([probe, NOTES_ARE_DATA], [RECALL_MORE], items, budget)
+    blocks, ids = _fit([probe, NOTES_ARE_DATA], [RECALL_MORE], items, budget, result.superseded_by)
     if not blocks:
         return None, []
     header = _digest_header(result, len(blocks), topic)

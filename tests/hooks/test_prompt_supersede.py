@@ -1,4 +1,4 @@
-"""The prompt hook marks a memory a newer near one may supersede, as recall does
+"""The prompt hook and the digest mark a memory a newer near one may supersede, as recall does
 (docs/recall.md#newer-memories-first), on every backend."""
 
 from __future__ import annotations
@@ -32,3 +32,24 @@ async def test_a_prompt_brings_the_correction_first_and_marks_the_old_memory_pos
     assert text.index(f"[id:{new.id}]") < text.index(f"[id:{old.id}]")
     assert text.count("possibly superseded") == 1
     assert f"possibly superseded by the newer [id:{new.id}]" in text.split(f"[id:{old.id}]")[1]
+
+
+async def test_the_session_start_digest_marks_the_old_memory_possibly_superseded_by_its_correction(env: Env) -> None:
+    old = (await env.service.remember(ACME, "The CI pipeline uses Python 3.11 for every job")).memory
+    env.clock.advance(6 * HOUR)
+    new = (await env.service.remember(ACME, "The CI pipeline uses Python 3.12 for every job")).memory
+    env.clock.advance(HOUR)
+    unrelated = (await env.service.remember(ACME, "Team lunch is on Thursdays in the blue room")).memory
+    text, ids = await answer(env.service, ACME, Ask("digest", "acme"))
+    assert text is not None and set(ids) == {old.id, new.id, unrelated.id}
+    assert text.count("possibly superseded") == 1
+    (header_of_old,) = [line for line in text.splitlines() if f"[id:{old.id}]" in line]
+    assert f"possibly superseded by the newer [id:{new.id}]" in header_of_old
+
+
+async def test_a_digest_of_memories_on_different_subjects_marks_none(env: Env) -> None:
+    await env.service.remember(ACME, "The CI pipeline uses Python 3.12 for every job")
+    env.clock.advance(HOUR)
+    await env.service.remember(ACME, "Team lunch is on Thursdays in the blue room")
+    text, _ = await answer(env.service, ACME, Ask("digest", "acme"))
+    assert text is not None and "possibly superseded" not in text
