@@ -45,8 +45,9 @@ command or a service needs it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 
 #: read from core/version.py on first use, as the names below are
 _VERSION = ("__version__", "DISTRIBUTION")
@@ -100,6 +101,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from mcp_memory.app import open_service
     from mcp_memory.config import Settings
     from mcp_memory.core.counters.tracker import CompactReport
@@ -123,7 +126,8 @@ def __getattr__(name: str) -> Any:
     module = "mcp_memory.core.version" if name in _VERSION else _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'mcp_memory' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    __import__(module)
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value
 

@@ -19,12 +19,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 from mcp_memory.core import hooks
 from mcp_memory.core.hooks import Ask
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+    from typing import Any
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
 #: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer, or for its own

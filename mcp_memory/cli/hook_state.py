@@ -14,11 +14,14 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from mcp_memory.core.hooks import digest_hex
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 SESSIONS_MAX = 64
 SHOWN_MAX = 2000

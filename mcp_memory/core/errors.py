@@ -16,7 +16,9 @@ that names the field, header or variable at fault and never a secret.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class MemoryServerError(Exception):

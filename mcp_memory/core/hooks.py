@@ -7,16 +7,18 @@ heavy: the standard library, and platformdirs only to find the data directory.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping  # parse_ask's isinstance; collections is loaded with pathlib anyway
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # the C hash module itself (3.11; 3.12 calls it _sha2): hashlib would load OpenSSL's on every hook
-    _SHA256: Any = importlib.import_module("_sha256" if sys.version_info < (3, 12) else "_sha2").sha256
+    _SHA256: Any = __import__("_sha256" if sys.version_info < (3, 12) else "_sha2").sha256
 except ImportError:  # pragma: no cover - a build without it
     from hashlib import sha256 as _SHA256
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from mcp_memory.core.errors import ContextError
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:  # the hook process validates with this module and never loads the model's dataclasses
     from mcp_memory.core.model import Caller
 

@@ -157,7 +157,9 @@ def test_hooks_started_before_serve_stdio_get_the_digest_and_the_prompt_its_memo
     assert f"   {DEPLOY}" in answer.splitlines()
 
 
-def test_the_hook_process_loads_no_typer_numpy_model_sdk_or_dataclasses_on_the_socket_path(tmp_path: Path) -> None:
+def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_on_the_socket_path(
+    tmp_path: Path,
+) -> None:
     """docs/hooks.md#how-it-is-fast: what a prompt's hook imports when a server answers it."""
     import socket
     import threading
@@ -192,7 +194,18 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_or_dataclasses_on_the_s
         listener.close()
     assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] == "[MEMORY] a stand-in answer"
     loaded = imported_modules(done.stderr.decode())
-    heavy = {"typer", "click", "rich", "numpy", "onnxruntime", "tokenizers", "mcp", "mcp_types", "dataclasses"}
+    heavy = {
+        "typer",
+        "click",
+        "rich",
+        "numpy",
+        "onnxruntime",
+        "tokenizers",
+        "mcp",
+        "mcp_types",
+        "dataclasses",
+        "typing",
+    }
     assert "mcp_memory.cli.hook" in loaded
     assert not heavy & loaded
     assert not {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))}
