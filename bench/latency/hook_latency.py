@@ -1,7 +1,12 @@
 """Claude Code hook latency, end to end (process start to exit), at 10,000 memories.
 
     nice python -m bench.latency.hook_latency [--memories 10000] [--rounds 40] [--inprocess-rounds 8]
-                                     [--cache DIR] [--out FILE.md]
+                                     [--cache DIR] [--out FILE.md] [--install BIN]
+
+`--install BIN` times the `python` and `mcp-memory` of another installed environment (its bin
+directory: a venv a wheel was installed into, as `uv tool install` or `pipx` make one) instead of
+this interpreter's; the store is filled by this one either way. `--inprocess-rounds 0` leaves the
+in-process rows out.
 
 One SQLite store is filled with the benchmark corpus (perf_fill.py, real embeddings of the local
 model), then, interleaved round by round so the machine's load falls on every row alike:
@@ -75,7 +80,15 @@ def main() -> None:
         "the same; on a busy machine embedding 10,000 texts takes most of an hour)",
     )
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--install",
+        default=None,
+        help="the bin directory of the installed environment to time (its python and mcp-memory)",
+    )
     args = parser.parse_args()
+    bin_dir = Path(args.install) if args.install else Path(sys.executable).parent
+    python = str(bin_dir / "python")
+    console = str(bin_dir / "mcp-memory")
 
     root = Path(tempfile.mkdtemp(prefix="hook-bench-"))
     db = root / "m.db"
@@ -91,12 +104,12 @@ def main() -> None:
     env = {**base, "MEMORY_DB_PATH": str(db), "MEMORY_TENANT": TENANT, "XDG_DATA_HOME": str(root / "data")}
     # the in-process design must not find the socket: its own data directory
     alone = {**env, "XDG_DATA_HOME": str(root / "alone")}
-    hook = [str(Path(sys.executable).with_name("mcp-memory")), "hook"]
-    inprocess = [sys.executable, str(ROOT / "bench" / "latency" / "hook_inprocess.py")]
+    hook = [console, "hook"]
+    inprocess = [python, str(ROOT / "bench" / "latency" / "hook_inprocess.py")]
     asked = queries(args.rounds + args.inprocess_rounds + 10)
 
     server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("mcp-memory")), "serve-stdio"],
+        [console, "serve-stdio"],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -132,7 +145,7 @@ def main() -> None:
         rows["in-process: SessionStart"] = []
         injected = 0
         for i in range(args.rounds):
-            rows["python -c pass"].append(timed([sys.executable, "-c", "pass"], b"", env, "python -c pass")[0])
+            rows["python -c pass"].append(timed([python, "-c", "pass"], b"", env, "python -c pass")[0])
             # every other prompt restates a stored fact (recall answers HIGH, memories are injected)
             question = asked[1 + i] if i % 2 else texts[(i * 97) % real]
             ms, out = timed([*hook, "UserPromptSubmit"], prompt(question, f"s{i}"), env, "socket: UserPromptSubmit")
@@ -158,12 +171,15 @@ def main() -> None:
     floor = statistics.median(rows["python -c pass"])
     lines = [
         f"{args.memories:,} memories (SQLite, local model; {real:,} distinct vectors), {args.rounds} interleaved rounds "
-        f"({args.inprocess_rounds} for in-process); {injected} of {args.rounds} socket prompts injected memories.",
+        f"({args.inprocess_rounds} for in-process); {injected} of {args.rounds} socket prompts injected memories; "
+        f"timed: {console} ({'installed' if args.install else 'this environment'}).",
         "",
         "| command | runs | p50 ms | p95 ms | p50 / `python -c pass` | CPU p50 ms | outcomes |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, values in rows.items():
+        if not values:  # --inprocess-rounds 0
+            continue
         p50 = statistics.median(values)
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.get(name, {}).items())) or "—"
         cpu = statistics.median(CPU.get(name, [0.0]))
