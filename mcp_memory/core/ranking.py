@@ -86,11 +86,11 @@ def usage_band(rel_sim: float) -> float:
     """How much of the access term a candidate gets: 1 when its relevance equals the top's (float
     noise aside), else 0, so being used never lifts a memory over a more relevant one.
 
-    Measured on MADial-Bench and the project set (`bench/quality/usage_rules.py`,
-    bench/RESULTS.md#usage-only-breaks-ties-warm-against-cold-per-usage-rule-issue-15-item-4-2026-12-01): with
-    usage counted in full (the reference) warm recall fell far below cold; confined to
-    near-ties within 5 % of the top it still broke near-ties for memories that were confident
-    answers to other questions, and warm R@1 fell below cold. Any band wider than a tie trades one
+    Measured on MADial-Bench and the project set: with usage counted in full (the reference) warm
+    recall fell far below cold (bench/RESULTS.md#recall-quality-on-madial-bench-benchqualitymadialpy);
+    confined to near-ties within 5 % of the top it still broke near-ties for memories that were
+    confident answers to other questions, and warm R@1 fell below cold (`bench/quality/usage_rules.py`,
+    bench/RESULTS.md#usage-only-breaks-ties-warm-against-cold-per-usage-rule-issue-15-item-4-2026-12-01). Any band wider than a tie trades one
     question's right answer for another's; a tie-breaker cannot make warm worse than cold.
     """
     return 1.0 if rel_sim > 1.0 - USAGE_BAND else 0.0
