@@ -98,3 +98,37 @@ def test_every_module_a_docstring_or_comment_names_without_its_folder_exists() -
 def test_a_bare_module_name_that_is_no_module_is_caught() -> None:
     source = '"""The cache (vectors.py) and the codec (counter_codec.py)."""\n'
     assert missing_modules(source, {"vectors.py"}) == [(1, "counter_codec.py")]
+
+
+#: A measured duration or rate: 16 ms, 10 µs, 54 recalls/s, 43.6 texts/s.
+TIMING = re.compile(r"\d(?:[\d,.]*\d)? ?(?:ms|µs)\b|\d (?:recalls|texts|requests)/s\b")
+
+
+def timing_figures(source: str) -> list[tuple[int, str]]:
+    """(line, figure) of each duration or rate in a comment or docstring that links no
+    RESULTS section of its own: figures live in bench/RESULTS.md, the code links to them."""
+    return [
+        (line, found)
+        for line, text in prose(source)
+        if "bench/RESULTS.md#" not in text
+        for found in TIMING.findall(text)
+    ]
+
+
+def test_no_docstring_or_comment_of_the_package_carries_a_timing_figure_without_its_results_link() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {found}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, found in timing_figures(path.read_text(encoding="utf-8"))
+    ]
+    assert wrong == [], "move the figure to bench/RESULTS.md and link its section:\n" + "\n".join(wrong)
+
+
+def test_a_timing_figure_is_caught_unless_its_results_section_is_linked() -> None:
+    source = (
+        '"""Fast."""\n\n\n'
+        "def f():\n"
+        '    """One pass: about 16 ms at 100,000 memories."""\n'
+        "    # 54 recalls/s instead of 122 (bench/RESULTS.md#one-blas-thread-for-the-vector-scan)\n"
+    )
+    assert timing_figures(source) == [(5, "16 ms")]
