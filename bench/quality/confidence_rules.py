@@ -87,9 +87,9 @@ async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> li
     seen: dict = {}
     original = getattr(recall.confidence, "__wrapped__", recall.confidence)  # the shipped rule
 
-    def spy(retrieval, results, relevant, terms, answer, high):
+    def spy(retrieval, results, relevant, terms, answer, high, *near):  # near: the pair rule HIGH skips by
         seen.update(results=results, relevant=relevant, terms=terms, answer=answer)
-        return original(retrieval, results, relevant, terms, answer, high)
+        return original(retrieval, results, relevant, terms, answer, high, *near)
 
     spy.__wrapped__ = original  # type: ignore[attr-defined]
     recall.confidence = spy  # in this process only

@@ -57,8 +57,8 @@ def rule(service: MemoryService, name: str) -> Iterator[None]:
         lead = float(value)
         confidence = recall.confidence
 
-        def gated(retrieval, results, relevant, terms, answer, high):
-            label = confidence(retrieval, results, relevant, terms, answer, high)
+        def gated(retrieval, results, relevant, terms, answer, high, *near):
+            label = confidence(retrieval, results, relevant, terms, answer, high, *near)
             others = [c.relevance for c in relevant if c.memory.id != results[0].memory.id] if results else []
             if label == "high" and results[0].relevance - max(others, default=0.0) < lead:
                 service._skip = True  # type: ignore[attr-defined]
