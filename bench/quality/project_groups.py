@@ -1,11 +1,12 @@
 """R@1/5/10 per question group on the project set, cold, for chosen retrievals and modes: the
 short run behind a fusion change (bench/quality/project_set.py measures everything, warm too).
 
-    RETS=dense,keyword,hybrid MODES=balanced,exploratory [ONLY=paraphrase-hard] \
+    RETS=dense,keyword,hybrid MODES=balanced,exploratory [ONLY=paraphrase-hard] [PROVIDER=local-multilingual] \
         .venv/bin/python -m bench.quality.project_groups
 
 Same storage, model, fixed clock and limit 50 as bench/quality/project_set.py (bench/quality/retrieval_eval.py);
-prints each row's groups and its confidence labels as JSON. With PYTHONPATH pointing at another
+prints each row's groups and its confidence labels as JSON. PROVIDER is the EMBEDDING_PROVIDER
+(the local model by default). With PYTHONPATH pointing at another
 checkout, it measures that checkout's `mcp_memory` on this tree's data (how the 2026-12-01 bisect
 in RESULTS.md was run).
 """
@@ -33,6 +34,8 @@ async def main() -> None:
     probes = [p for p in ps.probes(questions, False) if not only or only in p.group]
     with tempfile.TemporaryDirectory() as tmp:
         env = {"HOME": tmp, "MEMORY_DB_PATH": str(Path(tmp) / "p.db")}
+        if os.environ.get("PROVIDER"):
+            env["EMBEDDING_PROVIDER"] = os.environ["PROVIDER"]
         services = {name: await ev.open_retrieval(env, name) for name in rets}
         stored = await ev.store(next(iter(services.values())), items)
         for name, service in services.items():
