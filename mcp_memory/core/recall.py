@@ -292,7 +292,8 @@ async def settle(
     """The ranked results (already cut to the limit) newest first with their standings as shown
     (supersede.settle), and the `near` rule `confidence` skips the top's restatements by. The
     embeddings come from `read`: the results' (when there are two to compare), then those of the
-    top's `rivals` not among them, only when HIGH is judged on a runner-up (keyword evidence)."""
+    top's `rivals` not among them, only when HIGH is judged on a runner-up (keyword evidence) and
+    their nearness could change the label."""
     vectors = dict(await read([r.memory for r in ranked])) if len(ranked) >= 2 else {}
     memories = {r.memory.id: r.memory for r in ranked}
     near = supersede.nearness(vectors, memories.values())
@@ -301,11 +302,30 @@ async def settle(
         return Settled(results, near)
     contenders = rivals(results, relevant, terms)
     missing = [m for m in (results[0].memory, *(c.memory for c in contenders)) if m.id not in vectors]
-    if contenders and missing:
+    if contenders and missing and _unread_rivals_matter(retrieval, results, relevant, terms, answer, near):
         vectors.update(await read(missing))
         memories.update((c.memory.id, c.memory) for c in contenders)
         near = supersede.nearness(vectors, memories.values())
     return Settled(results, near)
+
+
+def _unread_rivals_matter(
+    retrieval: RetrievalMode,
+    results: Sequence[Ranked],
+    relevant: Sequence[Candidate],
+    terms: Sequence[str],
+    answer: KeywordAnswer | None,
+    near: supersede.Nearness,
+) -> bool:
+    """Whether reading the rivals' embeddings could change the label: the reach with every
+    rival not yet read counted against the top, and with every one skipped, differ (skipping a
+    candidate can only raise the reach, so when the two agree, so does the truth)."""
+
+    def unread_skipped(a: str, b: str) -> bool:
+        return near(a, b) or not (near.knows(a) and near.knows(b))
+
+    counted = high_reach(retrieval, results, relevant, terms, answer, near)
+    return counted != high_reach(retrieval, results, relevant, terms, answer, unread_skipped)
 
 
 def rivals(results: Sequence[Ranked], relevant: Sequence[Candidate], terms: Sequence[str]) -> list[Candidate]:

@@ -130,6 +130,23 @@ async def test_settle_reads_no_rival_when_the_top_already_stands_clear_or_under_
     assert asked == []
 
 
+async def test_settle_reads_no_rival_whose_nearness_could_not_change_the_label() -> None:
+    top = memory("top", "lunch menu for friday")  # holds neither query word: never HIGH
+    close = memory("close", "deploy window is thursday")
+    relevant = [Candidate(top, 0.9, 0.0, 0.9), Candidate(close, 0.85, 1.0, 0.85)]
+    asked: list[list[str]] = []
+
+    async def read(memories):
+        asked.append([m.id for m in memories])
+        return {m.id: UNIT for m in memories}
+
+    settled = await recall.settle(recall.HYBRID, [shown(top, 0.9)], relevant, TERMS, answer_for(top, close), read)
+    assert asked == []
+    assert recall.confidence(recall.HYBRID, settled.results, relevant, TERMS, answer_for(top), 0.5, settled.near) == (
+        "medium"
+    )
+
+
 def test_a_newer_memory_lifted_first_reads_100_percent_and_no_share_reads_below_a_lower_one() -> None:
     best = memory("best", "unrelated top answer", T0)
     older = memory("older", "The CI pipeline uses Python 3.11", T0)
