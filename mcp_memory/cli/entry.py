@@ -1,5 +1,6 @@
 """The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
-(docs/hooks.md#how-it-is-fast); every other command goes to cli/app.py."""
+(docs/hooks.md#how-it-is-fast); `serve-stdio` first marks itself starting for the hooks
+(cli/hook.py mark_serve_stdio_starting); every other command goes to cli/app.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ def main() -> None:
         from mcp_memory.cli.hook import main as hook
 
         raise SystemExit(hook(args[1:]))
+    if args[:1] == ["serve-stdio"] and not {"-h", "--help"} & set(args[1:]):
+        import os
+
+        from mcp_memory.cli.hook import mark_serve_stdio_starting
+
+        mark_serve_stdio_starting(args[1:], os.environ)  # before the app loads (docs/hooks.md#a-sessions-first-seconds)
     from mcp_memory.cli.app import main as app
 
     app()

@@ -42,6 +42,9 @@ STARTING_WAIT_MS = 4000
 STARTING_SECONDS = STARTING_WAIT_MS / 1000
 #: How often a hook answering itself looks whether a serving process has started listening.
 LOOK_AGAIN_SECONDS = 0.1
+#: How long a prompt with nothing listening looks for serve-stdio's marker before loading the model
+#: itself (a serve-stdio started at the same moment writes it within a fraction of a second).
+PROMPT_LOOKS_FIRST_SECONDS = 0.3
 #: Capture asks once a session has sent this many prompts (or has been compacted).
 CAPTURE_AFTER_PROMPTS = 3
 #: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
@@ -315,11 +318,22 @@ def ask(
     except (OSError, ValueError) as exc:
         log("hook_server_failed", hook, reason=type(exc).__name__)
         return None, []
-    here = Here(question, environ)
+    here: Here | None = None
     while True:
-        result = here.result(min(LOOK_AGAIN_SECONDS, deadline - time.monotonic()))
-        if result is not None:
-            return result
+        starting = hooks.server_starting(path)
+        if starting and deadline < starting_deadline:  # serve-stdio is on its way
+            deadline = starting_deadline
+        # a prompt answered here loads the model: not while serve-stdio, loading it too, is on its way
+        looking_first = time.monotonic() < started + PROMPT_LOOKS_FIRST_SECONDS
+        if here is None and not (question.kind == "prompt" and (starting or looking_first)):
+            here = Here(question, environ)
+        wait = max(0.0, min(LOOK_AGAIN_SECONDS, deadline - time.monotonic()))
+        if here is None:
+            time.sleep(wait)
+        else:
+            result = here.result(wait)
+            if result is not None:
+                return result
         if os.path.exists(path):
             try:
                 return ask_socket(question, path, deadline, starting_deadline)
@@ -331,6 +345,23 @@ def ask(
         if time.monotonic() >= deadline:
             log("hook_timed_out", hook, seconds=seconds)
             raise TimedOut
+
+
+def mark_serve_stdio_starting(args: Sequence[str], environ: Mapping[str, str]) -> None:
+    """serve-stdio's first act (cli/entry.py): its marker beside the hook socket of its store and
+    tenant, before its app loads, so that a session's first prompt waits for it rather than giving
+    up (docs/hooks.md#a-sessions-first-seconds). Best effort: its hook socket takes the marker over
+    or removes it; a marker of a process that has gone is ignored."""
+    tenant = None
+    for i, arg in enumerate(args):
+        name, equals, inline = arg.partition("=")
+        if name in ("--tenant", "-t"):
+            tenant = inline if equals else (args[i + 1] if i + 1 < len(args) else None)
+    try:
+        chosen, _ = caller_of(Options("SessionStart", tenant), {}, environ)
+        hooks.EARLY_MARKER = hooks.mark_starting(hooks.socket_path(chosen, environ))
+    except (OSError, ValueError):
+        pass
 
 
 class TimedOut(Exception):
@@ -429,6 +460,7 @@ def main(
         result = handle(options, payload, env)
     except TimedOut:
         _flush_and_exit(out)
+        return 0
     except ValueError as exc:  # a tenant or conversation that cannot be used: said once, nothing injected
         log("hook_context_refused", options.event, message=str(exc))
         return 0
@@ -443,10 +475,14 @@ def main(
     return 0
 
 
-def _flush_and_exit(out: Any, code: int = 0, exit_now: Callable[[int], None] = os._exit) -> None:
+#: How the process ends while a thread of its own may hold the store (a test replaces it).
+EXIT: Callable[[int], None] = os._exit
+
+
+def _flush_and_exit(out: Any, code: int = 0) -> None:
     for stream in (out, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    exit_now(code)
+    EXIT(code)

@@ -205,6 +205,34 @@ def starting_path(socket: Path) -> Path:
     return socket.with_name(socket.name.removesuffix(".sock") + ".starting")
 
 
+#: The marker serve-stdio wrote at its very start (cli/entry.py), before its app loaded: its hook
+#: socket (server/hook_socket.py) takes it over, or removes it when it will not listen there.
+EARLY_MARKER: Path | None = None
+
+
+def mark_starting(socket: Path) -> Path:
+    """Write this process's marker beside `socket` (0600, in a 0700 folder); returns its path."""
+    marker = starting_path(socket)
+    marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    written = marker.with_name(f"{marker.name}.{os.getpid()}")
+    previous = os.umask(0o177)
+    try:
+        written.write_text(str(os.getpid()), encoding="ascii")
+    finally:
+        os.umask(previous)
+    os.replace(written, marker)  # whole or absent: a hook never reads it half written
+    return marker
+
+
+def unmark_starting(marker: Path) -> None:
+    """Remove `marker` if it is this process's (another process may have written it since)."""
+    try:
+        if marker.read_text(encoding="ascii").strip() == str(os.getpid()):
+            marker.unlink()
+    except (OSError, ValueError):
+        pass
+
+
 def server_starting(socket: Path) -> bool:
     """True when the marker beside `socket` names a process that is still running."""
     try:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mcp_memory.core import hooks
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, socket_path, starting_path
 from mcp_memory.core.identity import parse_conversation
@@ -73,16 +74,16 @@ class HookSocket:
     def warmed(self) -> None:
         """The model is loaded (or its load was tried): hooks need not wait longer for this process."""
         self._warm = True
-        with contextlib.suppress(OSError):
-            starting_path(self.path).unlink()
+        hooks.unmark_starting(starting_path(self.path))
 
     def _mark_starting(self) -> None:
-        marker = starting_path(self.path)
-        previous = os.umask(0o177)
-        try:
-            marker.write_text(str(os.getpid()), encoding="ascii")
-        finally:
-            os.umask(previous)
+        hooks.mark_starting(self.path)
+
+    def _drop_early_marker(self) -> None:
+        """The marker serve-stdio wrote before its app loaded, unless it is this socket's own."""
+        early, hooks.EARLY_MARKER = hooks.EARLY_MARKER, None
+        if early is not None and (early != starting_path(self.path) or not self.listening):
+            hooks.unmark_starting(early)
 
     @property
     def listening(self) -> bool:
@@ -97,6 +98,8 @@ class HookSocket:
                 self._waiting = asyncio.get_running_loop().create_task(self._wait_for_turn())
         except OSError as exc:  # hooks then answer in their own process: slower, never broken
             self.log.error("hook_socket_failed", exc)
+        finally:
+            self._drop_early_marker()
 
     async def _wait_for_turn(self) -> None:
         while self._server is None:
@@ -128,8 +131,7 @@ class HookSocket:
             self._server = await asyncio.start_unix_server(self._handle, sock=sock, limit=REQUEST_BYTES_MAX)
         except BaseException:
             sock.close()
-            with contextlib.suppress(OSError):
-                starting_path(self.path).unlink()
+            hooks.unmark_starting(starting_path(self.path))
             raise
         return True
 
@@ -143,8 +145,7 @@ class HookSocket:
         if self._server is None:
             return
         if not self._warm:
-            with contextlib.suppress(OSError):
-                starting_path(self.path).unlink()
+            hooks.unmark_starting(starting_path(self.path))
         self._server.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), 1.0)

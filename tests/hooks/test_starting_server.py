@@ -98,3 +98,92 @@ async def test_a_server_that_fails_to_open_its_store_refuses_the_waiting_questio
     await server.close()  # what run_stdio does when open_service raises
     run = await asyncio.wait_for(asked, 30)
     assert run.code == 0 and not marker.exists() and not hooks.socket_path("acme", variables).exists()
+
+
+async def test_a_prompt_asked_before_serve_stdio_listens_waits_for_it_when_its_marker_is_there(
+    env: Env, tmp_path: Path, monkeypatch
+) -> None:
+    """serve-stdio marks itself starting before its app loads (cli/entry.py), seconds before its
+    socket listens; a prompt that finds only the marker looks for the socket up to the starting
+    wait. The hook's own answer cannot come here (its store is locked), as when it loads the model."""
+    import sqlite3
+
+    monkeypatch.setattr(hook, "EXIT", lambda code: None)  # its own thread is still blocked at the end
+    await env.service.remember(Caller("acme"), DEPLOY)
+    variables = environ(tmp_path, MEMORY_TENANT="acme", EMBEDDING_PROVIDER="fake")
+    path = hooks.socket_path("acme", variables)
+    holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE held_by_the_test (x)")
+    server = HookSocket(env.service, Caller("acme"), NullLog(), path=path)
+    try:
+        hooks.mark_starting(path)
+        started = time.monotonic()
+        asked = asyncio.create_task(
+            run_hook(["UserPromptSubmit"], payload(user_prompt("when do deploys go out")), variables)
+        )
+        await asyncio.sleep(OPENS_AFTER)
+        await server.start()
+        run = await asked
+        elapsed = time.monotonic() - started
+    finally:
+        await server.close()
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert run.code == 0 and f"   {DEPLOY}" in (run.context or "").splitlines()
+    assert OPENS_AFTER < elapsed < hook.STARTING_SECONDS
+    assert not hooks.starting_path(path).exists()
+
+
+def test_serve_stdio_marks_itself_starting_before_its_app_loads_and_removes_the_mark_once_warm(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.hooks.test_hook_process import process_env
+
+    env = process_env(tmp_path)
+    marker = hooks.starting_path(hooks.socket_path("acme", env))
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from mcp_memory.cli.entry import main; sys.argv[0] = 'mcp-memory'; main()",
+            "serve-stdio",
+        ],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.005)
+        assert marker.read_text() == str(server.pid)
+        assert server.stderr is not None
+        assert "serving stdio for tenant acme" in server.stderr.readline().decode()
+        assert server.stdin is not None
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        server.stdin.write((json.dumps(hello) + "\n").encode())
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.flush()
+        while marker.exists() and time.monotonic() < deadline:  # the handshake starts the warm-up
+            time.sleep(0.05)
+        assert not marker.exists()
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=30)
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
