@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +85,7 @@ def make_env(clock: Clock, *, floor: float = 0.3, embedder=None, vectors=None, o
 
 @pytest.fixture
 def env(clock: Clock) -> Env:
+    """A service over the in-memory reference stores: where the service's policy is tested, once."""
     return make_env(clock)
 
 
@@ -134,8 +135,24 @@ class RecordingObjectStore(ObjectStore):
         await self.inner.close()
 
 
-#: The storage backends a MemoryService is tested on: all of them.
+#: The storage backends the smoke suite (tests/stores/test_smoke.py) runs a MemoryService on: all
+#: of them. Policy tests use `env` (the in-memory store); a test parametrised over this list
+#: tests what a backend can break.
 SERVICE_BACKENDS = BACKENDS
+
+
+@pytest.fixture(params=SERVICE_BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The storage backend of `backend_env` (every backend in turn)."""
+    return request.param
+
+
+@pytest.fixture
+async def backend_env(backend: str, clock: Clock, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    """A service over real stores of each backend in turn (the in-memory one, SQLite, PostgreSQL, S3)."""
+    opened = await open_env(backend, clock, request)
+    yield opened
+    await opened.service.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
