@@ -1,4 +1,5 @@
-"""The duplicate check never crosses a wall, on every backend: another tenant's identical
+"""The duplicate check never crosses a wall (the rule is the service's, tested on
+the in-memory store; the smoke suite repeats the tenant wall on every backend): another tenant's identical
 fact is stored, not "already known", and another tenant's correction gets no hint naming
 the first tenant's memory (its id or its text would tell one tenant what another wrote);
 and a fact told to the whole project is not swallowed by a conversation's own note."""
@@ -7,11 +8,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from mcp_memory.core.model import Caller
 from mcp_memory.server import render
-from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.conftest import Env
 
 ACME = Caller("acme")
 GLOBEX = Caller("globex")
@@ -19,13 +18,6 @@ THREAD = Caller("acme", "chat:thread-a")
 OTHER_THREAD = Caller("acme", "chat:thread-b")
 FACT = "The payments gateway listens on port 8443 behind the mesh"
 CORRECTION = "The payments gateway listens on port 8444 behind the mesh"
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 def stored_id(text: str) -> str:

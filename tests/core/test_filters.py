@@ -1,6 +1,7 @@
-"""recall's `type` and `tags` and list_memories' `tags`, on every backend: applied before the
-limit (a tagged memory behind 120 nearer ones with other tags is still found), any of the
-given tags, visibility unchanged, and bad values refused naming the field and the limit."""
+"""recall's `type` and `tags` and list_memories' `tags`, on the in-memory store: applied
+before the limit (a tagged memory behind 120 nearer ones with other tags is still found), any of
+the given tags, visibility unchanged, and bad values refused naming the field and the limit. Each
+real backend filters in its own query: tests/stores/test_smoke.py runs the filters there."""
 
 from __future__ import annotations
 
@@ -14,20 +15,13 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import SERVICE_BACKENDS, T0, Env, open_env
+from tests.conftest import T0, Env
 
 ACME = Caller("acme")
 THREAD = Caller("acme", "chat:thread-a")
 OTHER_THREAD = Caller("acme", "chat:thread-b")
 QUERY = "rolling deploys drain streams before the pod exits"
 WORDS = [f"w{i:03d}x" for i in range(200)]
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def put(env: Env, memories: list[Memory]) -> None:

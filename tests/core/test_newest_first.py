@@ -1,5 +1,5 @@
-"""Newest wins among near memories (docs/recall.md#newer-memories-first), on every backend: a
-correction remembered without `replaces` ranks above the fact it corrects and the older one is
+"""Newest wins among near memories (docs/recall.md#newer-memories-first), the service's policy, on the
+in-memory store: a correction remembered without `replaces` ranks above the fact it corrects and the older one is
 shown as possibly superseded, in the text and the structured result; an older memory the
 question clearly points at keeps its place (still marked); memories that are not near, or were
 stored at the same instant, are left as they rank."""
@@ -8,24 +8,15 @@ from __future__ import annotations
 
 import io
 
-import pytest
-
 from mcp_memory.core import supersede
 from mcp_memory.core.ids import iso
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory, Ranked
 from mcp_memory.server.tools import TOOLS, ToolLayer
-from tests.conftest import SERVICE_BACKENDS, T0, Env, open_env
+from tests.conftest import T0, Env
 
 ACME = Caller("acme")
 HOUR = 3_600_000
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def call(env: Env, tool: str, arguments: dict):

@@ -1,5 +1,6 @@
 """MemoryService.page: every memory of a tenant, newest first, a page at a time with an opaque
-cursor (core/paging.py, docs/tools.md#paging), on every storage backend."""
+cursor (core/paging.py, docs/tools.md#paging), on the in-memory store; each real backend's listing of
+index keys under it: tests/stores/test_smoke.py and the contract suite."""
 
 from __future__ import annotations
 
@@ -10,24 +11,12 @@ from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
-from tests.conftest import DAY, SERVICE_BACKENDS, T0, Env, make_env, open_env
+from tests.conftest import DAY, T0, Env, make_env
 
 ACME = Caller("acme")
 THREAD = Caller("acme", "chat:thread-a")
 OTHER_THREAD = Caller("acme", "chat:thread-b")
 GLOBEX = Caller("globex")
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-async def env(backend: str, request: pytest.FixtureRequest, clock) -> Env:
-    opened = await open_env(backend, clock, request)
-    yield opened
-    await opened.service.close()
 
 
 async def store(env: Env, tenant: str, count: int, *, start: float = T0, step: float = 1000, **fields) -> list[str]:

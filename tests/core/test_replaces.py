@@ -1,6 +1,6 @@
-"""remember's `replaces`: a correction takes the place of the memories it names, on every
-backend; ids the caller cannot see are refused with nothing written; a failure between the
-writes leaves the new memory."""
+"""remember's `replaces`: a correction takes the place of the memories it names (on the
+in-memory store; each real backend: tests/stores/test_smoke.py); ids the caller cannot see are
+refused with nothing written; a failure between the writes leaves the new memory."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.server import render
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.conftest import Env
 from tests.support.faulty import FaultyStore
 
 ACME = Caller("acme")
@@ -27,13 +27,6 @@ OTHER_THREAD = Caller("acme", "chat:thread-b")
 OLD = "The payments webhook retries failed deliveries three times with jitter"
 NEW = "The payments webhook retries failed deliveries five times with backoff"
 OTHER = "Invoices are archived to cold storage after ninety days"
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 def stored_id(text: str) -> str:

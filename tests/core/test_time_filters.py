@@ -1,7 +1,8 @@
-"""recall's and list_memories' `since` / `until` on every backend: applied before the limit (a
-memory of the span behind 120 nearer ones outside it is still found), both ends inclusive (a
-date as `until` is the whole day), ages counted back from the service's clock, and bad values
-refused naming the field, on the tools, the library API and the CLI."""
+"""recall's and list_memories' `since` / `until` on the in-memory store: applied before the
+limit (a memory of the span behind 120 nearer ones outside it is still found), both ends inclusive
+(a date as `until` is the whole day), ages counted back from the service's clock, and bad values
+refused naming the field, on the tools, the library API and the CLI. Each real backend's own
+time filter: tests/stores/test_smoke.py."""
 
 from __future__ import annotations
 
@@ -16,19 +17,12 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import DAY, SERVICE_BACKENDS, T0, Env, open_env
+from tests.conftest import DAY, T0, Env
 
 ACME = Caller("acme")
 QUERY = "rolling deploys drain streams before the pod exits"
 WORDS = [f"w{i:03d}x" for i in range(200)]
 HOUR = 3_600_000
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def put(env: Env, memories: list[Memory]) -> None:

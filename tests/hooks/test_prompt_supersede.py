@@ -1,24 +1,16 @@
 """The prompt hook and the digest mark a memory a newer near one may supersede, as recall does
-(docs/recall.md#newer-memories-first), on every backend."""
+(docs/recall.md#newer-memories-first), on the in-memory store: the marking is the service's (each
+backend's part in it, the stored vectors it reads, is the smoke suite's)."""
 
 from __future__ import annotations
-
-import pytest
 
 from mcp_memory.core.hooks import Ask
 from mcp_memory.core.model import Caller
 from mcp_memory.server.hook_answers import answer
-from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.conftest import Env
 
 ACME = Caller("acme")
 HOUR = 3_600_000
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def test_a_prompt_brings_the_correction_first_and_marks_the_old_memory_possibly_superseded(env: Env) -> None:

@@ -8,23 +8,14 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
-
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.tools import ToolLayer
 from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
-from tests.conftest import SERVICE_BACKENDS, Env, open_env
+from tests.conftest import Env
 
 ACME = Caller("acme")
 DEPLOY = "Rolling deploys drain the websocket streams before the pod exits"
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def call(env: Env, tool: str, arguments: dict):
