@@ -1,4 +1,4 @@
-"""The web view over a real store (SQLite file, PostgreSQL schema) with the fake embedder,
+"""The web view over a real store (an SQLite file) with the fake embedder,
 reached through an HTTP client: the local command's one-time token, or serve-http's key."""
 
 from __future__ import annotations
@@ -22,14 +22,12 @@ ACME = Caller("acme")
 GLOBEX = Caller("globex")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 @pytest.fixture
-async def env(backend: str, clock, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
-    opened = await open_env(backend, clock, request)
+async def env(clock, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    """The view over an SQLite file, the store `mcp-memory ui` opens by default. The view reads
+    only the service, so one real backend is enough here; every backend's own behaviour under the
+    service is the smoke suite's (tests/stores/test_smoke.py)."""
+    opened = await open_env("sqlite", clock, request)
     yield opened
     await opened.service.close()
 
