@@ -65,7 +65,12 @@ async def move(source: Env, target: Env) -> list[bytes]:
     return lines
 
 
-@pytest.mark.parametrize(("source_name", "target_name"), [pair for pair in itertools.permutations(SERVICE_BACKENDS, 2)])
+#: Each backend once as the source and once as the target (a ring): what a move depends on is the
+#: export one backend writes and the import another reads, not the pair.
+RING = list(zip(SERVICE_BACKENDS, SERVICE_BACKENDS[1:] + SERVICE_BACKENDS[:1]))
+
+
+@pytest.mark.parametrize(("source_name", "target_name"), RING)
 async def test_a_move_between_two_backends_keeps_every_memory_its_counts_and_recall(
     source_name: str, target_name: str, clock: Clock, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
