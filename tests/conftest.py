@@ -143,7 +143,7 @@ SERVICE_BACKENDS = BACKENDS
 
 @pytest.fixture(params=SERVICE_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """The storage backend of `backend_env` (every backend in turn)."""
+    """Every storage backend in turn: for `backend_env`, and for a test of what a backend can break."""
     return request.param
 
 

@@ -18,7 +18,7 @@ from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import SERVICE_BACKENDS, Clock, open_env
+from tests.conftest import Clock, open_env
 from tests.support.http_support import Running, serving
 
 ACME = Caller("acme")
@@ -79,11 +79,6 @@ async def test_a_lone_surrogate_is_refused_as_not_valid_unicode_not_as_a_control
     )
     assert "control character" not in result.text
     assert err.getvalue() == ""
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 async def test_nul_in_a_forget_id_is_a_bad_argument_on_every_backend_and_logs_no_error(

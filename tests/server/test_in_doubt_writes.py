@@ -13,15 +13,10 @@ from mcp_memory.core.errors import StoreError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.tools import IN_DOUBT, ToolLayer
-from tests.conftest import SERVICE_BACKENDS, Clock, open_env
+from tests.conftest import Clock, open_env
 
 ACME = Caller("acme")
 CONTENT = "The staging database is rebuilt from the nightly snapshot every Sunday at 02:00 UTC"
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def commit_then_fail(store, name: str) -> None:

@@ -17,7 +17,7 @@ from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import SERVICE_BACKENDS, Clock, open_env
+from tests.conftest import Clock, open_env
 
 ACME = Caller("acme")
 
@@ -40,11 +40,6 @@ def records(stream: io.StringIO) -> list[dict[str, Any]]:
 def test_every_content_here_is_exactly_32000_bytes() -> None:
     assert {name: len(c.encode("utf-8")) for name, c in CONTENTS.items()} == dict.fromkeys(CONTENTS, 32_000)
     assert all(len(t.encode("utf-8")) == 64 for t in MOST_TAGS) and len(LONGEST_CATEGORY.encode()) == 128
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 async def test_content_of_exactly_32000_bytes_is_stored_and_returned_byte_for_byte_on_every_backend(
