@@ -121,7 +121,7 @@ def test_remember_recall_list_stats_and_forget_as_json(cli) -> None:
 def test_remember_reads_the_content_from_stdin_with_a_dash(cli) -> None:
     stored = cli("remember", "-t", "acme", "-", "--json", stdin="Backups are verified every Sunday\n")
     assert stored.returncode == 0, stored.stderr
-    # the newline that ends the piped line is not part of the memory (test_cli_polish.py: only that one)
+    # the newline that ends the piped line is not part of the memory (tests/issues/test_cli_polish.py: only that one)
     assert json.loads(stored.stdout)["memory"]["content"] == "Backups are verified every Sunday"
 
 
