@@ -6,10 +6,7 @@ and a fact told to the whole project is not swallowed by a conversation's own no
 
 from __future__ import annotations
 
-import re
-
 from mcp_memory.core.model import Caller
-from mcp_memory.server import render
 from tests.conftest import Env
 
 ACME = Caller("acme")
@@ -20,42 +17,34 @@ FACT = "The payments gateway listens on port 8443 behind the mesh"
 CORRECTION = "The payments gateway listens on port 8444 behind the mesh"
 
 
-def stored_id(text: str) -> str:
-    match = re.search(r"Stored as ([0-9A-Z]{26})\.", text)
-    assert match, text
-    return match.group(1)
-
-
 async def test_another_tenants_identical_fact_is_stored_and_nothing_names_the_first_tenants_memory(
     env: Env,
 ) -> None:
-    acme_id = stored_id(render.remember_text(await env.service.remember(ACME, FACT)))
-    same = render.remember_text(await env.service.remember(GLOBEX, FACT))
-    near = render.remember_text(await env.service.remember(GLOBEX, CORRECTION))
-    again = render.remember_text(await env.service.remember(ACME, FACT))
-    assert "Stored as" in same and "Already known" not in same
-    assert "Stored as" in near
-    for answer in (same, near):
-        assert acme_id not in answer
-    assert f"CLOSE TO AN EXISTING MEMORY: [id:{acme_id}]" not in near
-    assert "Already known" in again and acme_id in again  # the first tenant's own repeat still merges
+    acme = (await env.service.remember(ACME, FACT)).memory
+    same = await env.service.remember(GLOBEX, FACT)
+    near = await env.service.remember(GLOBEX, CORRECTION)
+    again = await env.service.remember(ACME, FACT)
+    assert same.created and near.created
+    for answer in (same, near):  # what an answer could name: its memory and the close one
+        assert answer.memory.id != acme.id and (answer.near is None or answer.near.tenant == "globex")
+    assert near.near == same.memory  # the correction's hint names globex's own fact, never acme's
+    assert not again.created and again.memory.id == acme.id  # the first tenant's own repeat still merges
     assert (await env.service.stats(ACME)).total == 1
     assert (await env.service.stats(GLOBEX)).total == 2
 
 
 async def test_a_fact_told_to_the_project_is_stored_even_when_the_conversation_has_the_same_note(env: Env) -> None:
-    note_id = stored_id(render.remember_text(await env.service.remember(THREAD, FACT, scope="conversation")))
-    told = render.remember_text(await env.service.remember(THREAD, FACT, scope="project"))
-    assert "Stored as" in told and "Already known" not in told
-    project_id = stored_id(told)
+    note = (await env.service.remember(THREAD, FACT, scope="conversation")).memory
+    told = await env.service.remember(THREAD, FACT, scope="project")
+    assert told.created and told.memory.scope == "project"
     seen = [m.content for m in (await env.service.list(OTHER_THREAD)).memories]
     assert seen == [FACT]
-    assert {m.id for m in (await env.service.list(THREAD)).memories} == {note_id, project_id}
+    assert {m.id for m in (await env.service.list(THREAD)).memories} == {note.id, told.memory.id}
 
 
 async def test_a_project_memory_still_makes_a_conversation_note_or_a_project_repeat_already_known(env: Env) -> None:
-    project_id = stored_id(render.remember_text(await env.service.remember(ACME, FACT)))
+    project = (await env.service.remember(ACME, FACT)).memory
     for caller, scope in ((THREAD, "conversation"), (THREAD, "project"), (OTHER_THREAD, "project")):
-        again = render.remember_text(await env.service.remember(caller, FACT, scope=scope))
-        assert "Already known" in again and project_id in again, (caller, scope)
+        again = await env.service.remember(caller, FACT, scope=scope)
+        assert not again.created and again.memory.id == project.id, (caller, scope)
     assert (await env.service.stats(THREAD)).total == 1
