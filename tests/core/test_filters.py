@@ -6,15 +6,10 @@ real backend filters in its own query: tests/stores/test_smoke.py runs the filte
 from __future__ import annotations
 
 import asyncio
-import io
-
-import pytest
 
 from mcp_memory.core.ids import iso, ulid
-from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
-from mcp_memory.server.tools import ToolLayer
 from tests.conftest import T0, Env
 
 ACME = Caller("acme")
@@ -109,38 +104,3 @@ async def test_list_with_tags_finds_an_old_tagged_memory_behind_a_page_of_newer_
     assert len(both.memories) == 31 and both.memories[-1].id == tagged.id  # newest first
     typed = await env.service.list(ACME, tags=["audit"], memory_type="reference")
     assert typed.memories == []
-
-
-# --------------------------------------------------------------------------- the tool arguments
-
-
-async def call(env: Env, tool: str, arguments: dict):
-    return await ToolLayer(env.service, JsonLog(io.StringIO())).call(tool, arguments, ACME)
-
-
-async def test_the_tools_take_type_and_tags_and_say_when_no_tagged_memory_exists(env: Env) -> None:
-    await put(env, [memory(1, "rolling deploys pause for the release freeze", tags=("freeze",))])
-    found = await call(env, "recall", {"query": QUERY, "tags": ["freeze"], "type": "project"})
-    assert not found.is_error and "release freeze" in found.text
-    listed = await call(env, "list_memories", {"tags": ["freeze"]})
-    assert "1 memory, newest first" in listed.text
-    empty = await call(env, "list_memories", {"tags": ["nothing-here"]})
-    assert empty.text == "[MEMORY] This project has no memories tagged nothing-here yet."
-
-
-@pytest.mark.parametrize("tool", ["recall", "list_memories"])
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        ({"tags": "freeze"}, "`tags` must be an array of strings."),
-        ({"tags": [1]}, "`tags` must be an array of strings."),
-        ({"tags": [f"t{i}" for i in range(21)]}, "`tags` may hold at most 20 entries."),
-        ({"tags": ["x" * 65]}, "each tag may be at most 64 bytes"),
-        ({"type": "note"}, "`type` must be one of: project, pattern, reference, conversation."),
-    ],
-)
-async def test_bad_filters_are_refused_naming_the_field_and_the_limit(env: Env, tool, arguments, message) -> None:
-    if tool == "list_memories" and "type" in arguments:
-        arguments = {"type": "note"}
-    result = await call(env, tool, {"query": QUERY, **arguments} if tool == "recall" else arguments)
-    assert result.is_error and message in result.text
