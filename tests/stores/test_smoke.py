@@ -2,10 +2,10 @@
 the service's policy. The policy itself (dedup, ranking, supersede, confidence, validation, the
 wording) is tested once, on the in-memory store (tests/core/); the ports' own promises are the
 contract suite (tests/stores/test_contract.py). Here each backend runs the calls a user makes —
-remember, recall, replaces, the type / tags / time filters, list and paging, forget — and the
-walls between tenants and conversations, through the abilities each backend implements itself
-(the filtered query, the index write beside the vector, the listing of index keys, the keyword
-index in tests/core/test_keyword_recall.py)."""
+remember, recall (newest first among near memories), replaces, the type / tags / time filters,
+list and paging, forget — and the walls between tenants and conversations, through the abilities
+each backend implements itself (the filtered query, the stored vectors, the index write beside the
+vector, the listing of index keys; the keyword index: tests/core/test_keyword_recall.py)."""
 
 from __future__ import annotations
 
@@ -145,6 +145,19 @@ async def test_the_index_key_is_written_after_the_vector(backend_env: Env) -> No
     stored = await backend_env.service.remember(ACME, DEPLOY, memory_type="reference")
     [memory] = await backend_env.vectors.get("acme", [stored.memory.id])
     assert backend_env.objects.writes == [index_key(memory)]  # type: ignore[attr-defined]
+
+
+async def test_a_correction_remembered_later_ranks_first_and_the_old_fact_is_marked(backend_env: Env) -> None:
+    """docs/recall.md#newer-memories-first: recall reads the stored vectors of what it shows (each
+    backend's `vectors`) to find near pairs."""
+    env = backend_env
+    old = (await env.service.remember(ACME, "The CI pipeline uses Python 3.11 for every job")).memory
+    env.clock.advance(6 * 3_600_000)
+    new = (await env.service.remember(ACME, "The CI pipeline uses Python 3.12 for every job")).memory
+    env.clock.advance(3_600_000)
+    answer = await env.service.recall(ACME, "which Python does the CI pipeline use")
+    assert [r.memory.id for r in answer.results] == [new.id, old.id]
+    assert answer.results[1].superseded_by == new.id and answer.results[0].superseded_by is None
 
 
 # --------------------------------------------------------------------------- replaces
