@@ -14,8 +14,8 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from mcp_memory.config import DEFAULT_TENANT
 from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
+from mcp_memory.core.identity import DEFAULT_TENANT
 from mcp_memory.core.model import MemoryType
 from mcp_memory.core.version import __version__
 

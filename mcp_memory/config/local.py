@@ -12,11 +12,8 @@ from typing import Any
 
 from mcp_memory.config.env import Env
 from mcp_memory.core.errors import ConfigError, ContextError
+from mcp_memory.core.identity import DEFAULT_TENANT as DEFAULT_TENANT
 from mcp_memory.core.identity import parse_conversation, parse_tenant
-
-#: The tenant of every local entry point (serve-stdio and the CLI's commands) when neither
-#: --tenant nor MEMORY_TENANT names one, so what a desktop client stored is what a terminal reads.
-DEFAULT_TENANT = "local"
 
 
 @dataclass(frozen=True)

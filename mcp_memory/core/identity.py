@@ -17,6 +17,10 @@ TYPE_CHECKING = False  # not typing's: importing typing costs every hook process
 if TYPE_CHECKING:  # the hook process validates with this module and never loads the model's dataclasses
     from mcp_memory.core.model import Caller
 
+#: The tenant of every local entry point (serve-stdio and the CLI's commands) when neither
+#: --tenant nor MEMORY_TENANT names one, so what a desktop client stored is what a terminal reads.
+#: Here, not in config/, so the CLI's --help can name it without importing the settings.
+DEFAULT_TENANT = "local"
 TENANT_MAX = 128
 CONVERSATION_MAX = 512
 
