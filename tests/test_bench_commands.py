@@ -52,3 +52,20 @@ def test_a_retired_script_is_gone_from_the_tree_and_held_by_the_commit_its_secti
         assert not (ROOT / path).exists(), f"{path} is named as retired but is still in the tree"
         found = subprocess.run(["git", "cat-file", "-e", f"{commit}:{path}"], cwd=ROOT, capture_output=True)
         assert found.returncode == 0, f"{commit} does not hold {path}"
+
+
+def test_the_high_evidence_bench_counts_share_over_answerable_questions_and_precision_over_high_ones():
+    from bench.quality import high_evidence as he
+    from bench.quality import retrieval_eval as ev
+
+    probes = [ev.Probe("t", f"q{i}", frozenset({i})) for i in range(4)] + [ev.Probe("t", "absent", frozenset())]
+    outcomes = [
+        ev.Outcome([0], "high", False),  # right
+        ev.Outcome([9, 1], "high", False),  # HIGH, top wrong
+        ev.Outcome([2], "medium", False),
+        ev.Outcome([], "none", True),
+        ev.Outcome([7], "high", False),  # an absent question labelled HIGH
+    ]
+    assert he.high(outcomes, probes) == {"n": 4, "high": 2, "share": 50.0, "precision": 50.0, "absent_high": 1}
+    row = he.row(outcomes, probes)
+    assert row["even half"]["high"] == 1 and row["odd half"]["high"] == 1 and row["R@1"] == 50.0
