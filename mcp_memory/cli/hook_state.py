@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from mcp_memory.core.hooks import digest_hex
+from mcp_memory.core.hooks import digest_hex, private_folder
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _session(raw: Any) -> Session:
 @contextlib.contextmanager
 def session(path: Path, session_id: str) -> Iterator[Session]:
     """The session's state, saved when the block ends without an error."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_folder(path.parent)
     lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)

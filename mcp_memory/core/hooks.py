@@ -210,10 +210,22 @@ def starting_path(socket: Path) -> Path:
 EARLY_MARKER: Path | None = None
 
 
+def private_folder(folder: Path) -> None:
+    """Make the hooks' `folder` 0700 as it is created, and the data directory above it too when
+    that is missing: it is also the default database's directory, private from its creation
+    (stores/sqlite/files.py), and serve-stdio's socket and a hook's state may come before any
+    store. The folders above it get the usual mode; existing folders keep theirs."""
+    if folder.is_dir():
+        return
+    folder.parent.parent.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(mode=0o700, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+
+
 def mark_starting(socket: Path) -> Path:
     """Write this process's marker beside `socket` (0600, in a 0700 folder); returns its path."""
     marker = starting_path(socket)
-    marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_folder(marker.parent)
     written = marker.with_name(f"{marker.name}.{os.getpid()}")
     previous = os.umask(0o177)
     try:

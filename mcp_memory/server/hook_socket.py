@@ -25,7 +25,7 @@ from pathlib import Path
 
 from mcp_memory.core import hooks
 from mcp_memory.core.errors import ContextError
-from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, socket_path, starting_path
+from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, private_folder, socket_path, starting_path
 from mcp_memory.core.identity import parse_conversation
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
@@ -109,7 +109,7 @@ class HookSocket:
 
     async def _try_listen(self) -> bool:
         folder = self.path.parent
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_folder(folder)
         os.chmod(folder, 0o700)
         if self.path.exists() or self.path.is_symlink():
             if await _answers(self.path):
