@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -252,6 +253,7 @@ def compare(args) -> None:
             child.close()
         if server is not None:
             server.cleanup()  # type: ignore[attr-defined]
+        shutil.rmtree(root, ignore_errors=True)  # each tree's store: hundreds of MB at 10,000 and up
     for name in names:
         got = samples[name]
         print(
