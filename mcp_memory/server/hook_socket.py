@@ -92,6 +92,7 @@ class HookSocket:
     async def start(self) -> None:
         """Listen now if the socket is free (or stale); otherwise wait in the background for it."""
         if not hasattr(socket, "AF_UNIX"):  # Windows without Unix sockets: hooks answer in their own process
+            self._drop_early_marker()
             return
         try:
             if not await self._try_listen():
