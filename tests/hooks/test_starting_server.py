@@ -187,3 +187,32 @@ def test_serve_stdio_marks_itself_starting_before_its_app_loads_and_removes_the_
         for stream in (server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
+
+
+async def test_a_prompt_with_nothing_listening_looks_for_a_marker_first_and_never_answers_itself_once_it_appears(
+    env: Env, tmp_path: Path, monkeypatch
+) -> None:
+    """docs/hooks.md: a prompt answered in the hook's own process loads the model, so it first looks
+    PROMPT_LOOKS_FIRST_SECONDS for a serve-stdio starting at the same moment. Its marker, written
+    within that look, means the prompt never starts an answer of its own (no thread left running,
+    no early exit) and gets the memory from the socket once it listens."""
+    exits: list[int] = []
+    monkeypatch.setattr(hook, "EXIT", exits.append)
+    monkeypatch.setattr(hook, "_THREADS", [])
+    await env.service.remember(Caller("acme"), DEPLOY)
+    variables = environ(tmp_path, MEMORY_TENANT="acme", EMBEDDING_PROVIDER="fake")
+    path = hooks.socket_path("acme", variables)
+    server = HookSocket(env.service, Caller("acme"), NullLog(), path=path)
+    try:
+        asked = asyncio.create_task(
+            run_hook(["UserPromptSubmit"], payload(user_prompt("when do deploys go out")), variables)
+        )
+        await asyncio.sleep(hook.PROMPT_LOOKS_FIRST_SECONDS / 3)
+        hooks.mark_starting(path)
+        await asyncio.sleep(OPENS_AFTER)
+        await server.start()
+        run = await asked
+    finally:
+        await server.close()
+    assert run.code == 0 and f"   {DEPLOY}" in (run.context or "").splitlines()
+    assert hook._THREADS == [] and exits == []
