@@ -58,7 +58,7 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str], row: str | None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     CPU.setdefault(row or " ".join(command[-2:]), []).append(cpu)
-    if row is not None:  # what the hook did: injected, found nothing that qualified, or gave up waiting
+    if row is not None and row != "python -c pass":  # what the hook did: injected, nothing qualified, gave up
         gave_up = b"hook_server_failed" in done.stderr or b"hook_timed_out" in done.stderr
         outcome = "injected" if done.stdout.strip() else "gave up" if gave_up else "nothing qualified"
         counts = OUTCOMES.setdefault(row, {})
