@@ -350,3 +350,20 @@ async def test_a_setting_that_cannot_be_used_is_named_with_its_range_and_the_hoo
     assert run.code == 0 and DEPLOY in (run.context or "")
     (line,) = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert (line["event"], line["setting"], line["expected"]) == ("hook_setting_ignored", setting, expected)
+
+
+async def test_a_hook_that_times_out_in_a_test_fails_that_test_instead_of_ending_the_run(tmp_path: Path) -> None:
+    """tests/hooks/conftest.py: without it, this ends pytest at once with status 0."""
+    import sqlite3
+
+    variables = environ(tmp_path, MEMORY_TENANT="acme", EMBEDDING_PROVIDER="fake", MEMORY_HOOK_TIMEOUT_MS="200")
+    holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE held_by_the_test (x)")
+    try:
+        with pytest.raises(AssertionError, match="ended its process"):
+            await run_hook(["SessionStart"], payload({"session_id": "s", "source": "startup"}), variables)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -1,0 +1,21 @@
+"""The hooks' tests run `hook.main` in this process (tests/hooks/support.py run_hook). A hook whose
+own answer did not come in time ends its process at once (cli/hook.py EXIT, os._exit(0)): inside
+pytest that would end the whole run with status 0, every later test unreported. Here it fails the
+test instead; a test that means the hook to end replaces EXIT itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_memory.cli import hook
+
+
+@pytest.fixture(autouse=True)
+def hooks_never_end_the_test_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(code: int) -> None:
+        raise AssertionError(f"the hook ended its process (os._exit({code})) inside the test run")
+
+    monkeypatch.setattr(hook, "EXIT", refuse)
+    # each test's answering threads only: one still running from an earlier test would make this
+    # test's hook end its process too
+    monkeypatch.setattr(hook, "_THREADS", [])
