@@ -1,7 +1,7 @@
 """Recall p50 against memories in one tenant, 1,000 → 1,000,000, both backends, the exact scan and
 the HNSW index, from bench/scale/ann_recall.py results (one JSON object a line).
 
-    .venv/bin/python -m bench.scale.plot_scale RESULTS.jsonl [docs/recall_scale.png]
+    .venv/bin/python -m bench.scale.plot_scale bench/scale/results/2026-12-02.jsonl docs/recall_scale.png
 
 Needs matplotlib (the bench extra). One panel per backend; a line per retrieval (dense, hybrid) and
 path (exact scan, index), each point the p50 of its interleaved recalls.
@@ -19,12 +19,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
-LINES = (
-    ("dense exact", "dense, exact scan", "#1f77b4", "-"),
-    ("hybrid exact", "hybrid, exact scan", "#d62728", "-"),
-    ("dense index", "dense, HNSW index", "#1f77b4", "--"),
-    ("hybrid index", "hybrid, HNSW index", "#d62728", "--"),
+LINES = (  # key, label, colour, line style, label offset (points: the end labels stay apart)
+    ("dense exact", "dense, exact scan", "#1f77b4", "-", -9),
+    ("hybrid exact", "hybrid, exact scan", "#d62728", "-", 3),
+    ("dense index", "dense, HNSW index", "#1f77b4", "--", -9),
+    ("hybrid index", "hybrid, HNSW index", "#d62728", "--", 3),
 )
+
+
+def nominal(memories: int) -> int:
+    """A tenant's size to two significant figures (1,000,020 after the timed remembers: 1,000,000)."""
+    return int(float(f"{memories:.2g}"))
+
+
 TITLES = {"sqlite": "SQLite (embedded default)", "postgres": "PostgreSQL + pgvector 0.6"}
 
 
@@ -35,14 +42,16 @@ def main() -> None:
     fig, axes = plt.subplots(1, len(backends), figsize=(6.2 * len(backends), 4.6), sharey=True, squeeze=False)
     for ax, backend in zip(axes[0], backends):
         mine = sorted((r for r in runs if r["backend"] == backend), key=lambda r: r["memories"])
-        for key, label, color, style in LINES:
-            points = [(r["memories"], r["latency"][key]["p50"]) for r in mine if key in r["latency"]]
+        for key, label, color, style, offset in LINES:
+            points = [(nominal(r["memories"]), r["latency"][key]["p50"]) for r in mine if key in r["latency"]]
             if not points:
                 continue
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", color=color, linestyle=style, linewidth=2, label=label)
-            ax.annotate(f"{ys[-1]:.0f} ms", (xs[-1], ys[-1]), textcoords="offset points", xytext=(6, -3), fontsize=8)
-        sizes = sorted({r["memories"] for r in mine})
+            ax.annotate(
+                f"{ys[-1]:.0f} ms", (xs[-1], ys[-1]), textcoords="offset points", xytext=(6, offset), fontsize=8
+            )
+        sizes = sorted({nominal(r["memories"]) for r in mine})
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes)
