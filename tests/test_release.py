@@ -142,3 +142,14 @@ def test_the_changelog_keeps_a_changelog() -> None:
     assert [version for version, _ in released] == versions[1:]  # each with its date
     if released:  # the newest release is the version the package says it is
         assert released[0][0] == __version__
+
+
+def test_every_command_of_the_cli_is_in_the_changelog() -> None:
+    """'Every change a user can notice is listed here': a command is one."""
+    import typer.main
+
+    from mcp_memory.cli.app import app
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    commands = sorted(typer.main.get_command(app).commands)
+    assert [name for name in commands if f"`{name}" not in changelog and f"mcp-memory {name}" not in changelog] == []
