@@ -110,7 +110,14 @@ async def upgrade(conn: psycopg.AsyncConnection[Any], columns: dict[str, Any]) -
         await _backfill(conn)
     if "keyword_vector" not in columns:
         await conn.execute(f"ALTER TABLE memories ADD COLUMN {VECTOR}")
-    await conn.execute(INDEX)
+    # Looked up first: CREATE INDEX IF NOT EXISTS takes a SHARE lock on the table before it finds the
+    # index there, so at every start it would wait behind a large tenant's CREATE INDEX CONCURRENTLY
+    # (stores/postgres/ann.py: minutes) and queue every other process's writes behind it; the build,
+    # waiting for this transaction in turn, is then ended by PostgreSQL's deadlock detector.
+    cursor = await conn.execute("SELECT to_regclass('memories_keyword_vector') IS NULL")
+    missing = await cursor.fetchone()
+    if missing is None or missing[0]:
+        await conn.execute(INDEX)
 
 
 async def ensure_counts(conn: psycopg.AsyncConnection[Any]) -> None:

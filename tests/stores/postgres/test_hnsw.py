@@ -195,3 +195,22 @@ async def test_a_threshold_of_zero_never_builds_an_index(pg_url: str) -> None:
     finally:
         await vectors.close()
         await objects.close()
+
+
+async def test_a_process_starts_while_a_large_tenants_index_is_being_built(pg_url: str) -> None:
+    import asyncio
+
+    vectors, objects = await opened(pg_url, minimum=0)
+    await vectors.close()
+    await objects.close()
+    # CREATE INDEX CONCURRENTLY holds SHARE UPDATE EXCLUSIVE on memories for the whole build
+    with psycopg.connect(pg_url) as building:
+        building.execute("LOCK TABLE memories IN SHARE UPDATE EXCLUSIVE MODE")
+
+        vectors, objects = await asyncio.wait_for(opened(pg_url, minimum=0), timeout=20)
+        await vectors.put(memory(1), unit_rows(1)[0])  # and writes while it builds
+
+        assert [h.memory.id for h in await vectors.query("big", unit_rows(1)[0], 1, None)] == ["m0001"]
+        building.rollback()
+    await vectors.close()
+    await objects.close()
