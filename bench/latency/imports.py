@@ -111,6 +111,7 @@ def handshake_imports(tree: Path, scratch: Path) -> tuple[list[str], list[str]]:
     finally:
         child.stdin.close()
         child.wait(timeout=60)
+        child.stdout.close()
     return _read(record, initialized), _read(record, listed)
 
 

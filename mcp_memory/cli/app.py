@@ -9,23 +9,19 @@ Heavy modules load inside the commands, so `mcp-memory --help` stays fast
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
+from mcp_memory.cli import stdio as _stdio  # noqa: F401  serve-stdio: registered first, listed first
 from mcp_memory.cli.common import (
     EXIT_FAILED,
-    EXIT_OK,
     EXIT_USAGE,
     ConversationOption,
     JsonOption,
     SinceOption,
-    T,
     TagFilterOption,
     TenantOption,
     TypeFilterOption,
@@ -38,30 +34,12 @@ from mcp_memory.cli.common import (
     _run,
     _settings,
     app,
-    plain_help,
+    run_app,
 )
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.model import MemoryType, Mode, Scope
 
 # --------------------------------------------------------------------------- servers
-
-
-@app.command("serve-stdio", short_help="Serve MCP over stdin/stdout for a local client.")
-def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = None) -> None:
-    """Serve MCP over stdin/stdout for a local client such as Claude Desktop.
-
-    The tenant is --tenant, else $MEMORY_TENANT, else "local", as for every other
-    command, so the CLI reads what a desktop client stored. Nothing but
-    protocol messages is written to stdout; logs go to stderr.
-    """
-    from mcp_memory.server.run import run_stdio
-
-    settings = _settings()
-    caller = _caller(settings, tenant, conversation)
-    try:
-        asyncio.run(run_stdio(settings, caller))
-    except StartupError as exc:
-        _fail(f"error: {exc}", EXIT_FAILED)
 
 
 @app.command("serve-http", short_help="Serve MCP over stateless HTTP, for agents in a pod.")
@@ -435,24 +413,6 @@ def completion(
     sys.stdout.write(scripts(app)[FILES[shell]])
 
 
-def _quiet_when_stdout_closes(callback: Callable[..., T]) -> Callable[..., T]:
-    """A reader that stops early (`mcp-memory list | head -2`) ends the command quietly with
-    status 0, as it does for git or ls: nothing on stderr, the rest of the output dropped."""
-
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> T:
-        try:
-            return callback(*args, **kwargs)
-        except BrokenPipeError:
-            # Whatever is still buffered would fail again when Python flushes at exit.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            raise typer.Exit(EXIT_OK) from None
-
-    return run
-
-
 # export, import and backup live in their own module, on this same app.
 from mcp_memory.cli import oauth as _oauth  # noqa: E402, F401
 from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
@@ -461,9 +421,4 @@ from mcp_memory.cli import ui as _ui  # noqa: E402, F401
 
 def main() -> None:
     """Console-script entry point."""
-    for command in app.registered_commands:
-        if command.callback is not None:
-            command.callback = _quiet_when_stdout_closes(command.callback)
-    import typer.main
-
-    plain_help(typer.main.get_command(app))()
+    run_app()

@@ -8,6 +8,8 @@ each other.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -260,3 +262,32 @@ def _checked(parse: Callable[..., T], *args: Any) -> T:
         return parse(*args)
     except InvalidArgument as exc:
         _fail(f"error: {exc.worded(_cli_terms().name)}", EXIT_USAGE)
+
+
+def _quiet_when_stdout_closes(callback: Callable[..., T]) -> Callable[..., T]:
+    """A reader that stops early (`mcp-memory list | head -2`) ends the command quietly with
+    status 0, as it does for git or ls: nothing on stderr, the rest of the output dropped."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> T:
+        try:
+            return callback(*args, **kwargs)
+        except BrokenPipeError:
+            # Whatever is still buffered would fail again when Python flushes at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise typer.Exit(EXIT_OK) from None
+
+    return run
+
+
+def run_app() -> None:
+    """Run the commands registered on `app` by now (every one from cli/app.py; serve-stdio alone
+    from cli/entry.py), each ending quietly when its reader closes stdout."""
+    import typer.main
+
+    for command in app.registered_commands:
+        if command.callback is not None:
+            command.callback = _quiet_when_stdout_closes(command.callback)
+    plain_help(typer.main.get_command(app))()

@@ -1,6 +1,7 @@
 """The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
 (docs/hooks.md#how-it-is-fast); `serve-stdio` first marks itself starting for the hooks
-(cli/hook.py mark_serve_stdio_starting); every other command goes to cli/app.py."""
+(cli/hook.py mark_serve_stdio_starting), then loads its own command only (cli/stdio.py); every other
+command goes to cli/app.py."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ def main() -> None:
         from mcp_memory.cli.hook import mark_serve_stdio_starting
 
         mark_serve_stdio_starting(args[1:], os.environ)  # before the app loads (docs/hooks.md#a-sessions-first-seconds)
+        from mcp_memory.cli import stdio  # noqa: F401  its command alone: the other commands' modules stay unread
+        from mcp_memory.cli.common import run_app
+
+        run_app()
+        return
     from mcp_memory.cli.app import main as app
 
     app()

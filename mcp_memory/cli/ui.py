@@ -24,7 +24,7 @@ from mcp_memory.cli.common import (
     app,
 )
 from mcp_memory.core.errors import StartupError
-from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.logs import JsonLog, library_logs_as_json
 from mcp_memory.core.model import Caller
 
 
@@ -61,7 +61,6 @@ async def run_ui(settings: Any, caller: Caller, *, operator: bool, open_browser:
         GracefulServer,
         bind_sockets,
         bound_port,
-        library_logs_as_json,
         make_uvicorn,
     )
     from mcp_memory.server.run import storage_line

@@ -10,8 +10,10 @@ import functools
 import math
 import os
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from ulid import ULID
+if TYPE_CHECKING:
+    from ulid import ULID
 
 MAX_TIME = 2**48 - 1
 _TIME_CHARS = 10
@@ -30,6 +32,8 @@ def _check_time(ms: float) -> int:
 
 
 def _ulid_at(whole_ms: int, randomness: bytes) -> ULID:
+    from ulid import ULID  # here: the stdio handshake mints and reads none (tests/cli/test_stdio_imports.py)
+
     return ULID.from_bytes(whole_ms.to_bytes(6, "big") + randomness)
 
 
@@ -50,6 +54,8 @@ def ulid_time(value: str) -> float:
     read lower case, but a key or id in lower case was never written by this server."""
     if len(value) != 26 or value != value.upper():
         return math.nan
+    from ulid import ULID
+
     try:
         return float(ULID.from_str(value).milliseconds)
     except ValueError:

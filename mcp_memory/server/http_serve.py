@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import logging
 import signal
 import socket
 import time
@@ -276,42 +275,3 @@ class GracefulServer:
             self.log.error("shutdown_close_failed", f"closing took longer than {self.close_limit_s:g} s; gave up")
         except Exception as exc:
             self.log.error("shutdown_close_failed", exc)
-
-
-class _JsonLines(logging.Handler):
-    """Turns the SDK's and uvicorn's warnings into our JSON lines.
-
-    Only the message is kept, never a traceback: a stack can quote request
-    data, and the log must never carry memory content or queries.
-    """
-
-    def __init__(self, log: JsonLog) -> None:
-        super().__init__(logging.WARNING)
-        self.log = log
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed record must not break serving
-            message = str(record.msg)
-        if record.levelno >= logging.ERROR:
-            self.log.error("server_error", message, source=record.name)
-        else:
-            self.log.warn("server_warning", message, source=record.name)
-
-
-@contextlib.contextmanager
-def library_logs_as_json(log: JsonLog) -> Iterator[None]:
-    """While serving, the `mcp` and `uvicorn` loggers write JSON lines, not text."""
-    handler = _JsonLines(log)
-    loggers = [logging.getLogger(name) for name in ("mcp", "uvicorn")]
-    saved = [(logger, logger.propagate) for logger in loggers]
-    for logger in loggers:
-        logger.addHandler(handler)
-        logger.propagate = False
-    try:
-        yield
-    finally:
-        for logger, propagate in saved:
-            logger.removeHandler(handler)
-            logger.propagate = propagate

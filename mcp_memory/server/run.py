@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from mcp_memory.core.errors import StartupError
-from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.logs import JsonLog, library_logs_as_json
 from mcp_memory.core.model import Caller
 from mcp_memory.core.version import __version__
 from mcp_memory.server.mcp_server import build_mcp_server
@@ -92,7 +92,6 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
     await asyncio.to_thread(_import_the_sdk)
 
     from mcp_memory.server.catalogue import STDIO_TERMS
-    from mcp_memory.server.http_serve import library_logs_as_json
     from mcp_memory.server.stdio_transport import stdio_transport
 
     async def close_all() -> None:
@@ -148,10 +147,15 @@ def storage_line(settings: Any) -> str:
     return f"storage: {settings.backend} {storage_where(settings)} — {settings.backend_reason}"
 
 
+def describe_docs(knowledge_base_id: str | None) -> str:
+    """The boot line saying whether search_docs is offered (docs/operations.md)."""
+    if knowledge_base_id:
+        return f"docs: bedrock-kb://{knowledge_base_id} (search_docs offered)"
+    return "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"
+
+
 def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
     """Which storage (and why), which embedder, whether search_docs is offered."""
-    from mcp_memory.server.search_docs import describe_docs
-
     return [
         storage_line(settings),
         f"embedder: {tools.service.describe_embedder()}",
@@ -238,7 +242,6 @@ async def run_http(settings: Any) -> None:
         GracefulServer,
         bind_sockets,
         bound_port,
-        library_logs_as_json,
         make_uvicorn,
         url_for,
     )

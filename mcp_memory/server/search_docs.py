@@ -244,10 +244,3 @@ def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
         HINTS,
         failure=FAILURE,
     )
-
-
-def describe_docs(knowledge_base_id: str | None) -> str:
-    """The boot line saying whether search_docs is offered (docs/operations.md)."""
-    if knowledge_base_id:
-        return f"docs: bedrock-kb://{knowledge_base_id} (search_docs offered)"
-    return "docs: no KNOWLEDGE_BASE_ID — memories only, search_docs not offered"

@@ -15,7 +15,7 @@ import pytest
 
 from mcp_memory.app import open_service
 from mcp_memory.config import HttpLimits, Settings
-from mcp_memory.server.http_serve import library_logs_as_json
+from mcp_memory.core.logs import library_logs_as_json
 from tests.support.http_support import Running, serving
 
 LIMITS = HttpLimits(header_timeout_ms=600, body_timeout_ms=600, keep_alive_ms=600, max_connections=8)

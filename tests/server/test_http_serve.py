@@ -13,9 +13,9 @@ import pytest
 
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import ContextError, StartupError
-from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.logs import JsonLog, library_logs_as_json
 from mcp_memory.server.http_app import caller_from_request
-from mcp_memory.server.http_serve import bind_sockets, bound_port, library_logs_as_json, url_for
+from mcp_memory.server.http_serve import bind_sockets, bound_port, url_for
 from mcp_memory.server.run import boot_lines, storage_line
 from mcp_memory.server.tools import ToolLayer
 from tests.conftest import Clock, make_env

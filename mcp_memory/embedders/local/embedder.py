@@ -54,7 +54,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import EmbeddingError
 from mcp_memory.embedders.base import Embedder, check_vectors
-from mcp_memory.runtime import heap
 from mcp_memory.runtime.batching import Batcher
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -240,6 +239,7 @@ class LocalEmbedder(Embedder):
     def _load(self) -> Runtime:
         from mcp_memory.embedders.local import minilm as _minilm
         from mcp_memory.embedders.local.lazy_table import gather_before_dequantize
+        from mcp_memory.runtime import heap  # here, with the model: serve-stdio's handshake loads neither
 
         heap.limit_growth()
         model_path = self._model_path or _minilm.default_model_path()

@@ -1,0 +1,36 @@
+"""serve-stdio answers `initialize` having imported no more than it needs: not the other commands'
+modules, not the HTTP server's, not the docs tool's when no knowledge base is set, not python-ulid
+or the model's heap tuning. Issue 24's constraint is that the handshake imports no more than before
+it (bench/RESULTS.md, "Issue 24: the house, A/B"; `python -m bench.latency.imports` counts them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.latency.imports import handshake_imports
+from tests.conftest import ROOT
+
+#: Loaded later, or only by other commands: each was once imported before the handshake's answer.
+NOT_BEFORE_INITIALIZE = (
+    "mcp_memory.cli.app",
+    "mcp_memory.cli.oauth",
+    "mcp_memory.cli.transfer",
+    "mcp_memory.cli.ui",
+    "mcp_memory.server.http_serve",
+    "mcp_memory.server.search_docs",
+    "mcp_memory.runtime.aws",
+    "mcp_memory.runtime.heap",
+    "ulid",
+)
+
+#: Our own modules imported by the time `initialize` is answered (72 when this was written).
+OURS_MAX = 72
+
+
+def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:
+    at_initialize, _ = handshake_imports(ROOT, tmp_path)
+
+    assert "mcp_memory.cli.stdio" in at_initialize  # the record is real: the command's own module is there
+    assert [name for name in NOT_BEFORE_INITIALIZE if name in at_initialize] == []
+    ours = [name for name in at_initialize if name.startswith("mcp_memory")]
+    assert len(ours) <= OURS_MAX, f"{len(ours)} of our modules before initialize is answered, at most {OURS_MAX}"
