@@ -114,7 +114,9 @@ async def upgrade(conn: psycopg.AsyncConnection[Any], columns: dict[str, Any]) -
     # index there, so at every start it would wait behind a large tenant's CREATE INDEX CONCURRENTLY
     # (stores/postgres/ann.py: minutes) and queue every other process's writes behind it; the build,
     # waiting for this transaction in turn, is then ended by PostgreSQL's deadlock detector.
-    cursor = await conn.execute("SELECT to_regclass('memories_keyword_vector') IS NULL")
+    cursor = await conn.execute(
+        "SELECT to_regclass(quote_ident(current_schema()) || '.memories_keyword_vector') IS NULL"
+    )
     missing = await cursor.fetchone()
     if missing is None or missing[0]:
         await conn.execute(INDEX)
@@ -123,7 +125,7 @@ async def upgrade(conn: psycopg.AsyncConnection[Any], columns: dict[str, Any]) -
 async def ensure_counts(conn: psycopg.AsyncConnection[Any]) -> None:
     """Inside the start-up transaction: a database without `memory_terms` (schema 2 or older, or
     a restore of the memories alone) gets it, counted from its memories."""
-    cursor = await conn.execute("SELECT to_regclass('memory_terms') IS NOT NULL")
+    cursor = await conn.execute("SELECT to_regclass(quote_ident(current_schema()) || '.memory_terms') IS NOT NULL")
     row = await cursor.fetchone()
     if row and row[0]:
         return

@@ -135,7 +135,7 @@ async def _columns(conn: psycopg.AsyncConnection[Any]) -> dict[str, tuple[str, i
     """The `memories` table's columns as name → (type name, typmod); empty when there is no table."""
     cursor = await conn.execute(
         "SELECT a.attname, t.typname, a.atttypmod FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-        "WHERE a.attrelid = to_regclass('memories') AND a.attnum > 0 AND NOT a.attisdropped"
+        "WHERE a.attrelid = to_regclass(quote_ident(current_schema()) || '.memories') AND a.attnum > 0 AND NOT a.attisdropped"
     )
     return {name: (type_name, typmod) for name, type_name, typmod in await cursor.fetchall()}
 
@@ -182,7 +182,7 @@ async def _embeddings_inline(conn: psycopg.AsyncConnection[Any], vector: sql.Ide
     """Once, for a table created before the embedding was kept inline: mark it so and rewrite the
     stored vectors (a fresh value, so the row is laid out again by the new rule)."""
     cursor = await conn.execute(
-        "SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass('memories') AND attname = 'embedding'"
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass(quote_ident(current_schema()) || '.memories') AND attname = 'embedding'"
     )
     row = await cursor.fetchone()
     if row is None or row[0] == "m":

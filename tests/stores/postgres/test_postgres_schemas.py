@@ -59,3 +59,41 @@ async def test_two_deployments_in_two_schemas_of_one_database_both_start_and_sta
         finally:
             await again.service.close()
         assert "Fridays" in listed.text and "Tuesdays" not in listed.text
+
+
+async def test_a_deployment_in_its_own_schema_beside_one_in_public_gets_its_own_keyword_index_and_counts(
+    pg_admin_url: str,
+) -> None:
+    """docs/backends.md: deployments in other schemas of one database start, "each with its own
+    tables". The recommended path `<schema>,public` reaches public, so the start-up's looks for its
+    tables, keyword index and term counts are made in its own schema: found through the path, a
+    deployment in public had its tables adopted by the next one, memories and counts mixed."""
+    with pg_support.fresh_database(pg_admin_url) as database:
+        with pg_support.connect(database) as conn:
+            conn.execute("CREATE SCHEMA team_b")
+        first = await deployment(database)  # the default path: public
+        second = await deployment(pg_support.in_schema(database, "team_b"))
+        try:
+            assert not (await first.call("remember", {"content": "public deploys on Tuesdays"}, ACME)).is_error
+            assert not (await second.call("remember", {"content": "team B deploys on Fridays"}, ACME)).is_error
+        finally:
+            await first.service.close()
+            await second.service.close()
+        found = pg_support.rows(
+            database,
+            "SELECT schemaname, indexname FROM pg_indexes WHERE indexname = 'memories_keyword_vector' "
+            "UNION ALL SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_name IN ('memories', 'memory_terms') ORDER BY 1, 2",
+        )
+        assert found == [
+            ("public", "memories"),
+            ("public", "memories_keyword_vector"),
+            ("public", "memory_terms"),
+            ("team_b", "memories"),
+            ("team_b", "memories_keyword_vector"),
+            ("team_b", "memory_terms"),
+        ]
+        # one memory in each: a term both texts hold ("deploys") is counted once in each schema
+        for schema in ("public", "team_b"):
+            docs = pg_support.rows(database, f"SELECT term, docs FROM {schema}.memory_terms")
+            assert docs and {count for _, count in docs} == {1}, (schema, docs)
