@@ -41,3 +41,10 @@ def test_the_summary_gives_milliseconds_and_the_stopwatch_keeps_each_block():
         with watch:
             pass
     assert len(watch.seconds) == 3 and all(s >= 0 for s in watch.seconds)
+
+
+def test_a_single_timed_block_reads_as_the_stopwatchs_last_and_in_ms():
+    with Stopwatch() as fill:
+        inside = fill.running()
+    assert inside >= 0 and fill.last >= inside
+    assert fill.seconds == [fill.last] and fill.ms() == [fill.last * 1000]

@@ -19,10 +19,11 @@ import asyncio
 import hashlib
 import random
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+from bench.harness.timing import Stopwatch
 
 GENERATOR_VERSION = "perf-corpus-1"
 
@@ -241,18 +242,17 @@ async def embeddings(texts: list[str], cache: Path, chunk: int = 2048) -> tuple[
             return np.load(other, mmap_mode="r")[: len(texts)].copy(), None
     embedder = LocalEmbedder()
     rows = np.empty((len(texts), 384), np.float32)
-    started = time.perf_counter()
-    try:
-        for start in range(0, len(texts), chunk):
-            rows[start : start + chunk] = await embedder.embed(texts[start : start + chunk])
-            done = min(len(texts), start + chunk)
-            rate = done / (time.perf_counter() - started)
-            print(f"  embedded {done:,}/{len(texts):,} ({rate:.0f} texts/s)", file=sys.stderr, flush=True)
-    finally:
-        await embedder.close()
-    seconds = time.perf_counter() - started
+    with Stopwatch() as embedding:
+        try:
+            for start in range(0, len(texts), chunk):
+                rows[start : start + chunk] = await embedder.embed(texts[start : start + chunk])
+                done = min(len(texts), start + chunk)
+                rate = done / embedding.running()
+                print(f"  embedded {done:,}/{len(texts):,} ({rate:.0f} texts/s)", file=sys.stderr, flush=True)
+        finally:
+            await embedder.close()
     np.save(path, rows)
-    return rows, seconds
+    return rows, embedding.last
 
 
 if __name__ == "__main__":  # python -m bench.harness.perf_corpus 100000 /tmp/cache : pre-fill the cache

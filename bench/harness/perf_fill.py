@@ -16,11 +16,11 @@ mask works on every query, as in a real tenant).
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import numpy as np
 
+from bench.harness.timing import Stopwatch
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.model import Memory, MemoryType
 from mcp_memory.core.object_keys import index_key
@@ -77,13 +77,13 @@ async def fill_range(
     vectors: Any, objects: Any, texts: list[str], embeddings: np.ndarray, start: int, stop: int
 ) -> float:
     """Write memories `start..stop-1`; returns the seconds it took."""
-    started = time.perf_counter()
-    for first in range(start, stop, CONCURRENCY):
-        last = min(stop, first + CONCURRENCY)
-        await asyncio.gather(
-            *(_write(vectors, objects, bench_memory(i, texts[i]), embeddings[i]) for i in range(first, last))
-        )
-    return time.perf_counter() - started
+    with Stopwatch() as filling:
+        for first in range(start, stop, CONCURRENCY):
+            last = min(stop, first + CONCURRENCY)
+            await asyncio.gather(
+                *(_write(vectors, objects, bench_memory(i, texts[i]), embeddings[i]) for i in range(first, last))
+            )
+    return filling.last
 
 
 async def open_backend(backend: str, *, db_path: str | None = None, database_url: str | None = None):

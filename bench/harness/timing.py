@@ -47,11 +47,25 @@ class Stopwatch:
         self.seconds: list[float] = []
         self._started = 0.0
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Stopwatch:
         self._started = time.perf_counter()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.seconds.append(time.perf_counter() - self._started)
+
+    @property
+    def last(self) -> float:
+        """Seconds of the latest finished block: `with Stopwatch() as fill: ...` then `fill.last`."""
+        return self.seconds[-1]
+
+    def running(self) -> float:
+        """Seconds since the current block began, for a progress line inside it."""
+        return time.perf_counter() - self._started
+
+    def ms(self) -> list[float]:
+        """Each block's time in ms, in order."""
+        return [s * 1000 for s in self.seconds]
 
     def p(self, q: float) -> float:
         """The q-th percentile of the blocks so far, in ms."""

@@ -15,14 +15,13 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
 
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 from mcp_memory.app import open_service
 from mcp_memory.config import CallLimits, OAuthSettings, Settings
 from mcp_memory.server.metrics import Metrics
@@ -82,9 +81,9 @@ async def main(rounds: int) -> None:
                         "accept": "application/json, text/event-stream",
                         "mcp-protocol-version": "2025-06-18",
                     }
-                    started = time.perf_counter()
-                    response = await http.post(urls[name], json=BODY, headers=headers)
-                    elapsed = time.perf_counter() - started
+                    with Stopwatch() as posting:
+                        response = await http.post(urls[name], json=BODY, headers=headers)
+                    elapsed = posting.last
                     assert response.status_code == 200, (name, response.status_code, response.text[:200])
                     if round_ >= 20:  # warm-up rounds are dropped
                         times[name].append(elapsed * 1000)
@@ -111,9 +110,9 @@ async def noisy_neighbour(http: httpx.AsyncClient, url: str, rounds: int) -> str
             "accept": "application/json, text/event-stream",
             "mcp-protocol-version": "2025-06-18",
         }
-        started = time.perf_counter()
-        response = await http.post(url, json=BODY, headers=headers)
-        return (time.perf_counter() - started) * 1000, response.status_code
+        with Stopwatch() as posting:
+            response = await http.post(url, json=BODY, headers=headers)
+        return posting.last * 1000, response.status_code
 
     for _ in range(20):
         await one("bench")  # warm-up

@@ -24,12 +24,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBJECTS = [
@@ -127,9 +126,9 @@ class Bench:
         }
         if era == "modern":  # the 2026-07-28 routing headers repeat the method and the tool's name
             headers.update({"mcp-method": "tools/call", "mcp-name": name})
-        started = time.perf_counter()
-        response = await http.post(self.url, json=call_body(era, self.ids, name, arguments), headers=headers)
-        took = time.perf_counter() - started
+        with Stopwatch() as posting:
+            response = await http.post(self.url, json=call_body(era, self.ids, name, arguments), headers=headers)
+        took = posting.last
         body = response.json()
         if response.status_code != 200 or body.get("result", {}).get("isError"):
             raise RuntimeError(f"{name} failed: {response.status_code} {body}")
@@ -156,9 +155,11 @@ async def measure(
                 async def worker() -> list[float]:
                     return [await bench.call(http, era, "recall", {"query": rng.choice(QUERIES)}) for _ in range(calls)]
 
-                started = time.perf_counter()
-                took = sorted(t for batch in await asyncio.gather(*(worker() for _ in range(clients))) for t in batch)
-                wall = time.perf_counter() - started
+                with Stopwatch() as crowd:
+                    took = sorted(
+                        t for batch in await asyncio.gather(*(worker() for _ in range(clients))) for t in batch
+                    )
+                wall = crowd.last
                 p50 = percentile(took, 50) * 1000
                 p95 = percentile(took, 95) * 1000
                 results[(era, clients)] = (p50, p95, len(took) / wall)

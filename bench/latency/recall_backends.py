@@ -25,14 +25,13 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from bench.harness.perf_fill import numbered_memory, unit_rows
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
@@ -61,12 +60,15 @@ class PrecomputedEmbedder(Embedder):
 
 
 async def fill(name: str, vectors, embeddings: np.ndarray) -> None:
-    started = time.perf_counter()
-    for start in range(0, len(embeddings), 64):
-        await asyncio.gather(
-            *(vectors.put(numbered_memory(i), embeddings[i]) for i in range(start, min(len(embeddings), start + 64)))
-        )
-    print(f"{name}: filled {len(embeddings)} memories in {time.perf_counter() - started:.1f} s", flush=True)
+    with Stopwatch() as filling:
+        for start in range(0, len(embeddings), 64):
+            await asyncio.gather(
+                *(
+                    vectors.put(numbered_memory(i), embeddings[i])
+                    for i in range(start, min(len(embeddings), start + 64))
+                )
+            )
+    print(f"{name}: filled {len(embeddings)} memories in {filling.last:.1f} s", flush=True)
 
 
 async def main(count: int, dim: int, database_url: str) -> None:
@@ -96,13 +98,13 @@ async def main(count: int, dim: int, database_url: str) -> None:
         for i in range(WARM_UP + TIMED):
             q = i % len(queries)
             for name, service in services.items():
-                started = time.perf_counter()
-                result = await service.recall(caller, f"q{q}")
-                recall_ms = (time.perf_counter() - started) * 1000
+                with Stopwatch() as recalling:
+                    result = await service.recall(caller, f"q{q}")
+                recall_ms = recalling.last * 1000
                 assert result.results, "a query near a stored memory found nothing"
-                started = time.perf_counter()
-                hits = await service.vectors.query(TENANT, queries[q], 30, None)
-                query_ms = (time.perf_counter() - started) * 1000
+                with Stopwatch() as querying:
+                    hits = await service.vectors.query(TENANT, queries[q], 30, None)
+                query_ms = querying.last * 1000
                 assert len(hits) == 30
                 if i >= WARM_UP:
                     times[(name, "recall")].append(recall_ms)

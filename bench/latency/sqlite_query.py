@@ -16,13 +16,12 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 from bench.harness.perf_fill import numbered_memory, unit_rows
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 from mcp_memory.stores.sqlite.store import open_sqlite
 
 TENANT = "bench"
@@ -32,13 +31,13 @@ async def fill(path: Path, count: int, dim: int) -> None:
     vectors, _ = await open_sqlite(path, model="bench", dim=dim)
     rng = np.random.default_rng(7)
     embeddings = unit_rows(rng, count, dim)
-    started = time.perf_counter()
     batch = 64
-    for start in range(0, count, batch):
-        await asyncio.gather(
-            *(vectors.put(numbered_memory(i), embeddings[i]) for i in range(start, min(count, start + batch)))
-        )
-    print(f"filled {count} memories in {time.perf_counter() - started:.1f} s")
+    with Stopwatch() as filling:
+        for start in range(0, count, batch):
+            await asyncio.gather(
+                *(vectors.put(numbered_memory(i), embeddings[i]) for i in range(start, min(count, start + batch)))
+            )
+    print(f"filled {count} memories in {filling.last:.1f} s")
     await vectors.close()
     await _.close()
 
@@ -46,25 +45,24 @@ async def fill(path: Path, count: int, dim: int) -> None:
 async def measure(path: Path, dim: int) -> None:
     vectors, objects = await open_sqlite(path, model="bench", dim=dim)
     queries = unit_rows(np.random.default_rng(11), 60, dim)
-    started = time.perf_counter()
-    await vectors.query(TENANT, queries[0], 10, None)
-    print(f"cold first query (loads the cache): {(time.perf_counter() - started) * 1000:.0f} ms")
+    with Stopwatch() as cold:
+        await vectors.query(TENANT, queries[0], 10, None)
+    print(f"cold first query (loads the cache): {cold.last * 1000:.0f} ms")
     for label, conversation in (("no conversation", None), ("conversation conv-3", "conv-3")):
-        times = []
+        watch = Stopwatch()
         for q in queries[1:51]:
-            t0 = time.perf_counter()
-            hits = await vectors.query(TENANT, q, 10, conversation)
-            times.append((time.perf_counter() - t0) * 1000)
+            with watch:
+                hits = await vectors.query(TENANT, q, 10, conversation)
             assert len(hits) == 10
-        times.sort()
+        times = sorted(watch.ms())
         print(
             f"warm query, top_k=10, {label}: median {statistics.median(times):.1f} ms, "
             f"p90 {percentile(times, 90):.1f} ms, max {times[-1]:.1f} ms"
         )
     await vectors.put(numbered_memory(10**6), queries[55])
-    t0 = time.perf_counter()
-    await vectors.query(TENANT, queries[56], 10, None)
-    print(f"first query after one put (incremental refresh): {(time.perf_counter() - t0) * 1000:.1f} ms")
+    with Stopwatch() as refresh:
+        await vectors.query(TENANT, queries[56], 10, None)
+    print(f"first query after one put (incremental refresh): {refresh.last * 1000:.1f} ms")
     await vectors.close()
     await objects.close()
 

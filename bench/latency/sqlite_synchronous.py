@@ -22,10 +22,9 @@ import os
 import platform
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
@@ -77,9 +76,9 @@ async def main() -> None:
                 for s in SETTINGS:
                     for _ in range(args.per_round):
                         count += 1
-                        started = time.perf_counter()
-                        await services[s].remember(caller, content=sentence(s, count))
-                        times[s].append((time.perf_counter() - started) * 1000)
+                        with Stopwatch() as remembering:
+                            await services[s].remember(caller, content=sentence(s, count))
+                        times[s].append(remembering.last * 1000)
         finally:
             for service in services.values():
                 await service.close()

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.harness.timing import Stopwatch
+
 ROOT = Path(__file__).resolve().parents[2]
 DIM = 384
 WORDS = (
@@ -187,12 +189,11 @@ async def model_alone(texts: list[str], batch: int) -> float:
 
     embedder = LocalEmbedder()
     await embedder.embed(texts[:batch])  # the model loads
-    started = time.perf_counter()
-    for i in range(0, len(texts), batch):
-        await embedder.embed(texts[i : i + batch])
-    elapsed = time.perf_counter() - started
+    with Stopwatch() as embedding:
+        for i in range(0, len(texts), batch):
+            await embedder.embed(texts[i : i + batch])
     await embedder.close()
-    return elapsed
+    return embedding.last
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.data import madial_data, project_set_data
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 
 HERE = Path(__file__).resolve().parent
 from bench.harness import perf_corpus  # noqa: E402
@@ -135,19 +135,18 @@ async def latency(service, vectors, runs: int) -> dict:
             service.retrieval = retrieval
             if ann is not None:
                 ann._ready = set(ready) if approximate else set()
-            started = time.perf_counter()
-            await service.recall(Caller(TENANT), query)
+            with Stopwatch() as recalling:
+                await service.recall(Caller(TENANT), query)
             if i >= 5:
-                times[f"{retrieval} {'index' if approximate else 'exact'}"].append(time.perf_counter() - started)
+                times[f"{retrieval} {'index' if approximate else 'exact'}"].append(recalling.last)
     if ann is not None:
         ann._ready = set(ready)
     service.retrieval = "hybrid"
-    remembers = []
+    remembers = Stopwatch()
     for text in perf_corpus.new_facts(runs, seed=int(time.time()) % 100_000):
-        started = time.perf_counter()
-        await service.remember(Caller(TENANT), text)
-        remembers.append(time.perf_counter() - started)
-    return {**{k: ms(v) for k, v in times.items() if v}, "remember": ms(remembers)}
+        with remembers:
+            await service.remember(Caller(TENANT), text)
+    return {**{k: ms(v) for k, v in times.items() if v}, "remember": ms(remembers.seconds)}
 
 
 async def main(args) -> None:
