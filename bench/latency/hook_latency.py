@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,9 +52,9 @@ CPU: dict[str, list[float]] = {}
 
 def timed(command: list[str], stdin: bytes, env: dict[str, str], row: str | None = None) -> tuple[float, bytes]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, input=stdin, env=env, capture_output=True, check=True)
-    ms = (time.perf_counter() - started) * 1000
+    with Stopwatch() as hooking:
+        done = subprocess.run(command, input=stdin, env=env, capture_output=True, check=True)
+    ms = hooking.last * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     CPU.setdefault(row or " ".join(command[-2:]), []).append(cpu)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import threading
-import time
 
 from bench.harness.perf_corpus import queries
+from bench.harness.timing import Stopwatch
 from mcp_memory.embedders.local import minilm as _minilm
 from mcp_memory.embedders.local.lazy_table import gather_before_dequantize
 
@@ -37,13 +37,13 @@ def main() -> None:
                 runtime.embed(batch)
             work = batches * 2
             parts = [work[i :: args.workers] for i in range(args.workers)]
-            started = time.perf_counter()
-            runners = [threading.Thread(target=lambda p=p: [runtime.embed(b) for b in p]) for p in parts]
-            for runner in runners:
-                runner.start()
-            for runner in runners:
-                runner.join()
-            took = time.perf_counter() - started
+            with Stopwatch() as running:
+                runners = [threading.Thread(target=lambda p=p: [runtime.embed(b) for b in p]) for p in parts]
+                for runner in runners:
+                    runner.start()
+                for runner in runners:
+                    runner.join()
+            took = running.last
             count = 2 * len(texts)
             print(
                 f"intra_op {threads}, {args.workers} worker(s), batch {size:2d}: "

@@ -40,7 +40,7 @@ import time
 import warnings
 from pathlib import Path
 
-from bench.harness.timing import summary
+from bench.harness.timing import Stopwatch, summary
 
 HERE = Path(__file__).resolve().parent
 
@@ -103,14 +103,13 @@ def start_floor(source: Path, count: int) -> dict:
     and exits, spawn to exit (what serve-stdio cannot answer tools/list before)."""
     import subprocess
 
-    took = []
+    importing = Stopwatch()
     for _ in range(count + 1):
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", "import mcp.server.stdio, mcp.server, mcp_types"], check=True, cwd=str(source)
-        )
-        took.append(time.perf_counter() - started)
-    return summary(took[1:])
+        with importing:
+            subprocess.run(
+                [sys.executable, "-c", "import mcp.server.stdio, mcp.server, mcp_types"], check=True, cwd=str(source)
+            )
+    return summary(importing.seconds[1:])
 
 
 async def timed_rounds(runs: int, max_seconds: float, round_fn) -> int:

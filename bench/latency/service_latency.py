@@ -16,7 +16,6 @@ import asyncio
 import os
 import platform
 import tempfile
-import time
 from pathlib import Path
 
 from bench.harness import perf_corpus
@@ -33,10 +32,10 @@ async def main(memories: int, runs: int) -> None:
         caller = Caller("bench")
         recall, remember = Stopwatch(), Stopwatch()
         try:
-            started = time.perf_counter()
-            for text in perf_corpus.corpus(memories):
-                await service.remember(caller, text)
-            fill = time.perf_counter() - started
+            with Stopwatch() as filling:
+                for text in perf_corpus.corpus(memories):
+                    await service.remember(caller, text)
+            fill = filling.last
             questions = perf_corpus.queries(20 + runs)
             for question in questions[:20]:  # warm-up: model loaded, caches filled
                 await service.recall(caller, question)

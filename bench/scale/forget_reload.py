@@ -11,15 +11,16 @@ import asyncio
 import json
 import os
 import sys
-import time
+
+from bench.harness.timing import Stopwatch
 
 QUESTION = "the deploy pipeline"
 
 
 async def timed(service, caller):
-    started = time.perf_counter()
-    answer = await service.recall(caller, QUESTION)
-    return answer, round(time.perf_counter() - started, 3)
+    with Stopwatch() as recalling:
+        answer = await service.recall(caller, QUESTION)
+    return answer, round(recalling.last, 3)
 
 
 async def main(db: str) -> None:
@@ -36,19 +37,19 @@ async def main(db: str) -> None:
         _, first = await timed(service, caller)
         answer, warm = await timed(service, caller)
         target = answer.results[0].memory.id
-        started = time.perf_counter()
-        cli = await asyncio.create_subprocess_exec(
-            os.path.join(os.path.dirname(sys.executable), "mcp-memory"),
-            "forget",
-            target,
-            "--tenant",
-            "bench",
-            env={**os.environ, "MEMORY_DB_PATH": db, "PYTHONPATH": os.environ.get("CODE", "")},
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        code = await cli.wait()
-        forget = round(time.perf_counter() - started, 2)
+        with Stopwatch() as forgetting:
+            cli = await asyncio.create_subprocess_exec(
+                os.path.join(os.path.dirname(sys.executable), "mcp-memory"),
+                "forget",
+                target,
+                "--tenant",
+                "bench",
+                env={**os.environ, "MEMORY_DB_PATH": db, "PYTHONPATH": os.environ.get("CODE", "")},
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            code = await cli.wait()
+        forget = round(forgetting.last, 2)
         answer, after = await timed(service, caller)
         _, again = await timed(service, caller)
         result = {
