@@ -48,3 +48,9 @@ def test_a_single_timed_block_reads_as_the_stopwatchs_last_and_in_ms():
         inside = fill.running()
     assert inside >= 0 and fill.last >= inside
     assert fill.seconds == [fill.last] and fill.ms() == [fill.last * 1000]
+
+
+def test_a_started_stopwatch_counts_from_its_start():
+    clock = Stopwatch.started()
+    first = clock.running()
+    assert 0 <= first <= clock.running() and clock.seconds == []

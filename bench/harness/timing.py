@@ -47,6 +47,13 @@ class Stopwatch:
         self.seconds: list[float] = []
         self._started = 0.0
 
+    @classmethod
+    def started(cls) -> Stopwatch:
+        """A stopwatch running from now, for a span too long for a `with` block: read `running()`."""
+        watch = cls()
+        watch._started = time.perf_counter()
+        return watch
+
     def __enter__(self) -> Stopwatch:
         self._started = time.perf_counter()
         return self

@@ -36,13 +36,13 @@ import datetime
 import json
 import statistics
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from bench.data import madial_data as md
+from bench.harness.timing import Stopwatch
 from bench.quality import retrieval_eval as ev
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
@@ -283,7 +283,7 @@ def retrieval_markdown(section: dict) -> list[str]:
 
 async def main(count_limit: int | None, sweep: bool, as_json: bool, provider: str = "local") -> None:
     data = md.load()
-    started = time.perf_counter()
+    started = Stopwatch.started()
     with tempfile.TemporaryDirectory() as tmp:
         env = {"MEMORY_DB_PATH": str(Path(tmp) / "madial.db"), "HOME": tmp, "EMBEDDING_PROVIDER": provider}
         # The tables below compare recall with the raw model and its gates: dense retrieval (the
@@ -335,7 +335,7 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool, provider: st
         f"floor {floor:g}, HIGH {high:g}; recall's retrieval {retrieval}; warm passes count {counted}"
     )
     print(f"remember: {len(back)} memories stored, {len(merged)} merged by dedup {merged or ''}")
-    print(f"{datetime.date.today()}, {md.machine()}, {time.perf_counter() - started:.0f} s\n")
+    print(f"{datetime.date.today()}, {md.machine()}, {started.running():.0f} s\n")
     print("| retrieval | R@1 | R@3 | R@5 | R@10 | R@20 | hit@5 | notes |\n|---|---|---|---|---|---|---|---|")
     for name, values, note in table:
         print(md.row(name, values) + f" {note} |")

@@ -22,10 +22,10 @@ import asyncio
 import datetime
 import json
 import tempfile
-import time
 from pathlib import Path
 
 from bench.data import madial_data, project_set_data
+from bench.harness.timing import Stopwatch
 from bench.quality import retrieval_eval as ev
 
 #: "original": the 525 questions before the hard-paraphrase batch, so both sets read from one run.
@@ -54,7 +54,7 @@ async def measure(env: dict[str, str], one_tenant: bool = False) -> dict:
     facts, questions = project_set_data.load()
     items = [(ONE_TENANT if one_tenant else f.tenant, f.id, f.text, f.memory_type) for f in facts]
     ps = probes(questions, one_tenant)
-    started = time.perf_counter()
+    started = Stopwatch.started()
     services = {}
     for name in ev.RETRIEVALS:
         service = await ev.open_retrieval(env, name)
@@ -113,7 +113,7 @@ async def measure(env: dict[str, str], one_tenant: bool = False) -> dict:
         "merged": stored.merged,
         "date": datetime.date.today().isoformat(),
         "machine": madial_data.machine(),
-        "seconds": round(time.perf_counter() - started),
+        "seconds": round(started.running()),
         "references": references,
         "rows": rows,
     }

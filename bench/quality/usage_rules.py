@@ -25,13 +25,13 @@ import argparse
 import asyncio
 import contextlib
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from bench.data import madial_data as md
 from bench.data import project_set_data
+from bench.harness.timing import Stopwatch
 from bench.quality import project_set
 from bench.quality import retrieval_eval as ev
 from mcp_memory.core import ranking, recall
@@ -126,7 +126,7 @@ async def measure(label, env, items, probes, retrieval, rules) -> list[str]:
 
 
 async def main(retrieval: str, rules: list[str]) -> None:
-    started = time.perf_counter()
+    started = Stopwatch.started()
     print("| set | mode | pass | R@1 | R@5 | R@10 | hub |\n|---|---|---|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         data = md.load()
@@ -142,7 +142,7 @@ async def main(retrieval: str, rules: list[str]) -> None:
         items = [(f.tenant, f.id, f.text, f.memory_type) for f in facts]
         env = {"MEMORY_DB_PATH": str(Path(tmp) / "project.db"), "HOME": tmp}
         await measure("project", env, items, project_set.probes(questions, False), retrieval, rules)
-    print(f"\n{retrieval} retrieval, {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"\n{retrieval} retrieval, {started.running():.0f} s", flush=True)
 
 
 if __name__ == "__main__":

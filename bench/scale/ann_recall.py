@@ -159,7 +159,6 @@ async def main(args) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "DATABASE_URL", "RECALL_"))}
     env.update({"POSTGRES_HNSW_MIN_MEMORIES": str(args.min), "RATE_LIMIT_PER_TENANT": "100000"})
     env.update({"DATABASE_URL": args.database_url} if args.database_url else {"MEMORY_DB_PATH": args.db_path})
-    started = time.perf_counter()
     service = await open_service(Settings.from_env(env))
     try:
         await service.embedder.warm_up()
@@ -167,9 +166,9 @@ async def main(args) -> None:
         result: dict = {"backend": "postgres" if args.database_url else "sqlite", "open s": 0.0}
         if args.database_url:
             vectors.ann.build_memory = args.build_memory
-            started = time.perf_counter()
-            result["index ready"] = await vectors.ann.ensure(TENANT)
-            result["index wait s"] = round(time.perf_counter() - started, 1)
+            with Stopwatch() as waiting:
+                result["index ready"] = await vectors.ann.ensure(TENANT)
+            result["index wait s"] = round(waiting.last, 1)
             rows = await vectors._db.fetch("count", "SELECT count(*) FROM memories WHERE tenant_id = %s", (TENANT,))
         else:
             rows = await vectors._db.read(

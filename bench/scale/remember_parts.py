@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 
 from bench.harness import perf_corpus
+from bench.harness.timing import Stopwatch
 
 
 async def main(db, n):
@@ -28,7 +29,7 @@ async def main(db, n):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "DATABASE_URL", "RECALL_"))}
     env.update({"MEMORY_DB_PATH": db, "RATE_LIMIT_PER_TENANT": "100000"})
-    t0 = time.perf_counter()
+    opening = Stopwatch.started()
     service = await open_service(Settings.from_env(env))
     await service.embedder.warm_up()
     times = defaultdict(list)
@@ -37,11 +38,12 @@ async def main(db, n):
         f = getattr(obj, name)
 
         async def g(*a, **k):
-            s = time.perf_counter()
+            call = Stopwatch()  # one per call: the wrapped calls may overlap
             try:
-                return await f(*a, **k)
+                with call:
+                    return await f(*a, **k)
             finally:
-                times[label].append(time.perf_counter() - s)
+                times[label].append(call.last)
 
         setattr(obj, name, g)
 
@@ -49,14 +51,13 @@ async def main(db, n):
     wrap(service.vectors, "query", "query")
     wrap(service.vectors, "put_with_index", "put_with_index")
     await service.recall(Caller("bench"), "warm the cache")
-    print("open+first recall", round(time.perf_counter() - t0, 2), file=sys.stderr)
+    print("open+first recall", round(opening.running(), 2), file=sys.stderr)
     times.clear()
-    total = []
+    total = Stopwatch()
     for text in perf_corpus.new_facts(n, seed=int(time.time()) % 100_000):
-        s = time.perf_counter()
-        await service.remember(Caller("bench"), text)
-        total.append(time.perf_counter() - s)
-    out = {"remember": round(1000 * statistics.median(total), 1), "load": os.getloadavg()[0]}
+        with total:
+            await service.remember(Caller("bench"), text)
+    out = {"remember": round(1000 * statistics.median(total.seconds), 1), "load": os.getloadavg()[0]}
     for k, v in times.items():
         out[k] = (round(1000 * statistics.median(v), 1), len(v))
     print(json.dumps(out))

@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import resource
-import time
 from pathlib import Path
 
 import numpy as np
@@ -57,11 +56,11 @@ async def main(args: argparse.Namespace) -> None:
     from mcp_memory.stores.sqlite.store import open_sqlite
 
     asked = queries(args.db_path, args.queries + 1, args.seed)
-    started = time.perf_counter()
+    started = Stopwatch.started()
     vectors, objects = await open_sqlite(Path(args.db_path), model=MODEL_NAME, dim=DIM)
     try:
         first = await vectors.query(TENANT, asked[0], 10, None)
-        open_first = time.perf_counter() - started
+        open_first = started.running()
         watch, answers = Stopwatch(), []
         for q in asked[1:]:
             with watch:
