@@ -31,12 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness.perf_fill import numbered_memory, unit_rows
+from bench.harness.service import service_on
 from bench.harness.timing import Stopwatch, percentile
-from mcp_memory.core.counters.tracker import AccessCounters
-from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ports import Embedder
-from mcp_memory.core.service import MemoryService
 
 TENANT = "bench"
 WARM_UP = 10
@@ -90,8 +88,7 @@ async def main(count: int, dim: int, database_url: str) -> None:
         services = {}
         for name, (vectors, objects) in backends.items():
             await fill(name, vectors, embeddings)
-            counters = AccessCounters(objects, pod_id="bench", log=NullLog())
-            services[name] = MemoryService(vectors, objects, PrecomputedEmbedder(queries), counters, floor=0.1)
+            services[name] = service_on(vectors, objects, PrecomputedEmbedder(queries), floor=0.1)
         caller = Caller(TENANT)
         times: dict[tuple[str, str], list[float]] = {(b, c): [] for b in services for c in ("recall", "query")}
         # Interleaved, so both backends see the same background load on a shared machine.

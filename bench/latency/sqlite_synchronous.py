@@ -24,9 +24,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from bench.harness.service import service_on
 from bench.harness.timing import Stopwatch, percentile
-from mcp_memory.core.counters.tracker import AccessCounters
-from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.stores.sqlite.store import open_sqlite
@@ -46,8 +45,7 @@ def embedder_for(name: str):
 
 async def open_one(path: Path, synchronous: str, embedder) -> MemoryService:
     vectors, objects = await open_sqlite(path, model=embedder.model, dim=embedder.dim, synchronous=synchronous)
-    counters = AccessCounters(objects, pod_id="bench", log=NullLog())
-    return MemoryService(vectors, objects, embedder, counters)
+    return service_on(vectors, objects, embedder)
 
 
 def sentence(setting: str, i: int) -> str:

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import httpx
 
+from bench.harness.service import service_on
 from bench.harness.timing import percentile
-from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.ids import iso, ulid
-from mcp_memory.core.logs import JsonLog, NullLog
+from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
 from mcp_memory.core.service import MemoryService
@@ -96,8 +96,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = args.db or Path(scratch) / "m.db"
         vectors, objects = await open_sqlite(path, model=embedder.model, dim=embedder.dim)
-        counters = AccessCounters(objects, pod_id="bench", log=NullLog())
-        service = MemoryService(vectors, objects, embedder, counters, floor=0.2)
+        service = service_on(vectors, objects, embedder, floor=0.2)
         stored = (await service.stats(Caller(TENANT))).total
         if stored < min(args.memories, 10_000):
             started = time.perf_counter()

@@ -21,12 +21,9 @@ from dataclasses import dataclass
 
 from bench.data import madial_data as md
 from bench.data import project_set_data
-from mcp_memory.core.counters.tracker import AccessCounters
-from mcp_memory.core.logs import NullLog
+from bench.harness.service import in_memory_service
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
-from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 NOW_MS = 1_780_000_000_000.0
 DUMP = open(os.environ["DUMP"], "w") if os.environ.get("DUMP") else None
@@ -62,16 +59,7 @@ def project() -> Corpus:
 
 
 async def run(corpus: Corpus, embedder: LocalEmbedder) -> None:
-    objects = InMemoryObjectStore()
-    service = MemoryService(
-        InMemoryVectorStore(),
-        objects,
-        embedder,
-        AccessCounters(objects, pod_id="probe", log=NullLog()),
-        floor=0.2,
-        high=0.6,
-        clock=lambda: NOW_MS,
-    )
+    service = in_memory_service(embedder, pod_id="probe", floor=0.2, high=0.6, clock=lambda: NOW_MS)
     service.counters.record = lambda *a, **k: None  # type: ignore[method-assign]
     back: dict[str, set[str]] = defaultdict(set)
     for tenant, key, text in corpus.memories:

@@ -31,13 +31,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bench.harness.service import service_on
 from bench.quality import confidence_probe as cp
 from bench.quality import retrieval_eval as ev
 from mcp_memory.core import fusion, keywords, recall
-from mcp_memory.core.counters.tracker import AccessCounters
-from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
@@ -67,15 +65,8 @@ class Evidence:
 
 async def collect(corpus: cp.Corpus, embedder, gold_removed: bool = False) -> list[Evidence]:
     vectors = InMemoryVectorStore()
-    objects = InMemoryObjectStore()
-    service = MemoryService(
-        vectors,
-        objects,
-        embedder,
-        AccessCounters(objects, pod_id="probe", log=NullLog()),
-        floor=FLOOR,
-        high=HIGH,
-        clock=lambda: cp.NOW_MS,
+    service = service_on(
+        vectors, InMemoryObjectStore(), embedder, pod_id="probe", floor=FLOOR, high=HIGH, clock=lambda: cp.NOW_MS
     )
     service.counters.record = lambda *a, **k: None  # type: ignore[method-assign]
     back: dict[str, set[str]] = {}
