@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness.timing import percentile
+from bench.harness.timing import Stopwatch, percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 TENANT = "bench"
@@ -90,24 +90,23 @@ class ServiceProbe:
     async def recall(self, query: str) -> float:
         from mcp_memory.core.model import Caller
 
-        started = time.perf_counter()
-        result = await self.service.recall(Caller(TENANT), query)
-        took = time.perf_counter() - started
+        with Stopwatch() as recalling:
+            result = await self.service.recall(Caller(TENANT), query)
         if not result.found_any:
             raise RuntimeError("recall found nothing in a filled store")
-        return took
+        return recalling.last
 
     async def remember(self, text: str) -> tuple[float, bool]:
         from mcp_memory.core.model import Caller
 
-        started = time.perf_counter()
-        result = await self.service.remember(Caller(TENANT), text)
-        return time.perf_counter() - started, result.created
+        with Stopwatch() as remembering:
+            result = await self.service.remember(Caller(TENANT), text)
+        return remembering.last, result.created
 
     async def embed(self, query: str) -> float:
-        started = time.perf_counter()
-        await self.service.embedder.embed([query])
-        return time.perf_counter() - started
+        with Stopwatch() as embedding:
+            await self.service.embedder.embed([query])
+        return embedding.last
 
     def floor(self, query: str) -> tuple[float, float]:
         """(model seconds, scan seconds): the model runtime called directly on this thread
@@ -198,9 +197,9 @@ class StdioServer:
                 return answer["result"]
 
     async def call(self, name: str, arguments: dict) -> tuple[float, str]:
-        started = time.perf_counter()
-        result = await self.request("tools/call", {"name": name, "arguments": arguments})
-        took = time.perf_counter() - started
+        with Stopwatch() as calling:
+            result = await self.request("tools/call", {"name": name, "arguments": arguments})
+        took = calling.last
         if result.get("isError"):
             raise RuntimeError(f"{name} failed: {result}")
         return took, result["content"][0]["text"]
@@ -275,10 +274,10 @@ class HttpServer:
         else:
             headers["mcp-protocol-version"] = PROTOCOL
         body = json.dumps({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": params})
-        started = time.perf_counter()
-        async with self.session.post(self.url, data=body, headers=headers) as response:
-            payload = await response.read()
-        took = time.perf_counter() - started
+        with Stopwatch() as posting:
+            async with self.session.post(self.url, data=body, headers=headers) as response:
+                payload = await response.read()
+        took = posting.last
         answer = json.loads(payload)
         if response.status != 200 or "result" not in answer or answer["result"].get("isError"):
             raise RuntimeError(f"{name} failed: {response.status} {payload[:300]!r}")
@@ -298,9 +297,9 @@ class HttpServer:
                 seconds_taken, _ = await self.call("recall", {"query": queries[(offset + issued) % len(queries)]})
                 took.append(seconds_taken)
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(i * 7) for i in range(clients)))
-        wall = time.perf_counter() - started
+        with Stopwatch() as crowd:
+            await asyncio.gather(*(worker(i * 7) for i in range(clients)))
+        wall = crowd.last
         took.sort()
         return {
             "clients": clients,
