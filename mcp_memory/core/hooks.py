@@ -47,7 +47,8 @@ EXCLUDE_MAX = 2000
 #: The longest question line the serving process reads.
 REQUEST_BYTES_MAX = 64 * 1024
 
-#: The tenant of a hook with neither --tenant nor MEMORY_TENANT, as for every command (config.DEFAULT_TENANT).
+#: The tenant of a hook with neither --tenant nor MEMORY_TENANT, as for every command
+#: (core/identity.py DEFAULT_TENANT; tests/cli/test_local_entry_points.py holds the two equal).
 DEFAULT_TENANT = "local"
 
 KINDS = ("digest", "prompt")

@@ -40,6 +40,14 @@ def test_the_default_tenant_is_local() -> None:
     assert DEFAULT_TENANT == "local"
 
 
+def test_a_hook_without_a_tenant_uses_every_commands_default_tenant() -> None:
+    from mcp_memory.cli.hook import Options, caller_of
+    from mcp_memory.core import hooks, identity
+
+    assert hooks.DEFAULT_TENANT == identity.DEFAULT_TENANT == DEFAULT_TENANT
+    assert caller_of(Options("UserPromptSubmit"), {}, {}) == (DEFAULT_TENANT, None)
+
+
 async def test_what_serve_stdio_stored_without_a_tenant_every_cli_command_reads_without_one(tmp_path: Path) -> None:
     env = local_env(tmp_path)
     server = StdioServerParameters(command=sys.executable, args=["-m", "mcp_memory", "serve-stdio"], env=env)
