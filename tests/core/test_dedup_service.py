@@ -1,7 +1,8 @@
 """The dedup pair table through remember, on the in-memory store, with the real local model:
-a correction is stored beside the fact it corrects (and named in the answer), the same
+a correction is stored beside the fact it corrects (and named in the result), the same
 fact typed again is not. Also: calibrate's "same fact with a typo" pairs that merged
-before still merge."""
+before still merge. Asserted on the service's results; the hint's wording is
+tests/server/test_remember_hint_text.py's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import DEDUP_SIMILARITY
-from mcp_memory.server import render
+from mcp_memory.core.service import RememberResult
 from tests.conftest import ROOT, Env, make_env
 from tests.core.dedup_pairs import APART, MERGE, is_duplicate
 from tests.core.test_dedup import builtin_cases
@@ -34,25 +35,19 @@ def env(clock, real_model: RememberedModel) -> Env:
     return make_env(clock, embedder=real_model)
 
 
-def stored_id(text: str) -> str:
-    match = re.search(r"Stored as ([0-9A-Z]{26})\.", text)
-    assert match, text
-    return match.group(1)
-
-
-async def remember_pair(env: Env, tenant: str, first: str, then: str) -> tuple[str, str, int]:
+async def remember_pair(env: Env, tenant: str, first: str, then: str) -> tuple[RememberResult, RememberResult, int]:
     caller = Caller(tenant)
-    first_text = render.remember_text(await env.service.remember(caller, first))
-    then_text = render.remember_text(await env.service.remember(caller, then))
+    first_result = await env.service.remember(caller, first)
+    then_result = await env.service.remember(caller, then)
     count = (await env.service.stats(caller)).total
-    return stored_id(first_text), then_text, count
+    return first_result, then_result, count
 
 
 async def test_every_pair_that_says_something_different_is_stored_twice(env: Env, real_model) -> None:
     kept = 0
     for i, (first, then, _reason) in enumerate(APART):
-        first_id, answer, count = await remember_pair(env, f"apart-{i}", first, then)
-        assert "Stored as" in answer and count == 2, (env.backend, first, then, answer)
+        _, answer, count = await remember_pair(env, f"apart-{i}", first, then)
+        assert answer.created and answer.memory.content == then and count == 2, (first, then)
         kept += 1
     assert kept == len(APART) >= 60
 
@@ -80,9 +75,9 @@ async def test_a_correction_the_old_rule_would_merge_names_the_memory_it_may_cor
     for i, (first, then, _reason) in enumerate(APART):
         if not is_duplicate(await real_model.cosine(first, then), then, first):
             continue
-        first_id, answer, _ = await remember_pair(env, f"near-{i}", first, then)
-        assert f"CLOSE TO AN EXISTING MEMORY: [id:{first_id}]" in answer, (env.backend, answer)
-        assert f'replaces ["{first_id}"]' in answer and f"forget {first_id}" in answer
+        stored, answer, _ = await remember_pair(env, f"near-{i}", first, then)
+        assert answer.created and answer.near is not None, (first, then)
+        assert answer.near.id == stored.memory.id and answer.near.content == first
         hinted += 1
     assert hinted >= 40
 
@@ -90,8 +85,8 @@ async def test_a_correction_the_old_rule_would_merge_names_the_memory_it_may_cor
 async def test_every_pair_that_says_the_same_thing_is_stored_once(env: Env) -> None:
     merged = 0
     for i, (first, then) in enumerate(MERGE):
-        first_id, answer, count = await remember_pair(env, f"merge-{i}", first, then)
-        assert "Already known" in answer and f"[id:{first_id}]" in answer, (env.backend, first, then, answer)
+        stored, answer, count = await remember_pair(env, f"merge-{i}", first, then)
+        assert not answer.created and answer.memory.id == stored.memory.id, (first, then)
         assert count == 1
         merged += 1
     assert merged == len(MERGE) >= 30
@@ -107,17 +102,15 @@ async def test_calibrates_typo_pairs_that_merged_under_the_old_rule_still_merge(
     merged_before = [(f, t) for f, t in pairs if is_duplicate(await real_model.cosine(f, t), t, f)]
     assert len(merged_before) >= 12
     for i, (fact, typo) in enumerate(merged_before):
-        first_id, answer, count = await remember_pair(env, f"typo-{i}", fact, typo)
-        assert "Already known" in answer and count == 1, (env.backend, typo)
+        stored, answer, count = await remember_pair(env, f"typo-{i}", fact, typo)
+        assert not answer.created and answer.memory.id == stored.memory.id and count == 1, typo
 
 
 async def test_an_unrelated_fact_gets_no_hint(env: Env) -> None:
     caller = Caller("unrelated")
     await env.service.remember(caller, "Deploys are allowed on Fridays")
-    answer = render.remember_text(
-        await env.service.remember(caller, "Invoices are archived to cold storage after ninety days")
-    )
-    assert "Stored as" in answer and "CLOSE TO" not in answer
+    answer = await env.service.remember(caller, "Invoices are archived to cold storage after ninety days")
+    assert answer.created and answer.near is None
 
 
 @pytest.mark.parametrize(
@@ -128,6 +121,6 @@ async def test_an_unrelated_fact_gets_no_hint(env: Env) -> None:
     ],
 )
 async def test_a_negated_fact_and_a_changed_version_are_stored_with_the_hint(env: Env, first, then) -> None:
-    first_id, answer, count = await remember_pair(env, "hint", first, then)
-    assert "Stored as" in answer and count == 2
-    assert f'CLOSE TO AN EXISTING MEMORY: [id:{first_id}] "{first}". Both are kept.' in answer
+    stored, answer, count = await remember_pair(env, "hint", first, then)
+    assert answer.created and count == 2
+    assert answer.near is not None and (answer.near.id, answer.near.content) == (stored.memory.id, first)

@@ -1,5 +1,5 @@
-"""Newest wins among near memories (docs/recall.md#newer-memories-first), the service's policy, on the
-in-memory store: a correction remembered without `replaces` ranks above the fact it corrects and the older one is
+"""Newest wins among near memories (docs/recall.md#newer-memories-first), the service's policy, through the
+recall tool on the in-memory store: a correction remembered without `replaces` ranks above the fact it corrects and the older one is
 shown as possibly superseded, in the text and the structured result; an older memory the
 question clearly points at keeps its place (still marked); memories that are not near, or were
 stored at the same instant, are left as they rank."""
