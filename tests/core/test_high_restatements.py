@@ -2,14 +2,15 @@
 (docs/recall.md#confidence): a memory near the top (the `near` rule newest-first moves by: the
 same fact restated, or an update of it) is not the runner-up it must stand clear of. A distinct
 memory close behind still holds HIGH back. And what the list prints is read after newest-first:
-the first result reads 100 % of the top, and no result reads less than one shown below it."""
+the first result reads 100 % of the top, and no result reads less than one shown below it.
+The service's policy, on the in-memory store (`env`); each backend's stored vectors for a near
+pair are the smoke suite's (tests/stores/test_smoke.py)."""
 
 from __future__ import annotations
 
 import io
 
 import numpy as np
-import pytest
 
 from mcp_memory.core import recall, supersede
 from mcp_memory.core.fusion import Candidate
@@ -18,17 +19,10 @@ from mcp_memory.core.keywords import KeywordAnswer, TermStats
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Hit, Memory, Ranked
 from mcp_memory.server.tools import ToolLayer
-from tests.conftest import SERVICE_BACKENDS, T0, Env, open_env
+from tests.conftest import T0, Env
 
 ACME = Caller("acme")
 HOUR = 3_600_000
-
-
-@pytest.fixture(params=SERVICE_BACKENDS)
-async def env(request: pytest.FixtureRequest, clock) -> Env:
-    env = await open_env(request.param, clock, request)
-    yield env
-    await env.service.close()
 
 
 async def call(env: Env, tool: str, arguments: dict):
