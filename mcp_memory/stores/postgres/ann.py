@@ -102,7 +102,7 @@ class AnnIndexes:
         rows = await self._db.fetch(
             "check the HNSW indexes",
             "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE i.indrelid = to_regclass('memories') AND c.relname LIKE %s",
+            "WHERE i.indrelid = to_regclass(quote_ident(current_schema()) || '.memories') AND c.relname LIKE %s",
             (PREFIX + "%",),
         )
         valid = {str(name) for name, ok in rows if ok}
@@ -116,7 +116,9 @@ class AnnIndexes:
         # The planner's row estimate first: a table smaller than the threshold has no large tenant,
         # and is not counted row by row at every start.
         rows = await self._db.fetch(
-            "count memories", "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('memories')"
+            "count memories",
+            "SELECT reltuples::bigint FROM pg_class "
+            "WHERE oid = to_regclass(quote_ident(current_schema()) || '.memories')",
         )
         estimate = int(rows[0][0]) if rows else 0
         if 0 <= estimate < self.min_memories // 2:  # -1: never analysed, so not known to be small
@@ -186,7 +188,9 @@ class AnnIndexes:
                 return  # another process builds it; this one finds it valid at its next check
             found = await (
                 await conn.execute(
-                    "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)", (_quoted(name),)
+                    "SELECT i.indisvalid FROM pg_index i "
+                    "WHERE i.indexrelid = to_regclass(quote_ident(current_schema()) || '.' || %s)",
+                    (_quoted(name),),
                 )
             ).fetchone()
             if found is None or not found[0]:

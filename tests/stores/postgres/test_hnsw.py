@@ -36,9 +36,11 @@ async def opened(url: str, minimum: int = 50, ef_search: int = 10) -> tuple[PgVe
 
 
 def index_state(url: str, tenant: str) -> bool | None:
-    """True: valid; False: present but invalid; None: absent."""
+    """In the schema `url` selects (its current_schema()): True: valid; False: present but invalid; None: absent."""
     found = pg_support.rows(
-        url, "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (f'"{index_name(tenant)}"',)
+        url,
+        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(quote_ident(current_schema()) || '.' || %s)",
+        (f'"{index_name(tenant)}"',),
     )
     return None if not found else bool(found[0][0])
 
@@ -181,6 +183,46 @@ async def test_a_restart_finds_the_valid_index_and_builds_an_invalid_one_again(p
     finally:
         await vectors.close()
         await objects.close()
+
+
+async def test_a_deployment_in_its_own_schema_builds_its_own_index_for_a_tenant_public_has_one_for(
+    pg_admin_url: str,
+) -> None:
+    """docs/backends.md: deployments in other schemas of one database, each with its own tables.
+    The recommended path `<schema>,public` reaches public, so the look for a tenant's index is made
+    in the deployment's own schema: found through the path, public's index of a tenant of the same
+    name was taken as built, and the deployment's own tenant never got one (its walks scanned)."""
+    rows = unit_rows(60)
+    with pg_support.fresh_database(pg_admin_url) as database:
+        with pg_support.connect(database) as conn:
+            conn.execute("CREATE SCHEMA team_b")
+        team_b = pg_support.in_schema(database, "team_b")
+        vectors, objects = await opened(database)  # the default path: public
+        try:
+            await vectors.put_many([(memory(n), rows[n]) for n in range(60)])
+            await vectors.ann.settled()
+            assert vectors.ann.ready("big") and index_state(database, "big") is True
+        finally:
+            await vectors.close()
+            await objects.close()
+        vectors, objects = await opened(team_b)
+        try:
+            await vectors.put_many([(memory(n), rows[n]) for n in range(60)])
+            await vectors.ann.settled()
+            assert vectors.ann.ready("big") and index_state(team_b, "big") is True
+            params = (str(rows[3].tolist()), "big", None, None, 5)
+            assert index_name("big") in plan(team_b, vectors._approximate, vectors.ann.settings, params)
+            hits = await vectors.query("big", rows[3], 1, None)
+            assert [h.memory.id for h in hits] == ["m0003"]
+        finally:
+            await vectors.close()
+            await objects.close()
+        built = pg_support.rows(
+            database,
+            "SELECT schemaname, tablename FROM pg_indexes WHERE indexname = %s ORDER BY 1",
+            (index_name("big"),),
+        )
+        assert built == [("public", "memories"), ("team_b", "memories")]
 
 
 async def test_a_threshold_of_zero_never_builds_an_index(pg_url: str) -> None:
