@@ -232,7 +232,10 @@ class Unreachable(Exception):
 
 def ask_socket(ask: Ask, path: Path, deadline: float, starting_deadline: float) -> tuple[str | None, list[str]]:
     """The serving process's answer by `deadline` (time.monotonic), or by `starting_deadline` when
-    its marker says it is still starting. Unreachable when nothing listens or it refused."""
+    its marker says it is still starting. Unreachable when nothing listens or it refused; NotOurs
+    when the socket's folder is not this user's own (whatever listens there is not this user's server)."""
+    if not hooks.own_folder(path.parent):
+        raise Unreachable("FileNotFoundError")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
@@ -315,6 +318,8 @@ def ask(
         return ask_socket(question, path, deadline, starting_deadline)
     except Unreachable:
         pass
+    except hooks.NotOurs:
+        raise  # main says so
     except (OSError, ValueError) as exc:
         log("hook_server_failed", hook, reason=type(exc).__name__)
         return None, []
@@ -339,6 +344,9 @@ def ask(
                 return ask_socket(question, path, deadline, starting_deadline)
             except Unreachable:
                 pass
+            except hooks.NotOurs as exc:
+                log("hook_folder_refused", hook, reason=exc.reason)
+                raise TimedOut from None
             except (OSError, ValueError) as exc:
                 log("hook_server_failed", hook, reason=type(exc).__name__)
                 raise TimedOut from None
@@ -460,6 +468,9 @@ def main(
         result = handle(options, payload, env)
     except TimedOut:
         _flush_and_exit(out)
+        return 0
+    except hooks.NotOurs as exc:  # the socket's or the session state's folder: not this user's own
+        log("hook_folder_refused", options.event, reason=exc.reason)
         return 0
     except ValueError as exc:  # a tenant or conversation that cannot be used: said once, nothing injected
         log("hook_context_refused", options.event, message=str(exc))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat  # loaded with os already
 import sys
 from collections.abc import Mapping  # parse_ask's isinstance; collections is loaded with pathlib anyway
 from pathlib import Path
@@ -211,20 +212,77 @@ def starting_path(socket: Path) -> Path:
 EARLY_MARKER: Path | None = None
 
 
+class NotOurs(OSError):
+    """A hooks folder that is not this user's own directory: a symbolic link, not a directory, or
+    another user's (anyone may make the temporary directory's folder first). Nothing is written
+    there and nothing found there is believed (docs/hooks.md#how-it-is-fast)."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(f"the hooks folder {folder} is {reason}, not this user's own: no socket or marker there")
+        #: Fixed words, for a hook's log line.
+        self.reason = reason
+
+
+def own_folder(folder: Path) -> bool:
+    """True when `folder` is this user's own directory (not followed through a symbolic link),
+    made 0700 if its mode was another; False when it is missing; NotOurs when it is anything else."""
+    try:
+        found = os.lstat(folder)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(found.st_mode):
+        raise NotOurs(folder, "a symbolic link")
+    if not stat.S_ISDIR(found.st_mode):
+        raise NotOurs(folder, "not a directory")
+    if hasattr(os, "getuid") and found.st_uid != os.getuid():
+        raise NotOurs(folder, "another user's")
+    if stat.S_IMODE(found.st_mode) != 0o700:
+        os.chmod(folder, 0o700)  # ours: the socket and marker need it private
+    return True
+
+
 def private_folder(folder: Path) -> None:
-    """Make the hooks' `folder` 0700 as it is created, and the data directory above it too when
-    that is missing: it is also the default database's directory, private from its creation
-    (stores/sqlite/files.py), and serve-stdio's socket and a hook's state may come before any
-    store. The folders above it get the usual mode; existing folders keep theirs."""
-    if folder.is_dir():
+    """Make the hooks' `folder` 0700 (as it is created, or at once when it is ours with another
+    mode), and the data directory above it too when that is missing: it is also the default
+    database's directory, private from its creation (stores/sqlite/files.py), and serve-stdio's
+    socket and a hook's state may come before any store. The folders above it get the usual mode;
+    existing ones keep theirs. NotOurs when `folder` is not this user's own directory."""
+    if own_folder(folder):
         return
     folder.parent.parent.mkdir(parents=True, exist_ok=True)
     folder.parent.mkdir(mode=0o700, exist_ok=True)
-    folder.mkdir(mode=0o700, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:  # made meanwhile, or a dangling symbolic link: looked at below
+        pass
+    if not own_folder(folder):  # pragma: no cover - removed again at once
+        raise NotOurs(folder, "gone")
+
+
+def _holder(marker: Path) -> int:
+    """The process id a marker holds; 0 when there is none."""
+    try:
+        with open(marker, "rb") as found:
+            return int(found.read(32).strip() or b"0")
+    except (OSError, ValueError):
+        return 0
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's (cannot happen in a 0700 folder, but it is alive)
+        return True
+    return True
 
 
 def mark_starting(socket: Path) -> Path:
-    """Write this process's marker beside `socket` (0600, in a 0700 folder); returns its path."""
+    """Write this process's marker beside `socket` (0600, in a 0700 folder); returns its path.
+    NotOurs when the folder is not this user's own."""
     marker = starting_path(socket)
     private_folder(marker.parent)
     written = marker.with_name(f"{marker.name}.{os.getpid()}")
@@ -240,25 +298,17 @@ def mark_starting(socket: Path) -> Path:
 def unmark_starting(marker: Path) -> None:
     """Remove `marker` if it is this process's (another process may have written it since)."""
     try:
-        if marker.read_text(encoding="ascii").strip() == str(os.getpid()):
+        if own_folder(marker.parent) and _holder(marker) == os.getpid():
             marker.unlink()
-    except (OSError, ValueError):
+    except OSError:
         pass
 
 
 def server_starting(socket: Path) -> bool:
-    """True when the marker beside `socket` names a process that is still running."""
+    """True when the marker beside `socket`, in this user's own folder, names a process that is still running."""
     try:
-        with open(starting_path(socket), "rb") as marker:
-            pid = int(marker.read(32).strip() or b"0")
-    except (OSError, ValueError):
+        if not own_folder(socket.parent):
+            return False
+    except OSError:
         return False
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # alive, another user's (cannot happen in a 0700 folder, but it is alive)
-        return True
-    return True
+    return _running(_holder(starting_path(socket)))

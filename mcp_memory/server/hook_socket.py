@@ -109,9 +109,7 @@ class HookSocket:
                 await self._try_listen()
 
     async def _try_listen(self) -> bool:
-        folder = self.path.parent
-        private_folder(folder)
-        os.chmod(folder, 0o700)
+        private_folder(self.path.parent)  # 0700, or NotOurs: not this user's own directory
         if self.path.exists() or self.path.is_symlink():
             if await _answers(self.path):
                 return False
