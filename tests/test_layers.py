@@ -118,3 +118,33 @@ def test_no_module_of_the_package_imports_itself_round_a_circle() -> None:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as error:
         pytest.fail("an import circle: " + " -> ".join(error.args[1]))
+
+
+def rendering_imports(source: str) -> list[tuple[int, str]]:
+    """The lines of `source` that import the tools' or the CLI's rendering layers."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            if name.split(".")[:2] in (["mcp_memory", "server"], ["mcp_memory", "cli"]):
+                found.append((node.lineno, name))
+    return found
+
+
+def test_core_tests_assert_on_results_not_on_what_the_tools_print() -> None:
+    """docs/development.md, "Where a test goes": tests/core/ drives the service and the pure
+    pipeline; what the tools and the CLI print is tested in tests/server/ and tests/cli/."""
+    tests_core = PACKAGE.parent / "tests" / "core"
+    wrong = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: imports {name}"
+        for path in sorted(tests_core.rglob("*.py"))
+        for line, name in rendering_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert wrong == [], "tests/core/ reaching the rendering layers:\n" + "\n".join(wrong)
+
+
+def test_a_core_test_importing_the_renderer_is_caught() -> None:
+    source = "import io\nfrom mcp_memory.server.render import text\nimport mcp_memory.cli.app\nfrom mcp_memory.core import recall\n"
+    assert rendering_imports(source) == [(2, "mcp_memory.server.render"), (3, "mcp_memory.cli.app")]

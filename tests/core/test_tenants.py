@@ -1,9 +1,9 @@
 """Every tenant at once: finding tenants from the key layout, counting them, the bound,
-and compacting them all, over the in-memory reference stores."""
+and compacting them all, over the in-memory reference stores. What the CLI prints of them is
+tests/cli/test_tenants_output.py's."""
 
 from __future__ import annotations
 
-from mcp_memory.cli.render import print_compact_all, print_tenants
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.model import Caller
 from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
@@ -48,17 +48,6 @@ async def test_tenant_counts_include_every_scope_and_type(env) -> None:
     assert not result.truncated and result.limit == 1000
 
 
-def test_the_readable_listing_says_where_it_stopped(capsys) -> None:
-    from mcp_memory.core.tenants import TenantCount, TenantsResult
-
-    print_tenants(TenantsResult([TenantCount("acme", 10_000, {"project": 10_000}, 0, True)], True, 1), False)
-    out = capsys.readouterr().out
-    assert "Stopped at 1 tenants: there are more, not listed here." in out
-    assert "≥ 10000" in out and "a figure marked ≥ is a lower bound" in out
-    print_tenants(TenantsResult([], False, 1000), False)
-    assert "No tenant has any memories yet." in capsys.readouterr().out
-
-
 class RefusingMergedWrites(InMemoryObjectStore):
     """An object store that refuses to replace one tenant's merged counters."""
 
@@ -84,14 +73,6 @@ async def test_compact_all_visits_tenants_with_counters_and_reports_failures(clo
     result = await env.service.compact_all()
     assert [(r.tenant, r.shards_folded, r.written) for r in result.reports] == [("acme", 1, True)]
     assert result.failed == [("beta", "the state bucket refused the write")] and not result.truncated
-
-
-def test_the_readable_compaction_names_the_failed_tenant(capsys) -> None:
-    from mcp_memory.core.tenants import CompactAllResult
-
-    print_compact_all(CompactAllResult([], [("beta", "refused")], True, 1, False), False)
-    out = capsys.readouterr().out
-    assert "error: compacting beta failed — refused" in out and "Stopped at 1 tenants" in out
 
 
 async def test_a_zero_bound_finds_nothing_but_says_there_is_more(env) -> None:

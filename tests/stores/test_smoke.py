@@ -5,7 +5,7 @@ contract suite (tests/stores/test_contract.py). Here each backend runs the calls
 remember, recall (newest first among near memories), replaces, the type / tags / time filters,
 list and paging, forget — and the walls between tenants and conversations, through the abilities
 each backend implements itself (the filtered query, the stored vectors, the index write beside the
-vector, the listing of index keys; the keyword index: tests/core/test_keyword_recall.py)."""
+vector, the listing of index keys; the keyword index: tests/stores/test_keyword_recall.py)."""
 
 from __future__ import annotations
 
