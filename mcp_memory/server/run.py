@@ -85,14 +85,6 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         await hooks.close()
         raise
     hooks.serve(service)
-    if asked:  # a hook asked while the store opened: its prompt needs the model
-        warm()
-    # The SDK takes a second or more to import on a busy machine: in a thread, so that the loop
-    # answers the hooks waiting for the store meanwhile.
-    await asyncio.to_thread(_import_the_sdk)
-
-    from mcp_memory.server.catalogue import STDIO_TERMS
-    from mcp_memory.server.stdio_transport import stdio_transport
 
     async def close_all() -> None:
         await _close(tools, service, hooks)
@@ -112,7 +104,23 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
             stopping = True
             loop.create_task(close_and_exit())
 
+    # From here on the service is open and the socket listens: whatever happens (the SDK failing to
+    # import, a signal meanwhile) closes the service and removes the socket and the marker.
     try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, on_signal)
+        if asked:  # a hook asked while the store opened: its prompt needs the model
+            warm()
+        # The SDK takes a second or more to import on a busy machine: in a thread, so that the loop
+        # answers the hooks waiting for the store meanwhile.
+        try:
+            await asyncio.to_thread(_import_the_sdk)
+        except ImportError as exc:
+            raise StartupError(f"the MCP SDK cannot be imported ({exc}): reinstall mcp-memory") from None
+
+        from mcp_memory.server.catalogue import STDIO_TERMS
+        from mcp_memory.server.stdio_transport import stdio_transport
+
         service.start(settings.stats_flush_ms)
         tools = build_tool_layer(settings, service, log, terms=STDIO_TERMS)
         server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
@@ -122,8 +130,6 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
             *describe_setup(settings, tools),
         ):
             print(line, file=sys.stderr, flush=True)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, on_signal)
         # The SDK's own warnings become JSON lines on stderr too, without their tracebacks
         # (a stack can quote request data), as under serve-http.
         with library_logs_as_json(log):

@@ -216,3 +216,85 @@ async def test_a_prompt_with_nothing_listening_looks_for_a_marker_first_and_neve
         await server.close()
     assert run.code == 0 and f"   {DEPLOY}" in (run.context or "").splitlines()
     assert hook._THREADS == [] and exits == []
+
+
+def broken_sdk(tmp_path: Path, body: str) -> dict[str, str]:
+    """serve-stdio's variables with a package named as the SDK's first module earlier on the path,
+    standing in for a broken install (server/run.py imports the SDK after the socket listens and
+    the store opens)."""
+    from tests.hooks.test_hook_process import process_env
+
+    shadow = tmp_path / "shadow" / "mcp_types"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(body)
+    env = process_env(tmp_path)
+    env["PYTHONPATH"] = f"{shadow.parent}{os.pathsep}{env['PYTHONPATH']}"
+    return env
+
+
+def test_serve_stdio_whose_sdk_fails_to_import_removes_its_socket_and_marker_and_says_so_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """A failure there closes the service and removes the socket and the marker, as a failure to
+    open the store does, and the process ends with one line saying why."""
+    import subprocess
+    import sys
+
+    env = broken_sdk(tmp_path, 'raise ImportError("mcp_types is broken here")\n')
+    path = hooks.socket_path("acme", env)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        "error: the MCP SDK cannot be imported (mcp_types is broken here): reinstall mcp-memory"
+    ]
+    assert done.stdout == b""
+    assert (tmp_path / "m.db").exists()  # the store was open: the failure came after it
+    assert not path.exists() and not hooks.starting_path(path).exists()
+
+
+def test_ctrl_c_while_serve_stdio_imports_its_sdk_removes_its_socket_and_marker_and_exits_at_once(
+    tmp_path: Path,
+) -> None:
+    """The SDK's import (a second or more on a busy machine) is the window between the socket
+    listening and the tools being served: a Ctrl-C there closes the service, removes both files
+    and ends the process without waiting for the import's thread."""
+    import signal
+    import subprocess
+    import sys
+
+    importing = tmp_path / "importing"
+    env = broken_sdk(
+        tmp_path,
+        f"import time\nopen({str(importing)!r}, 'w').close()\ntime.sleep(20)\nraise ImportError('slow')\n",
+    )
+    path = hooks.socket_path("acme", env)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-stdio"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not importing.exists() and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.02)
+        assert importing.exists() and path.exists() and hooks.starting_path(path).exists()
+        signalled = time.monotonic()
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0, err.decode()
+    assert b"Traceback" not in err
+    assert took < 10  # not the import's 20 s
+    assert not path.exists() and not hooks.starting_path(path).exists()
