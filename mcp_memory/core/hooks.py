@@ -280,26 +280,60 @@ def _running(pid: int) -> bool:
     return True
 
 
-def mark_starting(socket: Path) -> Path:
+def _lock(marker: Path) -> int | None:
+    """An exclusive lock for changing `marker` (its .lock file beside it), or None without flock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows, where serve-stdio drops its marker anyway
+        return None
+    lock = os.open(f"{marker}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(lock)
+        raise
+    return lock
+
+
+def mark_starting(socket: Path, take_over: bool = False) -> Path:
     """Write this process's marker beside `socket` (0600, in a 0700 folder); returns its path.
+
+    A marker of another process still running is left in place unless `take_over` (the process
+    about to listen on `socket`): of two serve-stdio starting together, the one that finds the
+    other listening must not leave that one's warm-up unmarked (docs/hooks.md#a-sessions-first-seconds).
     NotOurs when the folder is not this user's own."""
     marker = starting_path(socket)
     private_folder(marker.parent)
-    written = marker.with_name(f"{marker.name}.{os.getpid()}")
-    previous = os.umask(0o177)
+    lock = _lock(marker)
     try:
-        written.write_text(str(os.getpid()), encoding="ascii")
+        holder = _holder(marker)
+        if not take_over and holder != os.getpid() and _running(holder):
+            return marker
+        written = marker.with_name(f"{marker.name}.{os.getpid()}")
+        previous = os.umask(0o177)
+        try:
+            written.write_text(str(os.getpid()), encoding="ascii")
+        finally:
+            os.umask(previous)
+        os.replace(written, marker)  # whole or absent: a hook never reads it half written
     finally:
-        os.umask(previous)
-    os.replace(written, marker)  # whole or absent: a hook never reads it half written
+        if lock is not None:
+            os.close(lock)
     return marker
 
 
 def unmark_starting(marker: Path) -> None:
     """Remove `marker` if it is this process's (another process may have written it since)."""
     try:
-        if own_folder(marker.parent) and _holder(marker) == os.getpid():
-            marker.unlink()
+        if not own_folder(marker.parent) or _holder(marker) != os.getpid():
+            return
+        lock = _lock(marker)
+        try:
+            if _holder(marker) == os.getpid():  # looked at again under the lock: a take-over may have come
+                marker.unlink()
+        finally:
+            if lock is not None:
+                os.close(lock)
     except OSError:
         pass
 

@@ -77,7 +77,7 @@ class HookSocket:
         hooks.unmark_starting(starting_path(self.path))
 
     def _mark_starting(self) -> None:
-        hooks.mark_starting(self.path)
+        hooks.mark_starting(self.path, take_over=True)  # another's (it will find this one listening) becomes ours
 
     def _drop_early_marker(self) -> None:
         """The marker serve-stdio wrote before its app loaded, unless it is this socket's own."""

@@ -298,3 +298,66 @@ def test_ctrl_c_while_serve_stdio_imports_its_sdk_removes_its_socket_and_marker_
     assert b"Traceback" not in err
     assert took < 10  # not the import's 20 s
     assert not path.exists() and not hooks.starting_path(path).exists()
+
+
+async def test_a_second_serve_stdio_starting_beside_a_starting_one_leaves_the_first_ones_marker_in_place(
+    tmp_path: Path,
+) -> None:
+    """Two sessions of one project start two serve-stdio for one store and tenant. The second's
+    first act is its own marker (cli/entry.py); it then finds the first listening and serves the
+    tools without a socket. The first is still loading its model: its marker must still be there
+    for the hooks to wait for it."""
+    import sys
+
+    from tests.hooks.test_hook_process import process_env
+
+    env = process_env(tmp_path)
+    path = hooks.socket_path("acme", env)
+    first = HookSocket(None, Caller("acme"), NullLog(), path=path)
+    await first.start()
+    try:
+        assert first.listening and hooks.starting_path(path).read_text() == str(os.getpid())
+        second = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            "import sys; from mcp_memory.cli.entry import main; sys.argv[0] = 'mcp-memory'; main()",
+            "serve-stdio",
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(second.communicate(), 120)
+        assert second.returncode == 0, err.decode()
+        assert "serving stdio for tenant acme" in err.decode()  # it came as far as serving, and then ended
+        assert hooks.starting_path(path).read_text() == str(os.getpid())
+        assert hooks.server_starting(path)
+        first.warmed()
+        assert not hooks.starting_path(path).exists()
+    finally:
+        await first.close()
+
+
+async def test_the_serve_stdio_that_listens_takes_the_marker_over_from_one_that_will_not(tmp_path: Path) -> None:
+    """The other order: the second wrote its marker first (it is still running, here a sleeping
+    child), and the first is the one that listens. The marker becomes the listener's, so that the
+    other, finding it listening and removing only its own, leaves it."""
+    import sys
+
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    path = hooks.socket_path("acme", variables)
+    other = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(60)")
+    try:
+        hooks.private_folder(path.parent)
+        hooks.starting_path(path).write_text(str(other.pid))
+        assert hooks.mark_starting(path) == hooks.starting_path(path)  # an early mark leaves it
+        assert hooks.starting_path(path).read_text() == str(other.pid)
+        listener = await starting(variables)
+        try:
+            assert hooks.starting_path(path).read_text() == str(os.getpid())
+        finally:
+            await listener.close()
+        assert not hooks.starting_path(path).exists()
+    finally:
+        other.kill()
+        await other.wait()
