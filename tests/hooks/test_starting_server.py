@@ -101,14 +101,15 @@ async def test_a_server_that_fails_to_open_its_store_refuses_the_waiting_questio
 
 
 async def test_a_prompt_asked_before_serve_stdio_listens_waits_for_it_when_its_marker_is_there(
-    env: Env, tmp_path: Path, monkeypatch
+    env: Env, tmp_path: Path
 ) -> None:
     """serve-stdio marks itself starting before its app loads (cli/entry.py), seconds before its
     socket listens; a prompt that finds only the marker looks for the socket up to the starting
-    wait. The hook's own answer cannot come here (its store is locked), as when it loads the model."""
+    wait, and starts no answer of its own meanwhile (the marker is there from the start: no thread
+    of its own, so no early exit at the end; tests/hooks/conftest.py fails the test if it exited).
+    Its store is held locked all the same, so that an answer of its own could not come either."""
     import sqlite3
 
-    monkeypatch.setattr(hook, "EXIT", lambda code: None)  # its own thread is still blocked at the end
     await env.service.remember(Caller("acme"), DEPLOY)
     variables = environ(tmp_path, MEMORY_TENANT="acme", EMBEDDING_PROVIDER="fake")
     path = hooks.socket_path("acme", variables)
@@ -133,6 +134,7 @@ async def test_a_prompt_asked_before_serve_stdio_listens_waits_for_it_when_its_m
         holder.close()
     assert run.code == 0 and f"   {DEPLOY}" in (run.context or "").splitlines()
     assert OPENS_AFTER < elapsed < hook.STARTING_SECONDS
+    assert hook._THREADS == []
     assert not hooks.starting_path(path).exists()
 
 
