@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from mcp_memory.cli import quick  # the bodies of stats, list and forget (cli/entry.py runs them without Typer too)
 from mcp_memory.cli import stdio as _stdio  # noqa: F401  serve-stdio: registered first, listed first
 from mcp_memory.cli.common import (
     EXIT_FAILED,
@@ -225,26 +226,7 @@ def list_(
 ) -> None:
     """List memories, newest first, a page at a time: a page that is not the last ends
     with the --cursor that goes on after it; --all prints every memory."""
-    import time
-
-    from mcp_memory.cli.render import print_page
-    from mcp_memory.core import arguments, timespan
-
-    settings = _settings()
-    caller = _caller(settings, tenant, conversation)
-    args = {"type": memory_type, "tags": tag, "since": since, "until": until}
-    kwargs = _checked(arguments.list_args, args)
-    span = _checked(timespan.span, kwargs.pop("since", None), kwargs.pop("until", None), time.time() * 1000)
-    kwargs.pop("limit")
-    where = {**kwargs, "since": span.since_iso, "until": span.until_iso}
-
-    async def pages(service: Any) -> list[Any]:
-        read = [await service.page(caller, limit=limit, cursor=cursor, **where)]
-        while every and read[-1].next_cursor is not None:
-            read.append(await service.page(caller, limit=limit, cursor=read[-1].next_cursor, **where))
-        return read
-
-    print_page(_run(settings, pages), as_json, span=span)
+    quick.list_command(memory_type, limit, cursor, every, tag, since, until, tenant, conversation, as_json)
 
 
 @app.command(short_help="Delete one memory permanently.")
@@ -255,18 +237,7 @@ def forget(
     as_json: JsonOption = False,
 ) -> None:
     """Delete one memory permanently. Exits 1 when no such memory exists."""
-    from mcp_memory.cli.render import print_forget
-    from mcp_memory.core import arguments
-
-    settings = _settings()
-    caller = _caller(settings, tenant, conversation)
-    # a malformed id is refused as --replaces refuses it, not looked up and reported as not found
-    memory_id = _checked(arguments.require_string, {"id": memory_id}, "id")
-    _checked(arguments.check_memory_id, "id", memory_id)
-    result = _run(settings, lambda service: service.forget(caller, memory_id))
-    print_forget(result, as_json)
-    if not result.deleted:
-        raise typer.Exit(EXIT_FAILED)
+    quick.forget_command(memory_id, tenant, conversation, as_json)
 
 
 AllTenantsOption = Annotated[bool, typer.Option("--all-tenants", help="Every tenant (at most 1000), instead of one.")]
@@ -280,15 +251,7 @@ def stats(
     as_json: JsonOption = False,
 ) -> None:
     """Count a tenant's memories by type; without a tenant, list every tenant with its count."""
-    from mcp_memory.cli.render import print_stats
-
-    settings = _settings()
-    if all_tenants or not ((tenant or "").strip() or settings.tenant):
-        _stats_all_tenants(settings, tenant, conversation, as_json)
-        return
-    caller = _caller(settings, tenant, conversation)
-    result = _run(settings, lambda service: service.stats(caller))
-    print_stats(caller.tenant, result, as_json)
+    quick.stats_command(tenant, conversation, all_tenants, as_json)
 
 
 @app.command(short_help="Fold settled access-counter shards now.")
@@ -310,24 +273,10 @@ def compact(
     print_compact(caller.tenant, report, dry_run, as_json)
 
 
-def _no_tenant_with_all(tenant: str | None, conversation: str | None = None) -> None:
-    if (tenant or "").strip():
-        _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
-    if conversation is not None:
-        _fail("error: --conversation needs --tenant: every tenant is counted as a whole", EXIT_USAGE)
-
-
-def _stats_all_tenants(settings: Any, tenant: str | None, conversation: str | None, as_json: bool) -> None:
-    from mcp_memory.cli.render import print_tenants
-
-    _no_tenant_with_all(tenant, conversation)
-    print_tenants(_run(settings, lambda service: service.tenants()), as_json)
-
-
 def _compact_all_tenants(settings: Any, tenant: str | None, dry_run: bool, as_json: bool) -> None:
     from mcp_memory.cli.render import print_compact_all
 
-    _no_tenant_with_all(tenant)
+    quick.no_tenant_with_all(tenant)
     result = _run(settings, lambda service: service.compact_all(dry_run=dry_run))
     print_compact_all(result, as_json)
     if result.failed:

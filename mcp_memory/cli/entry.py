@@ -1,7 +1,8 @@
 """The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
 (docs/hooks.md#how-it-is-fast); `serve-stdio` first marks itself starting for the hooks
 (cli/hook.py mark_serve_stdio_starting), then loads its own command only (cli/stdio.py); every other
-command goes to cli/app.py."""
+command goes to cli/app.py, but `stats`, `list` and `forget` are first offered to cli/quick.py,
+which runs the common command lines of these three without Typer."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def main() -> None:
 
         run_app()
         return
+    if args[:1] in (["stats"], ["list"], ["forget"]):
+        from mcp_memory.cli.quick import run
+
+        code = run(args)
+        if code is not None:
+            raise SystemExit(code)
     from mcp_memory.cli.app import main as app
 
     app()

@@ -23,8 +23,10 @@ NOT_BEFORE_INITIALIZE = (
     "ulid",
 )
 
-#: Our own modules imported by the time `initialize` is answered (72 when this was written).
-OURS_MAX = 72
+#: Our own modules imported by the time `initialize` is answered (72 when this was written; 73 since
+#: cli/common.py's plumbing moved, unchanged, to cli/plumbing.py so stats, list and forget can run
+#: without Typer: the same code in one more file).
+OURS_MAX = 73
 
 
 def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:
