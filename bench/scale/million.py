@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import sys
 import time
@@ -55,25 +54,10 @@ def noisy(base: np.ndarray, start: int, stop: int, sigma: float, seed: int) -> n
 
 
 def record(i: int, text: str, vector: np.ndarray) -> str:
-    memory = bench_memory(i, text)
-    return json.dumps(
-        {
-            "id": memory.id,
-            "tenant": memory.tenant,
-            "content": memory.content,
-            "type": memory.memory_type,
-            "category": memory.category,
-            "tags": list(memory.tags),
-            "scope": memory.scope,
-            "conversation": memory.conversation,
-            "createdAt": memory.created_at,
-            "trustBase": 1,
-            "accessCount": 0,
-            "lastAccessedAt": None,
-            "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii"),
-        },
-        separators=(",", ":"),
-    )
+    """Memory `i` as a line of the export file `import` reads (the exporter's own writer)."""
+    from mcp_memory.core.transfer.file_format import dump_record
+
+    return dump_record(bench_memory(i, text), None, vector)
 
 
 BLOCK = 20_000
