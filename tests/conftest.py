@@ -90,6 +90,19 @@ def env(clock: Clock) -> Env:
 
 
 @pytest.fixture(scope="session")
+def real_model():
+    """The real local model, each text embedded once for the whole run (tests/support/real_model.py):
+    for the tests about its own cosines (the dedup table, remember's hint)."""
+    import asyncio
+
+    from tests.support.real_model import RememberedModel
+
+    model = RememberedModel()
+    yield model
+    asyncio.run(model.shutdown())
+
+
+@pytest.fixture(scope="session")
 def aws_endpoint() -> Iterator[str]:
     """The URL of a moto server on 127.0.0.1 (S3 and S3 Vectors), for the whole session."""
     from tests.support.moto_endpoint import MotoEndpoint, close_admin_clients

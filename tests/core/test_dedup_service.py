@@ -6,9 +6,7 @@ tests/server/test_remember_hint_text.py's."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,13 +17,6 @@ from tests.conftest import ROOT, Env, make_env
 from tests.core.dedup_pairs import APART, MERGE, is_duplicate
 from tests.core.test_dedup import builtin_cases
 from tests.support.real_model import RememberedModel
-
-
-@pytest.fixture(scope="session")
-def real_model() -> Iterator[RememberedModel]:
-    model = RememberedModel()
-    yield model
-    asyncio.run(model.shutdown())
 
 
 @pytest.fixture

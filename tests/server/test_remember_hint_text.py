@@ -4,9 +4,7 @@ tests/core/test_dedup_service.py's."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,13 +12,6 @@ from mcp_memory.core.model import Caller
 from mcp_memory.server.render import text as shown
 from tests.conftest import Env, make_env
 from tests.support.real_model import RememberedModel
-
-
-@pytest.fixture(scope="module")
-def real_model() -> Iterator[RememberedModel]:
-    model = RememberedModel()
-    yield model
-    asyncio.run(model.shutdown())
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 The dedup table is about the local model's own cosines (the fake embedder does not
 put a fact and its correction at 0.97), so its texts go through all-MiniLM-L6-v2;
-a table run on four backends then embeds each text once, not four times.
+`real_model` in tests/conftest.py is one for the whole run, so a text the dedup table and
+remember's hint tests share is embedded once.
 """
 
 from __future__ import annotations
