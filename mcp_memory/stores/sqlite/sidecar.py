@@ -25,6 +25,7 @@ renamed over the old one, so a crash leaves either the old file or the new one, 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -285,13 +286,20 @@ class Sidecars:
             skipped = self._skipped.get(tenant, 0)
             if self._writer is None:
                 self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-sidecar")
-            self._pending[tenant] = self._writer.submit(self._write, tenant, snapshot, skipped)
+            # The conversations dict is shared with the buffers later refreshes append to (under
+            # the tenant's lock, which the writer thread does not hold): the file gets a copy.
+            frozen = dataclasses.replace(snapshot, conversations=dict(snapshot.conversations))
+            self._pending[tenant] = self._writer.submit(self._write, tenant, frozen, skipped)
 
     def _write(self, tenant: str, snapshot: vectors.TenantVectors, skipped: int) -> None:
         try:
             write(self.path(tenant), tenant, snapshot, skipped)
         except OSError as exc:  # a cache: the database still answers; say why once per write
             log.warning("could not write a vector snapshot file in %s: %s", self.directory, exc.strerror or exc)
+            with self._guard:
+                self._written.pop(tenant, None)
+        except Exception as exc:  # a bug, not the disk: still said (its type only, never data), not lost in the future
+            log.warning("could not write a vector snapshot file in %s: %s", self.directory, type(exc).__name__)
             with self._guard:
                 self._written.pop(tenant, None)
 

@@ -317,3 +317,64 @@ async def test_a_file_that_cannot_be_written_leaves_answers_as_they_were(tmp_pat
 
     queries = unit_rows(17, 4)
     assert await ask(tmp_path / "m.db", queries) == [exact(rows, q, 5) for q in queries]
+
+
+async def test_a_file_written_while_new_conversations_arrive_holds_only_its_own_rows_conversations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import json
+    import threading
+
+    embeddings = unit_rows(18, COUNT + 20)
+    release = threading.Event()
+    real_write = sidecar.write
+
+    def slow_write(*args, **kwargs):  # the background writer starts late, as under load
+        release.wait(10)
+        real_write(*args, **kwargs)
+
+    monkeypatch.setattr(sidecar, "write", slow_write)
+    vectors, objects = await open_sqlite(tmp_path / "m.db", model="m", dim=DIM)
+    try:
+        await vectors.put_many([(memory(i, "first"), embeddings[i]) for i in range(COUNT)])
+        await vectors.query(TENANT, embeddings[0], 3, "first")  # loads; the file is scheduled
+        later = [(memory(i, f"later-{i}"), embeddings[i]) for i in range(COUNT, COUNT + 20)]
+        await vectors.put_many(later)
+        hits = await vectors.query(TENANT, embeddings[COUNT], 1, f"later-{COUNT}")  # appends, new conversations
+        release.set()
+        vectors._cache._sidecars.wait()
+    finally:
+        await vectors.close()
+        await objects.close()
+
+    assert [h.memory.id for h in hits] == [f"m{COUNT:03d}"]
+    file = sidecar_file(tmp_path / "m.db")
+    raw = file.read_bytes()
+    (length,) = np.frombuffer(raw[8:16], dtype="<u8")
+    header = json.loads(raw[16 : 16 + int(length)])
+    assert header["n"] == COUNT
+    assert header["conversations"] == {"first": 0}
+
+
+async def test_a_file_write_failing_for_any_reason_is_said_without_ids_and_answers_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    embeddings = unit_rows(19, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await fill(tmp_path / "m.db", rows)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("dictionary changed size during iteration")
+
+    monkeypatch.setattr(sidecar, "write", broken)
+    queries = unit_rows(20, 4)
+    with caplog.at_level("WARNING", logger="mcp_memory.stores.sqlite.sidecar"):
+        answers = await ask(tmp_path / "m.db", queries)
+
+    assert answers == [exact(rows, q, 5) for q in queries]
+    said = [r.getMessage() for r in caplog.records if r.name == "mcp_memory.stores.sqlite.sidecar"]
+    assert said  # once per attempt: each later load tries again
+    for message in said:
+        assert "could not write a vector snapshot file" in message and message.endswith(": RuntimeError")
+        assert f"{TENANT} " not in message and "m0" not in message and "dictionary" not in message
+    assert not sidecar_file(tmp_path / "m.db").exists()
