@@ -4,6 +4,10 @@ and latency (bench/RESULTS.md, the million-memory section).
     PYTHONPATH=. .venv/bin/python -m bench.scale.ann_recall --database-url URL [--ef 40,100,200] [--runs 40]
     PYTHONPATH=. .venv/bin/python -m bench.scale.ann_recall --db-path FILE --skip-recall     # SQLite's latency
 
+`--sets-first` adds the two sets before the index is built (present at build time, not inserted
+after it); `--rebuild` drops the tenant's index first, so this run builds it again (`--m`,
+`--ef-construction`: its build parameters).
+
 The tenant `bench` is filled first (bench/scale/million.py, then `mcp-memory import` with vectors). This
 adds the project set's facts (bench/data/project_memory) and MADial's memories, embedded by the
 local model, to that tenant (once: their ids are fixed), so each set's questions are asked among a
@@ -12,7 +16,12 @@ million distractors; then:
 1. **recall@10** per set (the project set's questions, MADial's dialogue queries, the performance
    corpus's questions): the ids of the index walk's ten nearest (the store's own statement, at each
    `--ef`) against the exact scan's ten, |both| / 10, averaged; and how often the store fell back;
-2. **latency**, service level (`MemoryService.recall`, balanced, the local model): dense and hybrid
+2. **near-duplicate recall**, the duplicate check's question (`remember` asks the store for its 5
+   nearest and only cares about those at cosine >= 0.75, NEAR_SIMILARITY, and >= 0.92, the dedup
+   rule's): for new facts (perf_corpus.new_facts), light rewordings of the project set's facts and
+   of stored corpus memories (the first `--real-prefix` of the fill, whose vectors are the model's
+   own), the exact scan's top 5 at or above each threshold against the walk's top 5, the share kept;
+3. **latency**, service level (`MemoryService.recall`, balanced, the local model): dense and hybrid
    retrieval, each through the index and by the exact scan, the four interleaved query by query
    (order rotating); and `remember` of new facts (its duplicate check is the same nearest query).
 
@@ -120,6 +129,72 @@ async def recall_at_10(service, vectors, sets: dict, efs: list[int], per_set: in
     return out
 
 
+def reworded(text: str, n: int) -> str:
+    """A light edit of `text`, one of three kinds by `n`: what a user telling the same fact again writes."""
+    body = text.rstrip(".")
+    kind = n % 3
+    if kind == 0:
+        return f"Reminder: {body}."
+    if kind == 1:
+        return f"{body}, as agreed."
+    words = body.split()
+    return " ".join(words[:-1]) + "." if len(words) > 4 else f"Again: {body}."
+
+
+async def nearest_with_distance(vectors, statement: str, embedding, k: int, settings: str | None) -> list[tuple]:
+    params = (vectors._vector(embedding), TENANT, None, None, k)
+    async with vectors._db.connection("query") as conn:
+        async with conn.transaction():
+            if settings:
+                await conn.execute(settings)
+            cursor = await conn.execute(statement, params, prepare=False)
+            return [(row[0], 1.0 - float(row[2])) for row in await cursor.fetchall()]
+
+
+async def near_duplicates(service, vectors, efs: list[int], per_set: int, real_prefix: int) -> dict:
+    """Per kind of text and ef: of the exact scan's top 5 at cosine >= 0.75 (and >= 0.92), the share
+    the walk's top 5 holds too (what remember's duplicate check would miss), and the texts whose
+    nearest such neighbour the walk missed."""
+    from mcp_memory.stores.postgres.ann import walk_settings
+
+    facts, _ = project_set_data.load()
+    n = per_set or 100
+    corpus = perf_corpus.corpus(real_prefix)
+    kinds = {
+        "new facts": perf_corpus.new_facts(n, seed=4242),
+        "project facts reworded": [reworded(facts[round(i * len(facts) / n) % len(facts)].text, i) for i in range(n)],
+        "corpus memories reworded": [reworded(corpus[(i * 7919) % real_prefix], i) for i in range(n)],
+    }
+    out = {}
+    for name, texts in kinds.items():
+        embedded = await service.embedder.embed(texts)
+        kept: dict[int, dict[float, list[int]]] = {ef: {0.75: [0, 0], 0.92: [0, 0]} for ef in efs}
+        first_missed = {ef: 0 for ef in efs}
+        with_near = 0
+        for q in embedded:
+            exact = await nearest_with_distance(vectors, vectors._query, q, 5, None)
+            with_near += any(c >= 0.75 for _, c in exact)
+            for ef in efs:
+                walk = {
+                    i for i, _ in await nearest_with_distance(vectors, vectors._approximate, q, 5, walk_settings(ef))
+                }
+                for threshold in (0.75, 0.92):
+                    close = [i for i, c in exact if c >= threshold]
+                    kept[ef][threshold][0] += sum(i in walk for i in close)
+                    kept[ef][threshold][1] += len(close)
+                if exact and exact[0][1] >= 0.75 and exact[0][0] not in walk:
+                    first_missed[ef] += 1
+        out[name] = {"texts": len(texts), "with a neighbour >= 0.75": with_near}
+        for ef in efs:
+            out[name][f"ef={ef}"] = {
+                **{f"kept >= {t}": (round(got / total, 4) if total else None) for t, (got, total) in kept[ef].items()},
+                **{f"pairs >= {t}": total for t, (_, total) in kept[ef].items()},
+                "nearest missed": first_missed[ef],
+            }
+        print(name, json.dumps(out[name]), file=sys.stderr, flush=True)
+    return out
+
+
 async def latency(service, vectors, runs: int) -> dict:
     from mcp_memory.core.model import Caller
 
@@ -157,15 +232,28 @@ async def main(args) -> None:
 
     threadpool_limits(1, "blas")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "DATABASE_URL", "RECALL_"))}
-    env.update({"POSTGRES_HNSW_MIN_MEMORIES": str(args.min), "RATE_LIMIT_PER_TENANT": "100000"})
+    # opened with the index off (no build at start-up), then switched on here, after the build
+    # parameters are set and any --rebuild / --sets-first is done
+    env.update({"POSTGRES_HNSW_MIN_MEMORIES": "0", "RATE_LIMIT_PER_TENANT": "100000"})
     env.update({"DATABASE_URL": args.database_url} if args.database_url else {"MEMORY_DB_PATH": args.db_path})
     service = await open_service(Settings.from_env(env))
     try:
         await service.embedder.warm_up()
         vectors = service.vectors
         result: dict = {"backend": "postgres" if args.database_url else "sqlite", "open s": 0.0}
+        sets = None
         if args.database_url:
             vectors.ann.build_memory = args.build_memory
+            vectors.ann.m, vectors.ann.ef_construction = args.m, args.ef_construction
+            vectors.ann.min_memories = args.min
+            if args.rebuild:
+                from mcp_memory.stores.postgres.ann import index_name
+
+                async with vectors._db.connection("drop") as conn:
+                    await conn.execute(f'DROP INDEX IF EXISTS "{index_name(TENANT)}"')
+                vectors.ann._ready.discard(TENANT)
+            if args.sets_first and not args.skip_recall:
+                sets = await add_sets(service, vectors)
             with Stopwatch() as waiting:
                 result["index ready"] = await vectors.ann.ensure(TENANT)
             result["index wait s"] = round(waiting.last, 1)
@@ -177,10 +265,19 @@ async def main(args) -> None:
         result["memories"] = int(rows[0][0])
         result["load"] = [os.getloadavg()[0]]
         if not args.skip_recall:
-            sets = await add_sets(service, vectors)
+            sets = sets or await add_sets(service, vectors)
             efs = [int(e) for e in args.ef.split(",")]
+            result["build"] = {"m": args.m, "ef_construction": args.ef_construction, "sets first": args.sets_first}
             result["recall@10"] = await recall_at_10(service, vectors, sets, efs, args.per_set)
-        result["latency"] = await latency(service, vectors, args.runs)
+            if args.database_url:
+                result["near duplicates"] = await near_duplicates(service, vectors, efs, args.per_set, args.real_prefix)
+        if args.database_url and args.latency_ef:
+            from mcp_memory.stores.postgres.ann import walk_settings
+
+            vectors.ann.settings = walk_settings(args.latency_ef)
+            result["latency ef"] = args.latency_ef
+        if args.runs:
+            result["latency"] = await latency(service, vectors, args.runs)
         result["load"].append(os.getloadavg()[0])
         print(json.dumps(result))
     finally:
@@ -196,5 +293,13 @@ if __name__ == "__main__":
     parser.add_argument("--ef", default="40,100,200")
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--skip-recall", action="store_true")
+    parser.add_argument("--m", type=int, default=16, help="the HNSW build's m (pgvector's default 16)")
+    parser.add_argument("--ef-construction", type=int, default=64, help="the build's ef_construction (default 64)")
+    parser.add_argument("--rebuild", action="store_true", help="drop the tenant's index first and build it again")
+    parser.add_argument("--sets-first", action="store_true", help="add the two sets before the index is built")
+    parser.add_argument("--real-prefix", type=int, default=4096, help="the fill's first memories with real embeddings")
+    parser.add_argument(
+        "--latency-ef", type=int, default=0, help="hnsw.ef_search of the timed index arm (0: the store's)"
+    )
     parser.add_argument("--per-set", type=int, default=0, help="ask at most this many of each set's questions")
     asyncio.run(main(parser.parse_args()))
