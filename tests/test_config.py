@@ -508,6 +508,24 @@ def test_the_hnsw_threshold_must_be_a_whole_number_of_memories(raw: str) -> None
     )
 
 
+def test_the_hnsw_walk_keeps_200_candidates_and_recall_ranks_exactly_unless_told_otherwise() -> None:
+    settings = load()
+    assert (settings.postgres_hnsw_ef_search, settings.postgres_hnsw_recall) == (200, False)
+    settings = load(POSTGRES_HNSW_EF_SEARCH="1000", POSTGRES_HNSW_RECALL="true")
+    assert (settings.postgres_hnsw_ef_search, settings.postgres_hnsw_recall) == (1000, True)
+
+
+@pytest.mark.parametrize("raw", ["0", "1001", "lots", "2.5"])
+def test_the_hnsw_walk_size_must_be_within_pgvectors_bounds(raw: str) -> None:
+    assert refusal(POSTGRES_HNSW_EF_SEARCH=raw) == (
+        f'POSTGRES_HNSW_EF_SEARCH must be an integer between 1 and 1000, got "{raw}"'
+    )
+
+
+def test_ranking_through_the_hnsw_index_is_a_yes_or_no() -> None:
+    assert refusal(POSTGRES_HNSW_RECALL="sometimes") == 'POSTGRES_HNSW_RECALL must be true or false, got "sometimes"'
+
+
 # --------------------------------------------------------------------------- HTTP limits
 
 

@@ -132,6 +132,9 @@ def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_pat
     expected = {
         "`MEMORY_DB_PATH`": ["$XDG_DATA_HOME/" + str(settings.db_path.relative_to(xdg))],
         "`VECTOR_INDEX`": [settings.vector_index],
+        "`POSTGRES_HNSW_MIN_MEMORIES`": [str(settings.postgres_hnsw_min_memories)],
+        "`POSTGRES_HNSW_EF_SEARCH`": [str(settings.postgres_hnsw_ef_search)],
+        "`POSTGRES_HNSW_RECALL`": [str(settings.postgres_hnsw_recall).lower()],
         "`RECALL_RETRIEVAL`": [settings.recall_retrieval],
         "`STATS_FLUSH_MS`": [str(settings.stats_flush_ms)],
         "`STATS_COMPACT_THRESHOLD`": [str(settings.stats_compact_threshold)],

@@ -16,6 +16,9 @@ from mcp_memory.config.env import Env, and_, one_of
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.stores import BACKENDS
 
+#: pgvector's own bound on hnsw.ef_search (its GUC refuses more).
+EF_SEARCH_MAX = 1000
+
 #: A knowledge base id, or its ARN (the pattern botocore's Retrieve model declares).
 _KNOWLEDGE_BASE_ID = re.compile(
     r"[0-9a-zA-Z]{10}|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:[0-9]{12}:knowledge-base/[0-9a-zA-Z]{10}"
@@ -36,6 +39,10 @@ class StoreSection:
     #: POSTGRES_HNSW_MIN_MEMORIES: a PostgreSQL tenant this large gets an HNSW index (0: never;
     #: docs/storage.md#large-tenants).
     postgres_hnsw_min_memories: int = 0
+    #: POSTGRES_HNSW_EF_SEARCH: the candidates one index walk keeps (pgvector's hnsw.ef_search, 1..1000).
+    postgres_hnsw_ef_search: int = 200
+    #: POSTGRES_HNSW_RECALL: recall ranks through the index too, not only remember's duplicate check.
+    postgres_hnsw_recall: bool = False
     vector_bucket: str | None = None
     vector_index: str = "memories"
     state_bucket: str | None = None
@@ -61,6 +68,10 @@ def tuning(env: Env) -> dict[str, Any]:
     default = StoreSection.postgres_hnsw_min_memories
     return {
         "postgres_hnsw_min_memories": env.integer("POSTGRES_HNSW_MIN_MEMORIES", default, 10**9, minimum=0),
+        "postgres_hnsw_ef_search": env.integer(
+            "POSTGRES_HNSW_EF_SEARCH", StoreSection.postgres_hnsw_ef_search, EF_SEARCH_MAX, minimum=1
+        ),
+        "postgres_hnsw_recall": env.flag("POSTGRES_HNSW_RECALL"),
         "vector_index": env.raw("VECTOR_INDEX") or StoreSection.vector_index,
     }
 

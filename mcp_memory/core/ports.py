@@ -123,6 +123,14 @@ class VectorStore:
         """
         raise NotImplementedError
 
+    async def near(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        """`query` for a closeness question (remember's duplicate check, a memory's neighbours):
+        what matters is every memory close to `embedding`, not how the farther ones rank. By
+        default `query` itself; a store with an approximate index answers from it where that is
+        measured to find the close memories the exact scan finds (PostgreSQL's HNSW index,
+        docs/storage.md#large-tenants)."""
+        return await self.query(tenant, embedding, top_k, conversation)
+
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:

@@ -489,7 +489,7 @@ class MemoryService:
         """
         wanted = DEDUP_CANDIDATES
         while True:
-            candidates = await self.vectors.query(caller.tenant, embedding, wanted, caller.conversation)
+            candidates = await self.vectors.near(caller.tenant, embedding, wanted, caller.conversation)
             crowded = len(candidates) >= wanted and min(h.similarity for h in candidates) >= ranking.DEDUP_SIMILARITY
             if not crowded or wanted >= DEDUP_CANDIDATES_MAX:
                 break
@@ -665,7 +665,7 @@ class MemoryService:
         memory = found[0]
         stats = (await self.counters.load(caller.tenant, [memory.id])).get(memory.id, EMPTY_STATS)
         embedding = await self._embed(memory.content)
-        hits = await self.vectors.query(caller.tenant, embedding, near + 1, caller.conversation)
+        hits = await self.vectors.near(caller.tenant, embedding, near + 1, caller.conversation)
         close: builtins.list[Neighbour] = []
         for hit in sorted(hits, key=lambda h: h.similarity, reverse=True):
             if hit.memory.id == memory.id or not hit.memory.visible_to(caller.conversation):

@@ -178,6 +178,10 @@ class TimedVectorStore(VectorStore):
         with self._timed("query"):
             return await self.inner.query(tenant, embedding, top_k, conversation)
 
+    async def near(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        with self._timed("query"):
+            return await self.inner.near(tenant, embedding, top_k, conversation)
+
     async def filtered_query(
         self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, where: MemoryFilter
     ) -> FilteredHits:

@@ -36,6 +36,10 @@ class StoreSettings(Protocol):
     @property
     def postgres_hnsw_min_memories(self) -> int: ...
     @property
+    def postgres_hnsw_ef_search(self) -> int: ...
+    @property
+    def postgres_hnsw_recall(self) -> bool: ...
+    @property
     def vector_bucket(self) -> str | None: ...
     @property
     def vector_index(self) -> str: ...
@@ -109,6 +113,8 @@ async def _open_postgres(settings: StoreSettings) -> Stores:
         model=settings.embedding_model,
         dim=settings.embedding_dim,
         hnsw_min_memories=settings.postgres_hnsw_min_memories,
+        hnsw_ef_search=settings.postgres_hnsw_ef_search,
+        hnsw_recall=settings.postgres_hnsw_recall,
     )
 
 

@@ -51,6 +51,8 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "MEMORY_BACKEND": ("postgres", "nope"),
     "DATABASE_URL": ("postgresql://ada:pw@db/memory",),
     "POSTGRES_HNSW_MIN_MEMORIES": ("0", "5000", "-1"),
+    "POSTGRES_HNSW_EF_SEARCH": ("400", "0"),
+    "POSTGRES_HNSW_RECALL": ("true", "maybe"),
     "VECTOR_BUCKET": ("v",),
     "VECTOR_INDEX": ("other",),
     "KNOWLEDGE_BASE_ID": ("ABCDE12345", "bad"),

@@ -74,12 +74,23 @@ def _quoted(name: str) -> str:
 class AnnIndexes:
     """Which tenants have a valid HNSW index, and the background work that builds them."""
 
-    def __init__(self, db: PostgresDatabase, vector_schema: str, min_memories: int, ef_search: int = EF_SEARCH) -> None:
+    def __init__(
+        self,
+        db: PostgresDatabase,
+        vector_schema: str,
+        min_memories: int,
+        ef_search: int = EF_SEARCH,
+        ranks: bool = False,
+    ) -> None:
         self._db = db
+        #: Whether recall's ranking goes through the index too (POSTGRES_HNSW_RECALL); the
+        #: closeness questions (`VectorStore.near`) always do where a tenant has one.
+        self.ranks = ranks
         self.settings = walk_settings(ef_search)
         self._opclass = f"{_quoted(vector_schema)}.vector_cosine_ops"
         self.min_memories = max(0, min_memories)
         self.build_memory = BUILD_MEMORY
+        self.m, self.ef_construction = M, EF_CONSTRUCTION
         self._ready: set[str] = set()
         self._written: Counter[str] = Counter()
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -200,7 +211,7 @@ class AnnIndexes:
                 literal = "'" + tenant.replace("'", "''") + "'"
                 await conn.execute(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {_quoted(name)} ON memories "
-                    f"USING hnsw (embedding {self._opclass}) WITH (m = {M}, ef_construction = {EF_CONSTRUCTION}) "
+                    f"USING hnsw (embedding {self._opclass}) WITH (m = {int(self.m)}, ef_construction = {int(self.ef_construction)}) "
                     f"WHERE tenant_id = {literal}"
                 )
             self._ready.add(tenant)

@@ -93,12 +93,15 @@ async def open_postgres(
     timeout: float = DEFAULT_TIMEOUT_S,
     hnsw_min_memories: int = DEFAULT_MIN_MEMORIES,
     hnsw_ef_search: int = EF_SEARCH,
+    hnsw_recall: bool = False,
 ) -> tuple[PgVectorStore, PgObjectStore]:
     """Open the database at `url` for embeddings of `model` with `dim` dimensions.
 
     A tenant of `hnsw_min_memories` or more (0: none) is searched through an HNSW index of its
     own, built in the background (stores/postgres/ann.py); which are valid is read here. Its walk
-    keeps `hnsw_ef_search` candidates.
+    keeps `hnsw_ef_search` candidates. The index answers the closeness questions (`near`: the
+    duplicate check); recall's ranking (`query`, `filtered_query`) goes through it only with
+    `hnsw_recall`, else stays exact.
 
     Raises StartupError, naming the redacted URL and the reason, when the
     database cannot be reached, pgvector is missing and cannot be created, or
@@ -119,7 +122,7 @@ async def open_postgres(
             await conn.close()
         assert row is not None
         await db.open_pools(int(row[0]), str(row[1]))
-        ann = AnnIndexes(db, vector_schema, hnsw_min_memories, hnsw_ef_search)
+        ann = AnnIndexes(db, vector_schema, hnsw_min_memories, hnsw_ef_search, hnsw_recall)
         await ann.start()
     except psycopg.Error as exc:
         await db.close()
@@ -245,11 +248,24 @@ class PgVectorStore(VectorStore):
             after = rows[-1][0]
 
     async def query(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        """By the exact scan, or through the tenant's index when recall ranks through it
+        (POSTGRES_HNSW_RECALL, stores/postgres/ann.py)."""
+        return await self._hits(tenant, embedding, top_k, conversation, self.ann.ranks)
+
+    async def near(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        """Through the tenant's HNSW index whenever it has one: the walk finds the close memories
+        the exact scan finds (docs/storage.md#large-tenants), whether or not recall ranks through it."""
+        return await self._hits(tenant, embedding, top_k, conversation, True)
+
+    async def _hits(
+        self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None, indexed: bool
+    ) -> list[Hit]:
         vector = self._vector(embedding)
         if top_k <= 0:
             return []
         params = (vector, tenant, conversation, conversation, top_k)
-        rows = await self._nearest("query", self._approximate, self._query, tenant, params, top_k)
+        approximate = self._approximate if indexed and self.ann.ready(tenant) else None
+        rows = await self._nearest("query", approximate, self._query, params, top_k)
         hits = []
         for row_id, metadata, distance in rows:
             memory = _memory(row_id, metadata, tenant)
@@ -285,7 +301,8 @@ class PgVectorStore(VectorStore):
             *(vector, tenant, conversation, conversation, where.memory_type, where.memory_type, tags, tags),
             *(since, since, until, until, top_k),
         )
-        rows = await self._nearest("query", self._filtered_approximate, self._filtered_query, tenant, params, top_k)
+        approximate = self._filtered_approximate if self.ann.ranks and self.ann.ready(tenant) else None
+        rows = await self._nearest("query", approximate, self._filtered_query, params, top_k)
         hits = []
         for row_id, metadata, distance in rows:
             memory = _memory(row_id, metadata, tenant)
@@ -294,10 +311,11 @@ class PgVectorStore(VectorStore):
         return FilteredHits(hits)
 
     async def _nearest(
-        self, op: str, approximate: str, exact: str, tenant: str, params: tuple[Any, ...], top_k: int
+        self, op: str, approximate: str | None, exact: str, params: tuple[Any, ...], top_k: int
     ) -> list[tuple[Any, ...]]:
-        """Through the tenant's HNSW index when it has one and the walk fills `top_k`; else exact."""
-        if self.ann.ready(tenant):
+        """Through the `approximate` statement (the tenant's HNSW index) when given and the walk
+        fills `top_k`; else the exact scan."""
+        if approximate is not None:
             async with self._db.connection(op) as conn:
                 async with conn.transaction():
                     await conn.execute(self.ann.settings)

@@ -31,8 +31,12 @@ def memory(n: int, tenant: str = "big", **fields: Any) -> Memory:
     return Memory(id=f"m{n:04d}", tenant=tenant, content=f"fact number {n}", **fields)
 
 
-async def opened(url: str, minimum: int = 50, ef_search: int = 10) -> tuple[PgVectorStore, Any]:
-    return await open_postgres(url, model="test-model", dim=DIM, hnsw_min_memories=minimum, hnsw_ef_search=ef_search)
+async def opened(url: str, minimum: int = 50, ef_search: int = 10, recall: bool = True) -> tuple[PgVectorStore, Any]:
+    """A store whose large tenants get their index; with `recall`, recall ranks through it too
+    (POSTGRES_HNSW_RECALL), so `query` and `filtered_query` take the index path these tests are about."""
+    return await open_postgres(
+        url, model="test-model", dim=DIM, hnsw_min_memories=minimum, hnsw_ef_search=ef_search, hnsw_recall=recall
+    )
 
 
 def index_state(url: str, tenant: str) -> bool | None:
@@ -73,6 +77,55 @@ async def test_a_tenant_that_reaches_the_threshold_gets_its_own_index_and_a_smal
             hits = await vectors.query("big", rows[n], 5, None)
             assert sorted(h.memory.id for h in hits) == exact_ids(rows[:60], rows[n], range(60), 5)
             assert hits and max(hits, key=lambda h: h.similarity).memory.id == f"m{n:04d}"
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
+async def test_by_default_recall_ranks_by_the_exact_scan_and_the_duplicate_check_walks_the_index(pg_url: str) -> None:
+    # A walk of one candidate (ef_search 1) stops at the first local minimum of a graph of 400
+    # points, so for some queries its nearest is not the exact scan's: those show which path ran.
+    rows = unit_rows(400, seed=8)
+    queries = unit_rows(200, seed=9)
+    vectors, objects = await opened(pg_url, ef_search=1, recall=False)
+    try:
+        await vectors.put_many([(memory(n), rows[n]) for n in range(400)])
+        assert await vectors.ann.ensure("big")
+        walked_elsewhere = 0
+        for q in queries:
+            exact = exact_ids(rows, q, range(400), 1)
+            ranked = [h.memory.id for h in await vectors.query("big", q, 1, None)]
+            near = [h.memory.id for h in await vectors.near("big", q, 1, None)]
+            filtered = await vectors.filtered_query("big", q, 1, None, MemoryFilter())
+            assert ranked == exact and [h.memory.id for h in filtered.hits] == exact
+            assert len(near) == 1
+            walked_elsewhere += near != exact
+        assert walked_elsewhere > 0
+    finally:
+        await vectors.close()
+        await objects.close()
+    # With POSTGRES_HNSW_RECALL, recall ranks through the same walk.
+    vectors, objects = await opened(pg_url, ef_search=1, recall=True)
+    try:
+        assert vectors.ann.ready("big")
+        for q in queries[:50]:
+            ranked = [h.memory.id for h in await vectors.query("big", q, 1, None)]
+            assert ranked == [h.memory.id for h in await vectors.near("big", q, 1, None)]
+    finally:
+        await vectors.close()
+        await objects.close()
+
+
+async def test_when_visibility_leaves_the_duplicate_checks_walk_short_the_exact_scan_answers(pg_url: str) -> None:
+    vectors, objects = await opened(pg_url, ef_search=10, recall=False)
+    try:
+        rows = unit_rows(200)
+        items = [(memory(n), rows[n]) for n in range(10)]
+        items += [(memory(n, scope="conversation", conversation="other"), rows[n]) for n in range(10, 200)]
+        await vectors.put_many(items)
+        assert await vectors.ann.ensure("big")
+        hits = await vectors.near("big", rows[150], 10, None)
+        assert sorted(h.memory.id for h in hits) == [f"m{n:04d}" for n in range(10)]
     finally:
         await vectors.close()
         await objects.close()
