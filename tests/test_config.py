@@ -526,6 +526,19 @@ def test_ranking_through_the_hnsw_index_is_a_yes_or_no() -> None:
     assert refusal(POSTGRES_HNSW_RECALL="sometimes") == 'POSTGRES_HNSW_RECALL must be true or false, got "sometimes"'
 
 
+def test_no_sqlite_tenant_checks_duplicates_through_the_approximate_index_unless_a_threshold_is_set() -> None:
+    assert load().sqlite_ann_min_memories == 0
+    assert load(SQLITE_ANN_MIN_MEMORIES="50000").sqlite_ann_min_memories == 50_000
+    assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # never
+
+
+@pytest.mark.parametrize("raw", ["-1", "lots", "2e5", "1000000001"])
+def test_the_sqlite_index_threshold_must_be_a_whole_number_of_memories(raw: str) -> None:
+    assert refusal(SQLITE_ANN_MIN_MEMORIES=raw) == (
+        f'SQLITE_ANN_MIN_MEMORIES must be an integer between 0 and 1000000000, got "{raw}"'
+    )
+
+
 # --------------------------------------------------------------------------- HTTP limits
 
 

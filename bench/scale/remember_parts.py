@@ -4,7 +4,9 @@ process over N new facts (bench/RESULTS.md, "A million memories in one tenant, b
     PYTHONPATH=. .venv/bin/python -m bench.scale.remember_parts FILE N
 
 FILE is an SQLite store of `bench/scale/million.py --sqlite-into`. Prints one JSON object: the
-remember p50 and each call's p50 (ms) with how many times it ran.
+remember p50 and each call's p50 (ms) with how many times it ran (`near` is the duplicate check),
+open + first recall (s) and resident memory now and at peak (MB). SQLITE_ANN_MIN_MEMORIES from the
+environment applies (0: the exact scan for the duplicate check too).
 """
 
 import asyncio
@@ -49,15 +51,22 @@ async def main(db, n):
 
     wrap(service.embedder, "embed", "embed")
     wrap(service.vectors, "query", "query")
+    wrap(service.vectors, "near", "near")
     wrap(service.vectors, "put_with_index", "put_with_index")
     await service.recall(Caller("bench"), "warm the cache")
-    print("open+first recall", round(opening.running(), 2), file=sys.stderr)
+    first_recall = round(opening.running(), 2)
+    print("open+first recall", first_recall, file=sys.stderr)
     times.clear()
     total = Stopwatch()
     for text in perf_corpus.new_facts(n, seed=int(time.time()) % 100_000):
         with total:
             await service.remember(Caller("bench"), text)
     out = {"remember": round(1000 * statistics.median(total.seconds), 1), "load": os.getloadavg()[0]}
+    out["open_first_recall_s"] = first_recall
+    with open("/proc/self/status") as status:  # resident now and at peak, MB
+        fields = dict(line.split(":", 1) for line in status if line.startswith(("VmRSS", "VmHWM")))
+    out["rss_mb"] = round(int(fields["VmRSS"].split()[0]) / 1024)
+    out["peak_rss_mb"] = round(int(fields["VmHWM"].split()[0]) / 1024)
     for k, v in times.items():
         out[k] = (round(1000 * statistics.median(v), 1), len(v))
     print(json.dumps(out))

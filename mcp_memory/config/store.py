@@ -43,6 +43,10 @@ class StoreSection:
     postgres_hnsw_ef_search: int = 200
     #: POSTGRES_HNSW_RECALL: recall ranks through the index too, not only remember's duplicate check.
     postgres_hnsw_recall: bool = False
+    #: SQLITE_ANN_MIN_MEMORIES: an SQLite tenant this large answers remember's duplicate check
+    #: from an approximate index (0: never, the default until its measured recall is 0.99;
+    #: docs/storage.md#large-tenants-in-sqlite).
+    sqlite_ann_min_memories: int = 0
     vector_bucket: str | None = None
     vector_index: str = "memories"
     state_bucket: str | None = None
@@ -72,6 +76,9 @@ def tuning(env: Env) -> dict[str, Any]:
             "POSTGRES_HNSW_EF_SEARCH", StoreSection.postgres_hnsw_ef_search, EF_SEARCH_MAX, minimum=1
         ),
         "postgres_hnsw_recall": env.flag("POSTGRES_HNSW_RECALL"),
+        "sqlite_ann_min_memories": env.integer(
+            "SQLITE_ANN_MIN_MEMORIES", StoreSection.sqlite_ann_min_memories, 10**9, minimum=0
+        ),
         "vector_index": env.raw("VECTOR_INDEX") or StoreSection.vector_index,
     }
 

@@ -128,7 +128,7 @@ class VectorStore:
         what matters is every memory close to `embedding`, not how the farther ones rank. By
         default `query` itself; a store with an approximate index answers from it where that is
         measured to find the close memories the exact scan finds (PostgreSQL's HNSW index,
-        docs/storage.md#large-tenants)."""
+        docs/storage.md#large-tenants; SQLite's, #large-tenants-in-sqlite)."""
         return await self.query(tenant, embedding, top_k, conversation)
 
     async def filtered_query(

@@ -40,6 +40,8 @@ class StoreSettings(Protocol):
     @property
     def postgres_hnsw_recall(self) -> bool: ...
     @property
+    def sqlite_ann_min_memories(self) -> int: ...
+    @property
     def vector_bucket(self) -> str | None: ...
     @property
     def vector_index(self) -> str: ...
@@ -86,7 +88,12 @@ class Backend:
 async def _open_sqlite(settings: StoreSettings) -> Stores:
     from mcp_memory.stores.sqlite.store import open_sqlite
 
-    return await open_sqlite(settings.db_path, model=settings.embedding_model, dim=settings.embedding_dim)
+    return await open_sqlite(
+        settings.db_path,
+        model=settings.embedding_model,
+        dim=settings.embedding_dim,
+        approximate_min_memories=settings.sqlite_ann_min_memories,
+    )
 
 
 def _sqlite_place(raw: Callable[[str], str | None]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "POSTGRES_HNSW_MIN_MEMORIES": ("0", "5000", "-1"),
     "POSTGRES_HNSW_EF_SEARCH": ("400", "0"),
     "POSTGRES_HNSW_RECALL": ("true", "maybe"),
+    "SQLITE_ANN_MIN_MEMORIES": ("0", "5000", "x"),
     "VECTOR_BUCKET": ("v",),
     "VECTOR_INDEX": ("other",),
     "KNOWLEDGE_BASE_ID": ("ABCDE12345", "bad"),

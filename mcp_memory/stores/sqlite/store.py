@@ -34,6 +34,7 @@ from mcp_memory.stores.sqlite.row_cache import RowCache
 if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before the MCP handshake
     import numpy as np
 
+    from mcp_memory.stores.sqlite.ann import Indexes
     from mcp_memory.stores.sqlite.vectors import VectorCache
 
 __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
@@ -48,9 +49,12 @@ _COLUMNS = "tenant, id, content, memory_type, category, tags, created_at, scope,
 
 
 async def open_sqlite(
-    path: Path, *, model: str, dim: int, synchronous: str = SYNCHRONOUS
+    path: Path, *, model: str, dim: int, synchronous: str = SYNCHRONOUS, approximate_min_memories: int = 0
 ) -> tuple[SqliteVectorStore, SqliteObjectStore]:
     """Open (creating if needed) the database at `path` for embeddings of `model` with `dim` dimensions.
+
+    `approximate_min_memories`: tenants this large answer `near` (remember's duplicate check)
+    from an approximate index (stores/sqlite/ann.py); 0, the library default, never.
 
     Raises StartupError, naming the path and the reason, when the directory
     cannot be created, the file is not an SQLite database, or it holds
@@ -62,7 +66,7 @@ async def open_sqlite(
     except BaseException:
         await db.close()
         raise
-    return SqliteVectorStore(db, dim), SqliteObjectStore(db)
+    return SqliteVectorStore(db, dim, approximate_min_memories), SqliteObjectStore(db)
 
 
 def _chunks(items: Sequence[str]) -> list[list[str]]:
@@ -175,10 +179,12 @@ def _cosines(conn: sqlite3.Connection, tenant: str, vector: np.ndarray, ids: Seq
 class SqliteVectorStore(VectorStore):
     """Memories in real columns, exact cosine search through the in-process cache."""
 
-    def __init__(self, db: SqliteDatabase, dim: int) -> None:
+    def __init__(self, db: SqliteDatabase, dim: int, approximate_min_memories: int = 0) -> None:
         self._db = db
         self._dim = dim
         self._cache_instance: VectorCache | None = None
+        self._approximate_min = approximate_min_memories
+        self._indexes_instance: Indexes | None = None
         self._rows = RowCache()
         self._locks = TenantLocks(db.lock_dir)
         self._searches: Batcher[tuple[str, np.ndarray, int, str | None], list[Hit]] = Batcher(
@@ -195,6 +201,15 @@ class SqliteVectorStore(VectorStore):
             files = self._db.path.with_name(self._db.path.name + ".vectors")
             self._cache_instance = VectorCache(self._dim, sidecars=sidecar.Sidecars(files, self._dim, sidecar.MIN_ROWS))
         return self._cache_instance
+
+    @property
+    def _indexes(self) -> Indexes:
+        if self._indexes_instance is None:
+            from mcp_memory.stores.sqlite.ann import Indexes
+
+            files = self._db.path.with_name(self._db.path.name + ".vectors")
+            self._indexes_instance = Indexes(files, self._dim, self._approximate_min)
+        return self._indexes_instance
 
     def _vector(self, embedding: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -342,6 +357,33 @@ class SqliteVectorStore(VectorStore):
 
         return await self._db.read(read, "query")
 
+    async def near(self, tenant: str, embedding: np.ndarray, top_k: int, conversation: str | None) -> list[Hit]:
+        """`query` for remember's duplicate check: on a tenant of `approximate_min_memories` or
+        more, its candidates come from the approximate index once it is ready (ann.py), scored
+        exactly like `query`'s; the exact scan answers while it is not, or when visibility leaves
+        too few of its hits."""
+        vector = self._vector(embedding)
+        if top_k <= 0:
+            return []
+        if self._approximate_min <= 0:
+            return await self.query(tenant, vector, top_k, conversation)
+        from mcp_memory.stores.sqlite.vectors import rerank
+
+        def read(conn: sqlite3.Connection) -> list[Hit]:
+            snapshot = self._cache.current(conn, tenant)
+            candidates = self._indexes.candidates(conn, tenant, snapshot, vector, top_k, conversation)
+            if candidates is None:  # the exact scan, in the same transaction
+                candidates = snapshot.nearest(vector, top_k, conversation)
+            nearest = rerank(candidates, partial(_cosines, conn, tenant, vector), top_k)
+            memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), [i for i, _ in nearest])
+            return [
+                Hit(memories[i], similarity)
+                for i, similarity in nearest
+                if i in memories and memories[i].visible_to(conversation)
+            ]
+
+        return await self._db.read(read, "near query")
+
     async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """These ids' embeddings as stored (float32; primary-key reads)."""
         import numpy as np
@@ -475,6 +517,8 @@ class SqliteVectorStore(VectorStore):
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._indexes_instance is not None:
+                self._indexes_instance.close()
             if self._cache_instance is not None:
                 self._cache_instance.clear()
             self._rows.clear()

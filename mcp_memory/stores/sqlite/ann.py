@@ -1,0 +1,411 @@
+"""An approximate index (HNSW, usearch) for remember's duplicate check on large tenants.
+
+Why: remember asks for the few memories nearest a new one (core/service.py `_already_known`);
+on a large tenant the exact scan of every cached direction is most of remember's time
+(bench/RESULTS.md, the remember-at-a-million section). An HNSW graph answers it by reading a few
+thousand rows. Recall's ranking keeps the exact scan (vectors.py); only `near` comes here.
+
+What it holds: a graph over the rows `[0, rows)` of the tenant's cached snapshot (vectors.py
+`TenantVectors`), keyed by row number, as they were at `generation`. Row numbers of a snapshot
+are stable while it is extended (appends go at the end; a rewrite or a delete keeps its row), so
+the graph stays usable as the tenant changes:
+
+- rows appended since (`rows` and beyond) and rows rewritten since `generation` (read by rev,
+  incrementally) are scanned exactly beside the graph's answer;
+- deleted rows are hidden by their visibility code (DEAD), like every scan's;
+- visibility (tenant, conversation) applies before the limit: the graph is asked for more than
+  wanted, its hits are kept only when visible, and when too few are visible after asking for
+  `MAX_FETCH`, the caller falls back to the exact scan. The exact scan also answers while no graph
+  is ready (it is built on a background thread, never on a request's).
+
+The snapshot's ids' stable hashes over `[0, rows)` are kept with the graph: a snapshot read again
+from the database (its rows may come in another order) no longer matches them, and the graph is
+built again. When the rows outside the graph reach a sixty-fourth of it (at least a block), the
+graph is brought up to date in the background (rewritten rows re-added, deleted ones removed,
+new ones added).
+
+Kept beside the database: the graph is saved into `<database>.vectors/` (with the snapshot files,
+stores/sqlite/sidecar.py) as `<name>.hnsw` and a JSON header `<name>.hnsw.json` written after it
+(tenant, rows, generation, purged, a digest of the hashes); the next process maps the graph
+(`view`: the kernel pages in the nodes a search visits) when the header agrees with its snapshot,
+and builds it again otherwise. Every candidate is scored exactly from the database afterwards
+(store.py `rerank`), so the graph only chooses which rows are looked at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcp_memory.stores.sqlite import vectors
+from mcp_memory.stores.sqlite.files import DIRECTORY_MODE, FILE_MODE
+
+log = logging.getLogger(__name__)
+
+#: Graph neighbours per node (HNSW's M) and the search depths (efConstruction, ef).
+CONNECTIVITY = 16
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 128
+#: Hits asked of the graph at first (at least), and at most before falling back to the exact scan.
+FIRST_FETCH = 32
+MAX_FETCH = 4096
+#: Rows outside the graph beyond which it is brought up to date: a sixty-fourth of it, at least a block.
+CATCH_UP_SHARE = 64
+#: The graph's element type: float16 directions, as the cache holds them.
+DTYPE = "f16"
+VERSION = 1
+
+
+def _digest(hashes: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(hashes, dtype="<u8").tobytes()).hexdigest()
+
+
+def _lower_priority() -> None:
+    """The building thread yields to requests (Linux: per-thread niceness)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def _index_type() -> Any:
+    """usearch's Index class, imported after simsimd and onnxruntime: with usearch 2.26 loaded
+    first, simsimd refuses every array ("Input tensors must have matching datatypes": the exact
+    scan would break) and importing onnxruntime (the local model) ends the process with a
+    segmentation fault."""
+    import simsimd  # noqa: F401  (first, see above)
+
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401  (first, see above)
+    from usearch.index import Index
+
+    return Index
+
+
+def _new_index(dim: int) -> Any:
+    return _index_type()(
+        ndim=dim,
+        metric="cos",
+        dtype=DTYPE,
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+        expansion_search=EXPANSION_SEARCH,
+    )
+
+
+def _rows_of(snapshot: vectors.TenantVectors, rows: np.ndarray) -> np.ndarray:
+    """These rows' float16 directions, stacked in their order (one gather per block touched)."""
+    out = np.empty((len(rows), snapshot.blocks[0].shape[1]), vectors.HALF)
+    block_nos = rows // vectors.BLOCK_ROWS
+    for block_no in np.unique(block_nos).tolist():
+        at = np.flatnonzero(block_nos == block_no)
+        out[at] = snapshot.blocks[block_no][rows[at] % vectors.BLOCK_ROWS]
+    return out
+
+
+def _add(index: Any, snapshot: vectors.TenantVectors, start: int, stop: int, threads: int) -> None:
+    """Add rows `[start, stop)` of `snapshot`, a block at a time (keys: row numbers)."""
+    at = start
+    while at < stop:
+        block_no, offset = divmod(at, vectors.BLOCK_ROWS)
+        take = min(stop - at, vectors.BLOCK_ROWS - offset)
+        block = np.ascontiguousarray(snapshot.blocks[block_no][offset : offset + take])
+        index.add(np.arange(at, at + take, dtype=np.uint64), block, threads=threads)
+        at += take
+
+
+@dataclass
+class Graph:
+    """A searchable graph over rows `[0, rows)` of snapshots whose hashes there are `hashes`."""
+
+    index: Any
+    rows: int
+    generation: int
+    purged: int
+    hashes: np.ndarray
+    #: Rows below `rows` written since `generation`, as known at `dirty_generation`.
+    dirty: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    dirty_generation: int = 0
+    #: The hashes array last found equal to ours (identity: a snapshot extended in place shares it).
+    checked: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def matches(self, snapshot: vectors.TenantVectors) -> bool:
+        if snapshot.n < self.rows or snapshot.generation < self.generation:
+            return False
+        if snapshot.hashes is self.checked:
+            return True
+        if not np.array_equal(snapshot.hashes[: self.rows], self.hashes):
+            return False
+        self.checked = snapshot.hashes
+        return True
+
+    def outside(self, conn: sqlite3.Connection, tenant: str, snapshot: vectors.TenantVectors) -> np.ndarray:
+        """Rows the graph's vectors may not reflect: rewritten below `rows`, and all from `rows` on."""
+        with self.lock:
+            if snapshot.generation > self.dirty_generation:
+                since = max(self.dirty_generation, self.generation)
+                ids = [
+                    row[0]
+                    for row in conn.execute("SELECT id FROM memories WHERE tenant = ? AND rev > ?", (tenant, since))
+                ]
+                found = [row for row in snapshot.find(ids) if row is not None and row < self.rows]
+                if found:
+                    self.dirty = np.union1d(self.dirty, np.array(found, np.int64))
+                self.dirty_generation = snapshot.generation
+            dirty = self.dirty
+        return np.concatenate([dirty, np.arange(self.rows, snapshot.n, dtype=np.int64)])
+
+
+class Indexes:
+    """The graphs of one database's large tenants: loaded or built in the background, used when ready."""
+
+    def __init__(self, directory: Path, dim: int, min_rows: int) -> None:
+        self.directory = directory
+        self.dim = dim
+        self.min_rows = min_rows
+        self._graphs: dict[str, Graph] = {}
+        self._pending: dict[str, Future[None]] = {}
+        self._tried_file: set[str] = set()
+        self._guard = threading.Lock()
+        self._builder: ThreadPoolExecutor | None = None
+        self._closed = False
+        #: How many `candidates` calls the graph answered and how many fell back (tests, bench).
+        self.answered = 0
+        self.fell_back = 0
+
+    def path(self, tenant: str) -> Path:
+        return self.directory / (hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:32] + ".hnsw")
+
+    # ------------------------------------------------------------------ queries
+
+    def candidates(
+        self,
+        conn: sqlite3.Connection,
+        tenant: str,
+        snapshot: vectors.TenantVectors,
+        query: np.ndarray,
+        top_k: int,
+        conversation: str | None,
+    ) -> list[tuple[str, float]] | None:
+        """Inside a read transaction: candidates for the `top_k` visible rows nearest `query`
+        (at least `top_k` visible ones), or None when the exact scan must answer."""
+        if self.min_rows <= 0 or snapshot.n < self.min_rows or top_k <= 0:
+            return None
+        graph = self._ready(tenant, snapshot)
+        if graph is None:
+            self.fell_back += 1
+            return None
+        outside = graph.outside(conn, tenant, snapshot)
+        if len(outside) > max(vectors.BLOCK_ROWS, graph.rows // CATCH_UP_SHARE):
+            self._schedule(tenant, snapshot, graph)
+        found = self._search(graph, snapshot, query, top_k, conversation, outside)
+        if found is None:
+            self.fell_back += 1
+            return None
+        self.answered += 1
+        return found
+
+    def _search(
+        self,
+        graph: Graph,
+        snapshot: vectors.TenantVectors,
+        query: np.ndarray,
+        top_k: int,
+        conversation: str | None,
+        outside: np.ndarray,
+    ) -> list[tuple[str, float]] | None:
+        norm = float(np.linalg.norm(query))
+        direction = (query / (norm or 1.0)).astype(np.float32)
+        codes = snapshot.codes
+        wanted = {vectors.PROJECT}
+        code = snapshot.conversations.get(conversation) if conversation else None
+        if code is not None:
+            wanted.add(code)
+        allowed = np.array(sorted(wanted), np.int32)
+        stale = outside[outside < graph.rows]
+        fetch = max(FIRST_FETCH, 4 * top_k)
+        while True:
+            matches = graph.index.search(direction, count=min(fetch, graph.rows), threads=1)
+            keys = np.asarray(matches.keys, dtype=np.int64)
+            keys = keys[(keys >= 0) & (keys < graph.rows)]
+            if len(stale):
+                keys = keys[~np.isin(keys, stale)]
+            keys = keys[np.isin(codes[keys], allowed)]
+            if len(keys) >= top_k or fetch >= min(MAX_FETCH, graph.rows):
+                break
+            fetch *= 4
+        # Rows outside the graph are scored here (they are few); the best of them are candidates too.
+        extra = outside[np.isin(codes[outside], allowed)] if len(outside) else outside
+        if len(keys) + len(extra) < top_k:
+            return None
+        # The graph's hits and the rows outside it, by their scan scores; only those that may be
+        # among the best `top_k` given float16's bound are read from the database (vectors.py).
+        rows = np.unique(np.concatenate([keys[: max(top_k, FIRST_FETCH)], extra]))
+        scores = (_rows_of(snapshot, rows).astype(np.float32) @ direction) * norm * snapshot.norms[rows]
+        kth = float(np.partition(scores, len(scores) - top_k)[len(scores) - top_k])
+        chosen = np.flatnonzero(scores >= kth - snapshot.slack(query))
+        return [(snapshot.id(int(rows[i])), float(scores[i])) for i in chosen.tolist()]
+
+    # ----------------------------------------------------------------- building
+
+    def _ready(self, tenant: str, snapshot: vectors.TenantVectors) -> Graph | None:
+        with self._guard:
+            graph = self._graphs.get(tenant)
+        if graph is not None and graph.matches(snapshot):
+            return graph
+        if graph is None and tenant not in self._tried_file:
+            self._tried_file.add(tenant)
+            graph = self._load(tenant, snapshot)
+            if graph is not None:
+                with self._guard:
+                    self._graphs[tenant] = graph
+                return graph
+        self._schedule(tenant, snapshot, None)
+        return None
+
+    def _load(self, tenant: str, snapshot: vectors.TenantVectors) -> Graph | None:
+        """The graph saved beside the database, mapped, when its header agrees with `snapshot`."""
+        path = self.path(tenant)
+        try:
+            header = json.loads(path.with_name(path.name + ".json").read_text("utf-8"))
+            rows, generation = int(header["rows"]), int(header["generation"])
+            if (
+                header.get("version") != VERSION
+                or header.get("tenant") != tenant
+                or header.get("dim") != self.dim
+                or rows > snapshot.n
+                or generation > snapshot.generation
+                or header.get("digest") != _digest(snapshot.hashes[:rows])
+            ):
+                log.info("an approximate index file does not match its tenant's rows; it is built again")
+                return None
+            index = _index_type().restore(str(path), view=True)
+            if index is None or len(index) == 0 or index.ndim != self.dim:
+                return None
+            index.expansion_search = EXPANSION_SEARCH  # not in the file: a restored graph has the library's
+            if len(index) != int(header["size"]):  # the header of another graph than this one
+                return None
+        except (ImportError, OSError, ValueError, KeyError, TypeError, RuntimeError):
+            return None
+        return Graph(index, rows, generation, int(header["purged"]), snapshot.hashes[:rows].copy())
+
+    def _schedule(self, tenant: str, snapshot: vectors.TenantVectors, graph: Graph | None) -> None:
+        with self._guard:
+            if self._closed:
+                return
+            pending = self._pending.get(tenant)
+            if pending is not None and not pending.done():
+                return
+            if self._builder is None:
+                self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-memory-ann")
+            self._pending[tenant] = self._builder.submit(self._build, tenant, snapshot, graph)
+
+    def _build(self, tenant: str, snapshot: vectors.TenantVectors, old: Graph | None) -> None:
+        _lower_priority()
+        try:
+            graph = self._caught_up(tenant, snapshot, old) if old is not None else None
+            if graph is None:
+                index = _new_index(self.dim)
+                _add(index, snapshot, 0, snapshot.n, threads=1)
+                graph = self._saved(tenant, index, snapshot)
+        except Exception as exc:  # the exact scan keeps answering; say why without data
+            log.warning("could not build an approximate index in %s: %s", self.directory, type(exc).__name__)
+            return
+        with self._guard:
+            if not self._closed:
+                self._graphs[tenant] = graph
+
+    def _caught_up(self, tenant: str, snapshot: vectors.TenantVectors, old: Graph) -> Graph | None:
+        """`old`'s graph with the rows written and deleted since (None: build it afresh)."""
+        if not old.matches(snapshot):
+            return None
+        path = self.path(tenant)
+        try:
+            header = json.loads(path.with_name(path.name + ".json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if header.get("rows") != old.rows or header.get("generation") != old.generation:
+            return None  # the file is not (or no longer) this graph
+        index = _index_type().restore(str(path), view=False)
+        if index is None or len(index) != header.get("size"):
+            return None
+        index.expansion_add, index.expansion_search = EXPANSION_ADD, EXPANSION_SEARCH
+        with old.lock:
+            dirty = old.dirty.copy()
+        dead = np.flatnonzero(snapshot.codes[: old.rows] == vectors.DEAD).astype(np.uint64)
+        gone = np.union1d(dirty.astype(np.uint64), dead)
+        if len(gone):
+            present = gone[np.asarray(index.contains(gone), dtype=bool)]
+            if len(present):
+                index.remove(present)
+        rewritten = np.setdiff1d(dirty, dead.astype(np.int64))
+        if len(rewritten):
+            index.add(rewritten.astype(np.uint64), _rows_of(snapshot, rewritten), threads=1)
+        _add(index, snapshot, old.rows, snapshot.n, threads=1)
+        return self._saved(tenant, index, snapshot)
+
+    def _saved(self, tenant: str, index: Any, snapshot: vectors.TenantVectors) -> Graph:
+        """Save `index` beside the database and map it back (the in-memory copy is freed); when
+        the file cannot be written, the graph stays in memory."""
+        path = self.path(tenant)
+        rows = snapshot.n
+        header = {
+            "version": VERSION,
+            "tenant": tenant,
+            "dim": self.dim,
+            "rows": rows,
+            "generation": snapshot.generation,
+            "purged": snapshot.purged,
+            "digest": _digest(snapshot.hashes[:rows]),
+            "size": len(index),
+        }
+        graph = Graph(index, rows, snapshot.generation, snapshot.purged, snapshot.hashes[:rows].copy())
+        try:
+            self.directory.mkdir(mode=DIRECTORY_MODE, exist_ok=True)
+            marker = path.with_name(path.name + ".json")
+            with contextlib.suppress(FileNotFoundError):
+                marker.unlink()  # a header never describes a graph other than the one beside it
+            temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            index.save(str(temporary))
+            os.chmod(temporary, FILE_MODE)
+            os.replace(temporary, path)
+            staged = marker.with_name(marker.name + ".tmp")
+            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(header, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(staged, marker)
+        except OSError as exc:
+            log.warning("could not write an approximate index file in %s: %s", self.directory, exc.strerror or exc)
+            return graph
+        mapped = _index_type().restore(str(path), view=True)
+        if mapped is not None:
+            mapped.expansion_search = EXPANSION_SEARCH
+            graph.index = mapped
+        return graph
+
+    def wait(self) -> None:
+        """Until the builds scheduled so far are done (tests, bench)."""
+        with self._guard:
+            pending = list(self._pending.values())
+        for future in pending:
+            future.result()
+
+    def close(self) -> None:
+        with self._guard:
+            self._closed = True
+            builder, self._builder = self._builder, None
+            self._graphs.clear()
+        if builder is not None:
+            builder.shutdown(wait=True)

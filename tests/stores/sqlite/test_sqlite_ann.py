@@ -1,0 +1,309 @@
+"""Remember's duplicate check through the SQLite approximate index (stores/sqlite/ann.py): on a
+tenant at the threshold `near` answers from the graph without scanning the tenant, with the exact
+scan's memories; it sees what other processes wrote and deleted since the graph, a graph file that
+does not match the tenant's rows is built again rather than trusted, and the exact scan answers
+while no graph is ready or when visibility leaves too few of the graph's hits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_memory.core.model import Caller, Memory
+from mcp_memory.embedders.fake import FakeEmbedder
+from mcp_memory.stores.sqlite import ann, sidecar
+from mcp_memory.stores.sqlite import vectors as sqlite_vectors
+from mcp_memory.stores.sqlite.store import SqliteVectorStore, open_sqlite
+from tests.conftest import Clock, make_env
+
+DIM = 16
+TENANT = "acme"
+COUNT = 60
+THRESHOLD = 20
+
+
+@pytest.fixture(autouse=True)
+def small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_vectors, "BLOCK_ROWS", 8)
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 10)
+
+
+def unit_rows(seed: int, count: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def memory(i: int, conversation: str | None = None) -> Memory:
+    return Memory(
+        id=f"m{i:03d}",
+        tenant=TENANT,
+        content=f"memory {i}",
+        created_at="2026-01-01T00:00:00.000Z",
+        scope="conversation" if conversation else "project",
+        conversation=conversation,
+    )
+
+
+def exact(rows: dict[str, np.ndarray], query: np.ndarray, top_k: int) -> list[str]:
+    return sorted(rows, key=lambda i: -float(rows[i] @ query))[:top_k]
+
+
+async def opened(path: Path, threshold: int = THRESHOLD) -> SqliteVectorStore:
+    vectors, objects = await open_sqlite(path, model="m", dim=DIM, approximate_min_memories=threshold)
+    await objects.close()  # the vector store keeps the database open
+    return vectors
+
+
+async def filled(path: Path, rows: dict[str, np.ndarray], conversations: dict[str, str] | None = None) -> None:
+    store = await opened(path, 0)
+    try:
+        await store.put_many([(memory(int(i[1:]), (conversations or {}).get(i)), e) for i, e in rows.items()])
+    finally:
+        await store.close()
+
+
+async def ready(store: SqliteVectorStore, query: np.ndarray) -> None:
+    """The first `near` schedules the graph (the exact scan answers it); then wait for it."""
+    await store.near(TENANT, query, 5, None)
+    store._indexes.wait()
+
+
+def refuse_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("the tenant's rows were scanned")
+
+    monkeypatch.setattr(sqlite_vectors.TenantVectors, "nearest_many", refuse)
+    monkeypatch.setattr(sqlite_vectors.TenantVectors, "nearest", refuse)
+
+
+def refuse_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("the graph was built")
+
+    monkeypatch.setattr(ann, "_new_index", refuse)
+
+
+async def near_ids(store: SqliteVectorStore, query: np.ndarray, top_k: int = 5, conversation: str | None = None):
+    return sorted(h.memory.id for h in await store.near(TENANT, query, top_k, conversation))
+
+
+def graph_files(path: Path) -> list[Path]:
+    return sorted(path.with_name(path.name + ".vectors").glob("*.hnsw*"))
+
+
+async def test_a_large_tenants_duplicate_check_answers_from_the_graph_with_the_exact_scans_memories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(1, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    queries = unit_rows(2, 12)
+    store = await opened(tmp_path / "m.db")
+    try:
+        assert await near_ids(store, queries[0]) == sorted(exact(rows, queries[0], 5))  # the scan, meanwhile
+        store._indexes.wait()
+        refuse_scans(monkeypatch)
+        for query in queries:
+            hits = await store.near(TENANT, query, 5, None)
+            assert sorted(h.memory.id for h in hits) == sorted(exact(rows, query, 5))
+            assert all(abs(h.similarity - float(rows[h.memory.id] @ query)) < 1e-5 for h in hits)
+    finally:
+        await store.close()
+    assert [p.suffix for p in graph_files(tmp_path / "m.db")] == [".hnsw", ".json"]
+
+
+async def test_a_tenant_below_the_threshold_is_scanned_and_gets_no_graph(tmp_path: Path):
+    embeddings = unit_rows(3, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db", threshold=COUNT + 1)
+    try:
+        assert await near_ids(store, embeddings[0]) == sorted(exact(rows, embeddings[0], 5))
+        store._indexes.wait()
+    finally:
+        await store.close()
+    assert graph_files(tmp_path / "m.db") == []
+
+
+async def test_the_next_process_maps_the_saved_graph_instead_of_building_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(4, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    first = await opened(tmp_path / "m.db")
+    try:
+        await ready(first, embeddings[0])
+    finally:
+        await first.close()
+
+    refuse_builds(monkeypatch)
+    refuse_scans(monkeypatch)
+    again = await opened(tmp_path / "m.db")
+    try:
+        for query in unit_rows(5, 6):
+            assert await near_ids(again, query) == sorted(exact(rows, query, 5))
+    finally:
+        await again.close()
+
+
+async def test_memories_another_process_writes_rewrites_or_deletes_are_seen_without_a_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(6, COUNT + 2)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    reader = await opened(tmp_path / "m.db")
+    writer = await opened(tmp_path / "m.db", 0)
+    try:
+        await ready(reader, embeddings[0])
+        refuse_scans(monkeypatch)
+        target = unit_rows(7, 1)[0]
+        nearest = exact(rows, target, 1)[0]
+        moved = int(exact(rows, -target, 1)[0][1:])  # the farthest one, rewritten onto the target
+        monkeypatch.setattr(ann, "FIRST_FETCH", 1)  # the graph is asked for 12 of the 60
+        await writer.delete(TENANT, [nearest])
+        await writer.put(memory(moved), target)
+        await writer.put(memory(COUNT), target * 0.9 + embeddings[COUNT] * 0.1)  # a new one beside it
+        now = {i: e for i, e in rows.items() if i != nearest}
+        now[f"m{moved:03d}"] = target
+        now[f"m{COUNT:03d}"] = target * 0.9 + embeddings[COUNT] * 0.1
+
+        got = await near_ids(reader, target, 3)
+
+        assert got == sorted(exact(now, target, 3))
+        assert f"m{moved:03d}" in got and f"m{COUNT:03d}" in got and nearest not in got
+    finally:
+        await writer.close()
+        await reader.close()
+
+
+async def test_enough_writes_since_the_graph_bring_it_up_to_date_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(8, COUNT + 20)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        await store.put_many([(memory(i), embeddings[i]) for i in range(COUNT, COUNT + 20)])
+        await store.delete(TENANT, ["m001"])
+        refuse_builds(monkeypatch)  # caught up, not built again
+        refuse_scans(monkeypatch)
+        await store.near(TENANT, embeddings[0], 5, None)  # 20 rows outside the graph: a catch-up is scheduled
+        store._indexes.wait()
+        header = json.loads(graph_files(tmp_path / "m.db")[1].read_text())
+        assert header["rows"] == COUNT + 20
+        everything = {f"m{i:03d}": embeddings[i] for i in range(COUNT + 20) if i != 1}
+        for query in unit_rows(9, 6):
+            assert await near_ids(store, query) == sorted(exact(everything, query, 5))
+    finally:
+        await store.close()
+
+
+async def test_a_graph_file_of_other_rows_is_not_trusted_and_is_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    other = unit_rows(10, COUNT)
+    await filled(tmp_path / "other.db", {f"m{i + 100:03d}": other[i] for i in range(COUNT)})
+    elsewhere = await opened(tmp_path / "other.db")
+    try:
+        await ready(elsewhere, other[0])
+    finally:
+        await elsewhere.close()
+    embeddings = unit_rows(11, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    (tmp_path / "m.db.vectors").mkdir(exist_ok=True)
+    for file in graph_files(tmp_path / "other.db"):  # same tenant, another database's rows
+        shutil.copy(file, tmp_path / "m.db.vectors" / file.name)
+
+    store = await opened(tmp_path / "m.db")
+    try:
+        assert await near_ids(store, embeddings[0]) == sorted(exact(rows, embeddings[0], 5))
+        store._indexes.wait()
+        refuse_scans(monkeypatch)
+        for query in unit_rows(12, 6):
+            assert await near_ids(store, query) == sorted(exact(rows, query, 5))
+    finally:
+        await store.close()
+
+
+async def test_when_the_graphs_nearest_are_all_hidden_it_asks_for_more_and_then_falls_back_to_the_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    rng = np.random.default_rng(13)
+    target = unit_rows(13, 1)[0]
+    crowd = target + 0.05 * rng.standard_normal((COUNT, DIM)).astype(np.float32)  # another conversation's
+    far = -target + 0.3 * rng.standard_normal((6, DIM)).astype(np.float32)  # the project's
+    rows = {f"m{i:03d}": crowd[i] for i in range(COUNT)} | {f"m{COUNT + i:03d}": far[i] for i in range(6)}
+    theirs = {f"m{i:03d}": "theirs" for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows, theirs)
+    project = {i: e for i, e in rows.items() if i not in theirs}
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, target)
+        monkeypatch.setattr(ann, "FIRST_FETCH", 8)
+        with monkeypatch.context() as scans_refused:
+            refuse_scans(scans_refused)
+            assert await near_ids(store, target, 3, "mine") == sorted(exact(project, target, 3))  # asked for more
+        monkeypatch.setattr(ann, "MAX_FETCH", 8)  # the graph may not be asked for enough: the scan answers
+        fell_back = store._indexes.fell_back
+        assert await near_ids(store, target, 3, "mine") == sorted(exact(project, target, 3))
+        assert store._indexes.fell_back == fell_back + 1
+    finally:
+        await store.close()
+
+
+async def test_remember_on_a_large_tenant_still_finds_the_duplicate_and_names_the_near_memory(
+    tmp_path: Path, clock: Clock
+):
+    embedder = FakeEmbedder(dim=DIM * 4)
+    vectors, objects = await open_sqlite(
+        tmp_path / "m.db", model=embedder.model, dim=embedder.dim, approximate_min_memories=THRESHOLD
+    )
+    service = make_env(clock, embedder=embedder, vectors=vectors, objects=objects).service
+    caller = Caller(TENANT)
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november".split()
+    try:
+        stored = {}
+        for i in range(40):
+            text = f"{words[i % 14]} {words[(i * 3 + 1) % 14]} {words[(i * 5 + 2) % 14]} item{i} ledger{i} note{i}"
+            stored[text] = (await service.remember(caller, text)).memory.id
+        vectors._indexes.wait()  # the graph built while they were written
+        text, memory_id = next(iter(stored.items()))
+
+        again = await service.remember(caller, text)
+        close = await service.remember(caller, text.replace("note0", "memo0"))
+
+        assert vectors._indexes.answered >= 2
+        assert not again.created and again.memory.id == memory_id
+        assert close.created and close.near is not None and close.near.id == memory_id
+    finally:
+        await service.close()
+        await vectors.close()
+        await objects.close()
+
+
+def test_the_exact_scan_and_the_local_model_still_work_in_a_process_that_loaded_the_index_library_first():
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "from mcp_memory.stores.sqlite import ann, vectors\n"
+        "ann._index_type()\n"
+        "block = np.ones((3, 8), np.float16)\n"
+        "out = np.empty((1, 3), np.float32)\n"
+        "vectors._scan(block, np.ones((1, 8), np.float16), out)\n"
+        "import onnxruntime\n"
+        "print(out.tolist())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[[8.0, 8.0, 8.0]]"
