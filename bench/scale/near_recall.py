@@ -62,6 +62,7 @@ async def main(args: argparse.Namespace) -> None:
     from mcp_memory.stores.sqlite import ann
     from mcp_memory.stores.sqlite.store import open_sqlite
 
+    ann.CONNECTIVITY, ann.EXPANSION_ADD = args.connectivity, args.expansion_add  # for a build this run
     path = Path(args.db_path)
     if args.rebuild:
         for file in path.with_name(path.name + ".vectors").glob("*.hnsw*"):
@@ -173,5 +174,7 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--rebuild", action="store_true", help="delete the saved index first")
     parser.add_argument("--ef", type=lambda raw: [int(x) for x in raw.split(",")], default=[ann_default_ef()])
+    parser.add_argument("--connectivity", type=int, default=16, help="HNSW M of a graph built this run")
+    parser.add_argument("--expansion-add", type=int, default=128, help="efConstruction of a graph built this run")
     parser.add_argument("--late", type=int, default=0, help="memories to write after the graph, then ask about")
     asyncio.run(main(parser.parse_args()))
