@@ -170,14 +170,20 @@ async def near_duplicates(service, vectors, efs: list[int], per_set: int, real_p
         embedded = await service.embedder.embed(texts)
         kept: dict[int, dict[float, list[int]]] = {ef: {0.75: [0, 0], 0.92: [0, 0]} for ef in efs}
         first_missed = {ef: 0 for ef in efs}
+        # texts whose exact top 5 holds one at >= t, and of those, whose walk holds one too (the
+        # duplicate check's verdict: "same" needs one at >= 0.92, "close" one at >= 0.75)
+        verdicts: dict[int, dict[float, list[int]]] = {ef: {0.75: [0, 0], 0.92: [0, 0]} for ef in efs}
         with_near = 0
         for q in embedded:
             exact = await nearest_with_distance(vectors, vectors._query, q, 5, None)
             with_near += any(c >= 0.75 for _, c in exact)
             for ef in efs:
-                walk = {
-                    i for i, _ in await nearest_with_distance(vectors, vectors._approximate, q, 5, walk_settings(ef))
-                }
+                walked = await nearest_with_distance(vectors, vectors._approximate, q, 5, walk_settings(ef))
+                walk = {i for i, _ in walked}
+                for threshold in (0.75, 0.92):
+                    if any(c >= threshold for _, c in exact):
+                        verdicts[ef][threshold][1] += 1
+                        verdicts[ef][threshold][0] += any(c >= threshold for _, c in walked)
                 for threshold in (0.75, 0.92):
                     close = [i for i, c in exact if c >= threshold]
                     kept[ef][threshold][0] += sum(i in walk for i in close)
@@ -189,6 +195,10 @@ async def near_duplicates(service, vectors, efs: list[int], per_set: int, real_p
             out[name][f"ef={ef}"] = {
                 **{f"kept >= {t}": (round(got / total, 4) if total else None) for t, (got, total) in kept[ef].items()},
                 **{f"pairs >= {t}": total for t, (_, total) in kept[ef].items()},
+                **{
+                    f"verdict kept >= {t}": (round(got / total, 4) if total else None)
+                    for t, (got, total) in verdicts[ef].items()
+                },
                 "nearest missed": first_missed[ef],
             }
         print(name, json.dumps(out[name]), file=sys.stderr, flush=True)
@@ -269,7 +279,14 @@ async def main(args) -> None:
         if not args.skip_recall:
             sets = sets or await add_sets(service, vectors)
             efs = [int(e) for e in args.ef.split(",")]
-            result["build"] = {"m": args.m, "ef_construction": args.ef_construction, "sets first": args.sets_first}
+            result["sets first"] = args.sets_first
+            if args.database_url:  # the index's own options (an index built before this run keeps its own)
+                from mcp_memory.stores.postgres.ann import index_name
+
+                options = await vectors._db.fetch(
+                    "options", "SELECT reloptions FROM pg_class WHERE relname = %s", (index_name(TENANT),)
+                )
+                result["index options"] = options[0][0] if options else None
             result["recall@10"] = await recall_at_10(service, vectors, sets, efs, args.per_set)
             if args.database_url:
                 result["near duplicates"] = await near_duplicates(service, vectors, efs, args.per_set, args.real_prefix)
