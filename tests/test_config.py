@@ -495,8 +495,11 @@ def test_stats_settings_are_read() -> None:
     assert (settings.stats_flush_ms, settings.stats_compact_threshold) == (5000, 1)
 
 
-def test_no_postgresql_tenant_gets_an_hnsw_index_unless_a_threshold_is_set() -> None:
-    assert load().postgres_hnsw_min_memories == 0
+def test_a_postgresql_tenant_of_100000_memories_gets_an_hnsw_index_unless_told_otherwise() -> None:
+    from mcp_memory.stores.postgres.ann import DEFAULT_MIN_MEMORIES, EF_SEARCH
+
+    assert load().postgres_hnsw_min_memories == 100_000 == DEFAULT_MIN_MEMORIES
+    assert load().postgres_hnsw_ef_search == EF_SEARCH
     assert load(POSTGRES_HNSW_MIN_MEMORIES="250000").postgres_hnsw_min_memories == 250_000
     assert load(POSTGRES_HNSW_MIN_MEMORIES="0").postgres_hnsw_min_memories == 0  # never
 

@@ -37,8 +37,9 @@ class StoreSection:
     db_path_notice: str | None = None
     database_url: str | None = field(default=None, repr=False)
     #: POSTGRES_HNSW_MIN_MEMORIES: a PostgreSQL tenant this large gets an HNSW index (0: never;
-    #: docs/storage.md#large-tenants).
-    postgres_hnsw_min_memories: int = 0
+    #: docs/storage.md#large-tenants; stores/postgres/ann.py's DEFAULT_MIN_MEMORIES, not imported:
+    #: the settings never load the driver).
+    postgres_hnsw_min_memories: int = 100_000
     #: POSTGRES_HNSW_EF_SEARCH: the candidates one index walk keeps (pgvector's hnsw.ef_search, 1..1000).
     postgres_hnsw_ef_search: int = 200
     #: POSTGRES_HNSW_RECALL: recall ranks through the index too, not only remember's duplicate check.

@@ -32,13 +32,16 @@ from mcp_memory.stores.postgres.db import PostgresDatabase
 
 __all__ = ["DEFAULT_MIN_MEMORIES", "EF_SEARCH", "AnnIndexes", "index_name", "walk_settings"]
 
-#: A tenant this large is searched through its HNSW index; 0 (the default): never (docs/storage.md#large-tenants).
-DEFAULT_MIN_MEMORIES = 0
+#: A tenant this large gets its HNSW index (POSTGRES_HNSW_MIN_MEMORIES; 0: never). Where the exact
+#: scan starts to cost a remember several times its small-tenant time, and where the walk was
+#: measured to find the duplicate check's neighbours as the exact scan does (docs/storage.md#large-tenants).
+DEFAULT_MIN_MEMORIES = 100_000
 #: Candidates an index walk keeps (pgvector's hnsw.ef_search): the over-fetch, and the most rows
 #: one walk can return before the visibility and filter conditions.
 EF_SEARCH = 200
-#: pgvector's build defaults (m, ef_construction).
-M, EF_CONSTRUCTION = 16, 64
+#: The graph's build parameters (m, ef_construction): above pgvector's defaults (16, 64), which
+#: left memories written after the build harder to reach (bench/RESULTS.md, issue 27's HNSW section).
+M, EF_CONSTRUCTION = 32, 200
 #: A process checks a tenant's size again after this many of its own writes to it.
 CHECK_EVERY = 1000
 #: maintenance_work_mem of a build: pgvector builds in memory while the graph fits (about 2 kB a
