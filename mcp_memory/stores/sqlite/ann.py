@@ -26,9 +26,10 @@ new ones added).
 
 Kept beside the database: the graph is saved into `<database>.vectors/` (with the snapshot files,
 stores/sqlite/sidecar.py) as `<name>.hnsw` and a JSON header `<name>.hnsw.json` written after it
-(tenant, rows, generation, purged, a digest of the hashes); the next process maps the graph
-(`view`: the kernel pages in the nodes a search visits) when the header agrees with its snapshot,
-and builds it again otherwise. Every candidate is scored exactly from the database afterwards
+(tenant, rows, generation, purged, a digest of the hashes, the file's size and CRC-32); the next
+process, on the building thread, checks the file against the header and maps the graph (`view`:
+the kernel pages in the nodes a search visits) when both agree with its snapshot, and builds it
+again otherwise. Closing the store stops a build or a check between blocks. Every candidate is scored exactly from the database afterwards
 (store.py `rerank`), so the graph only chooses which rows are looked at.
 """
 
@@ -41,6 +42,8 @@ import logging
 import os
 import sqlite3
 import threading
+import zlib
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +67,23 @@ MAX_FETCH = 4096
 CATCH_UP_SHARE = 64
 #: The graph's element type: float16 directions, as the cache holds them.
 DTYPE = "f16"
-VERSION = 1
+VERSION = 2
+#: Bytes read at a time when a graph file's checksum is computed or checked.
+CHUNK = 1 << 20
+
+
+class _Closed(Exception):
+    """The store was closed while a graph was built or checked: the work is dropped."""
+
+
+def _checksum(path: Path, check_open: Callable[[], None]) -> int:
+    """The CRC-32 of the file at `path`, read a chunk at a time (`check_open` between chunks)."""
+    crc = 0
+    with open(path, "rb") as data:
+        while chunk := data.read(CHUNK):
+            check_open()
+            crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 def _digest(hashes: np.ndarray) -> str:
@@ -112,10 +131,14 @@ def _rows_of(snapshot: vectors.TenantVectors, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _add(index: Any, snapshot: vectors.TenantVectors, start: int, stop: int, threads: int) -> None:
-    """Add rows `[start, stop)` of `snapshot`, a block at a time (keys: row numbers)."""
+def _add(
+    index: Any, snapshot: vectors.TenantVectors, start: int, stop: int, threads: int, check_open: Callable[[], None]
+) -> None:
+    """Add rows `[start, stop)` of `snapshot`, a block at a time (keys: row numbers); `check_open`
+    before each block, so a closing store does not wait for the rest of a build."""
     at = start
     while at < stop:
+        check_open()
         block_no, offset = divmod(at, vectors.BLOCK_ROWS)
         take = min(stop - at, vectors.BLOCK_ROWS - offset)
         block = np.ascontiguousarray(snapshot.blocks[block_no][offset : offset + take])
@@ -208,7 +231,15 @@ class Indexes:
         outside = graph.outside(conn, tenant, snapshot)
         if len(outside) > max(vectors.BLOCK_ROWS, graph.rows // CATCH_UP_SHARE):
             self._schedule(tenant, snapshot, graph)
-        found = self._search(graph, snapshot, query, top_k, conversation, outside)
+        try:
+            found = self._search(graph, snapshot, query, top_k, conversation, outside)
+        except (RuntimeError, ValueError, MemoryError) as exc:  # a graph the library cannot walk
+            log.warning("an approximate index could not be searched (%s); it is built again", type(exc).__name__)
+            with self._guard:
+                if self._graphs.get(tenant) is graph:
+                    del self._graphs[tenant]
+            self._schedule(tenant, snapshot, None)
+            found = None
         if found is None:
             self.fell_back += 1
             return None
@@ -235,7 +266,9 @@ class Indexes:
         stale = outside[outside < graph.rows]
         fetch = max(FIRST_FETCH, 4 * top_k)
         while True:
-            matches = graph.index.search(direction, count=min(fetch, graph.rows), threads=1)
+            matches = graph.index.search(
+                direction, count=min(fetch, graph.rows), threads=1
+            )  # may raise: see candidates
             keys = np.asarray(matches.keys, dtype=np.int64)
             keys = keys[(keys >= 0) & (keys < graph.rows)]
             if len(stale):
@@ -263,18 +296,17 @@ class Indexes:
             graph = self._graphs.get(tenant)
         if graph is not None and graph.matches(snapshot):
             return graph
-        if graph is None and tenant not in self._tried_file:
-            self._tried_file.add(tenant)
-            graph = self._load(tenant, snapshot)
-            if graph is not None:
-                with self._guard:
-                    self._graphs[tenant] = graph
-                return graph
-        self._schedule(tenant, snapshot, None)
+        self._schedule(tenant, snapshot, None)  # the file is read (and checked) there, or the graph built
         return None
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise _Closed
+
     def _load(self, tenant: str, snapshot: vectors.TenantVectors) -> Graph | None:
-        """The graph saved beside the database, mapped, when its header agrees with `snapshot`."""
+        """The graph saved beside the database, mapped, when its header agrees with `snapshot` and
+        the file's checksum with its header's (a file torn or changed since is built again: a graph
+        the library maps without complaint may still lead its walk astray or exhaust memory)."""
         path = self.path(tenant)
         try:
             header = json.loads(path.with_name(path.name + ".json").read_text("utf-8"))
@@ -288,6 +320,9 @@ class Indexes:
                 or header.get("digest") != _digest(snapshot.hashes[:rows])
             ):
                 log.info("an approximate index file does not match its tenant's rows; it is built again")
+                return None
+            if path.stat().st_size != header["bytes"] or _checksum(path, self._check_open) != header["crc32"]:
+                log.warning("an approximate index file is damaged (its checksum differs); it is built again")
                 return None
             index = _index_type().restore(str(path), view=True)
             if index is None or len(index) == 0 or index.ndim != self.dim:
@@ -313,11 +348,18 @@ class Indexes:
     def _build(self, tenant: str, snapshot: vectors.TenantVectors, old: Graph | None) -> None:
         _lower_priority()
         try:
-            graph = self._caught_up(tenant, snapshot, old) if old is not None else None
+            graph = None
+            if old is None and tenant not in self._tried_file:  # the builder's thread only: no race
+                self._tried_file.add(tenant)
+                graph = self._load(tenant, snapshot)
+            if graph is None and old is not None:
+                graph = self._caught_up(tenant, snapshot, old)
             if graph is None:
                 index = _new_index(self.dim)
-                _add(index, snapshot, 0, snapshot.n, threads=1)
+                _add(index, snapshot, 0, snapshot.n, threads=1, check_open=self._check_open)
                 graph = self._saved(tenant, index, snapshot)
+        except _Closed:  # the store is closing: nothing is kept, the next process starts again
+            return
         except Exception as exc:  # the exact scan keeps answering; say why without data
             log.warning("could not build an approximate index in %s: %s", self.directory, type(exc).__name__)
             return
@@ -336,6 +378,8 @@ class Indexes:
             return None
         if header.get("rows") != old.rows or header.get("generation") != old.generation:
             return None  # the file is not (or no longer) this graph
+        if path.stat().st_size != header.get("bytes") or _checksum(path, self._check_open) != header.get("crc32"):
+            return None
         index = _index_type().restore(str(path), view=False)
         if index is None or len(index) != header.get("size"):
             return None
@@ -351,7 +395,7 @@ class Indexes:
         rewritten = np.setdiff1d(dirty, dead.astype(np.int64))
         if len(rewritten):
             index.add(rewritten.astype(np.uint64), _rows_of(snapshot, rewritten), threads=1)
-        _add(index, snapshot, old.rows, snapshot.n, threads=1)
+        _add(index, snapshot, old.rows, snapshot.n, threads=1, check_open=self._check_open)
         return self._saved(tenant, index, snapshot)
 
     def _saved(self, tenant: str, index: Any, snapshot: vectors.TenantVectors) -> Graph:
@@ -359,7 +403,7 @@ class Indexes:
         the file cannot be written, the graph stays in memory."""
         path = self.path(tenant)
         rows = snapshot.n
-        header = {
+        header: dict[str, Any] = {
             "version": VERSION,
             "tenant": tenant,
             "dim": self.dim,
@@ -376,9 +420,18 @@ class Indexes:
             with contextlib.suppress(FileNotFoundError):
                 marker.unlink()  # a header never describes a graph other than the one beside it
             temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            index.save(str(temporary))
-            os.chmod(temporary, FILE_MODE)
-            os.replace(temporary, path)
+            try:
+                index.save(str(temporary))
+                os.chmod(temporary, FILE_MODE)
+                with open(temporary, "rb") as saved:  # on disk before the header that vouches for it
+                    os.fsync(saved.fileno())
+                header["bytes"] = temporary.stat().st_size
+                header["crc32"] = _checksum(temporary, self._check_open)
+                os.replace(temporary, path)
+            except BaseException:  # a full disk, or the store closing: no half-written file left
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                raise
             staged = marker.with_name(marker.name + ".tmp")
             fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
             with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -142,9 +142,10 @@ async def test_the_next_process_maps_the_saved_graph_instead_of_building_it(
         await first.close()
 
     refuse_builds(monkeypatch)
-    refuse_scans(monkeypatch)
     again = await opened(tmp_path / "m.db")
     try:
+        await ready(again, embeddings[0])  # the file is checked in the background; the scan answers meanwhile
+        refuse_scans(monkeypatch)
         for query in unit_rows(5, 6):
             assert await near_ids(again, query) == sorted(exact(rows, query, 5))
     finally:
@@ -307,3 +308,89 @@ def test_the_exact_scan_and_the_local_model_still_work_in_a_process_that_loaded_
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[[8.0, 8.0, 8.0]]"
+
+
+async def test_a_damaged_graph_file_is_never_walked_and_is_built_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    embeddings = unit_rows(14, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    first = await opened(tmp_path / "m.db")
+    try:
+        await ready(first, embeddings[0])
+    finally:
+        await first.close()
+    graph = graph_files(tmp_path / "m.db")[0]
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)  # a torn write: the header beside it still agrees
+    graph.write_bytes(bytes(data))
+
+    again = await opened(tmp_path / "m.db")
+    try:
+        await ready(again, embeddings[0])
+        refuse_scans(monkeypatch)
+        for query in unit_rows(15, 12):
+            assert await near_ids(again, query) == sorted(exact(rows, query, 5))
+    finally:
+        await again.close()
+    assert graph.read_bytes() != bytes(data)  # built again and saved
+    assert [oct(p.stat().st_mode & 0o777) for p in graph_files(tmp_path / "m.db")] == ["0o600", "0o600"]
+
+
+async def test_a_graph_the_library_cannot_walk_leaves_the_answer_to_the_exact_scan(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    embeddings = unit_rows(16, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        graph = store._indexes._graphs[TENANT]
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("Out of memory!")
+
+        graph.index.search = broken
+        assert await near_ids(store, embeddings[1]) == sorted(exact(rows, embeddings[1], 5))
+        store._indexes.wait()
+        assert store._indexes._graphs[TENANT] is not graph  # built again
+        assert await near_ids(store, embeddings[2]) == sorted(exact(rows, embeddings[2], 5))
+    finally:
+        await store.close()
+    assert "could not be searched (RuntimeError)" in caplog.text and "memory 1" not in caplog.text
+
+
+async def test_closing_the_store_does_not_wait_for_the_rest_of_a_graph_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import threading
+
+    embeddings = unit_rows(17, COUNT)
+    await filled(tmp_path / "m.db", {f"m{i:03d}": embeddings[i] for i in range(COUNT)})
+    started, release = threading.Event(), threading.Event()
+    blocks = []
+    real_new_index = ann._new_index
+
+    def slow_index(dim: int):
+        index = real_new_index(dim)
+        add = index.add
+
+        def paused_add(*args, **kwargs):
+            blocks.append(1)
+            started.set()
+            release.wait(10)
+            return add(*args, **kwargs)
+
+        index.add = paused_add
+        return index
+
+    monkeypatch.setattr(ann, "_new_index", slow_index)
+    store = await opened(tmp_path / "m.db")
+    await store.near(TENANT, embeddings[0], 5, None)  # schedules the build
+    assert started.wait(10)
+    threading.Timer(0.2, release.set).start()  # the block in progress finishes after close began
+
+    await store.close()
+
+    assert len(blocks) == 1  # of the 8 blocks of 8 rows: the rest were never added
+    assert graph_files(tmp_path / "m.db") == []  # and no partial graph was saved
