@@ -68,6 +68,7 @@ CATCH_UP_SHARE = 64
 #: The graph's element type: float16 directions, as the cache holds them.
 DTYPE = "f16"
 VERSION = 2
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 #: Bytes read at a time when a graph file's checksum is computed or checked.
 CHUNK = 1 << 20
 
@@ -421,8 +422,11 @@ class Indexes:
                 marker.unlink()  # a header never describes a graph other than the one beside it
             temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             try:
+                with contextlib.suppress(FileNotFoundError):
+                    temporary.unlink()  # a leftover (or a link planted there) is never written through
+                # Created 0600 before the library writes into it, never chmod'ed after (files.py).
+                os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE))
                 index.save(str(temporary))
-                os.chmod(temporary, FILE_MODE)
                 with open(temporary, "rb") as saved:  # on disk before the header that vouches for it
                     os.fsync(saved.fileno())
                 header["bytes"] = temporary.stat().st_size

@@ -394,3 +394,36 @@ async def test_closing_the_store_does_not_wait_for_the_rest_of_a_graph_build(
 
     assert len(blocks) == 1  # of the 8 blocks of 8 rows: the rest were never added
     assert graph_files(tmp_path / "m.db") == []  # and no partial graph was saved
+
+
+async def test_a_graph_file_is_private_while_it_is_written_not_only_once_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import os
+
+    embeddings = unit_rows(18, COUNT)
+    await filled(tmp_path / "m.db", {f"m{i:03d}": embeddings[i] for i in range(COUNT)})
+    modes = []
+    real_new_index = ann._new_index
+
+    def watched_index(dim: int):
+        index = real_new_index(dim)
+        save = index.save
+
+        def watched_save(path, *args, **kwargs):
+            result = save(path, *args, **kwargs)
+            modes.append(oct(os.stat(path).st_mode & 0o777))  # as the library left it
+            return result
+
+        index.save = watched_save
+        return index
+
+    monkeypatch.setattr(ann, "_new_index", watched_index)
+    previous = os.umask(0o022)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+    finally:
+        await store.close()
+        os.umask(previous)
+    assert modes == ["0o600"]
