@@ -21,6 +21,10 @@ NOT_BEFORE_INITIALIZE = (
     "mcp_memory.runtime.aws",
     "mcp_memory.runtime.heap",
     "ulid",
+    # the other backends' drivers and the SQLite approximate index's library (stores/sqlite/ann.py)
+    "psycopg",
+    "boto3",
+    "usearch",
 )
 
 #: Our own modules imported by the time `initialize` is answered (72 when this was written; 73 since
