@@ -200,6 +200,8 @@ class Indexes:
         self._graphs: dict[str, Graph] = {}
         self._pending: dict[str, Future[None]] = {}
         self._tried_file: set[str] = set()
+        #: Tenants whose build failed in this process: not tried again (one warning, not one per remember).
+        self._failed: set[str] = set()
         self._guard = threading.Lock()
         self._builder: ThreadPoolExecutor | None = None
         self._closed = False
@@ -337,7 +339,7 @@ class Indexes:
 
     def _schedule(self, tenant: str, snapshot: vectors.TenantVectors, graph: Graph | None) -> None:
         with self._guard:
-            if self._closed:
+            if self._closed or tenant in self._failed:
                 return
             pending = self._pending.get(tenant)
             if pending is not None and not pending.done():
@@ -361,8 +363,10 @@ class Indexes:
                 graph = self._saved(tenant, index, snapshot)
         except _Closed:  # the store is closing: nothing is kept, the next process starts again
             return
-        except Exception as exc:  # the exact scan keeps answering; say why without data
+        except Exception as exc:  # the exact scan keeps answering; say why without data, once
             log.warning("could not build an approximate index in %s: %s", self.directory, type(exc).__name__)
+            with self._guard:
+                self._failed.add(tenant)
             return
         with self._guard:
             if not self._closed:
@@ -377,7 +381,11 @@ class Indexes:
             header = json.loads(path.with_name(path.name + ".json").read_text("utf-8"))
         except (OSError, ValueError):
             return None
-        if header.get("rows") != old.rows or header.get("generation") != old.generation:
+        if (
+            header.get("rows") != old.rows
+            or header.get("generation") != old.generation
+            or header.get("digest") != _digest(old.hashes)
+        ):
             return None  # the file is not (or no longer) this graph
         if path.stat().st_size != header.get("bytes") or _checksum(path, self._check_open) != header.get("crc32"):
             return None

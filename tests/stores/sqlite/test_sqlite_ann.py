@@ -427,3 +427,27 @@ async def test_a_graph_file_is_private_while_it_is_written_not_only_once_done(
         await store.close()
         os.umask(previous)
     assert modes == ["0o600"]
+
+
+async def test_a_build_that_fails_is_said_once_and_not_retried_by_every_remember(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    embeddings = unit_rows(19, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    attempts = []
+
+    def failing(dim: int):
+        attempts.append(dim)
+        raise RuntimeError("no index here")
+
+    monkeypatch.setattr(ann, "_new_index", failing)
+    store = await opened(tmp_path / "m.db")
+    try:
+        for query in unit_rows(20, 4):
+            assert await near_ids(store, query) == sorted(exact(rows, query, 5))  # the scan answers
+            store._indexes.wait()
+    finally:
+        await store.close()
+    assert len(attempts) == 1
+    assert caplog.text.count("could not build an approximate index") == 1
