@@ -439,13 +439,17 @@ class Indexes:
                     os.fsync(saved.fileno())
                 header["bytes"] = temporary.stat().st_size
                 header["crc32"] = _checksum(temporary, self._check_open)
+                # Mapped before it is renamed: the path may hold another process's graph a moment later.
+                mapped = _index_type().restore(str(temporary), view=True)
                 os.replace(temporary, path)
             except BaseException:  # a full disk, or the store closing: no half-written file left
                 with contextlib.suppress(OSError):
                     temporary.unlink()
                 raise
-            staged = marker.with_name(marker.name + ".tmp")
-            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            staged = marker.with_name(f"{marker.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with contextlib.suppress(FileNotFoundError):
+                staged.unlink()
+            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(header, out)
                 out.flush()
@@ -454,7 +458,6 @@ class Indexes:
         except OSError as exc:
             log.warning("could not write an approximate index file in %s: %s", self.directory, exc.strerror or exc)
             return graph
-        mapped = _index_type().restore(str(path), view=True)
         if mapped is not None:
             mapped.expansion_search = EXPANSION_SEARCH
             graph.index = mapped

@@ -451,3 +451,39 @@ async def test_a_build_that_fails_is_said_once_and_not_retried_by_every_remember
         await store.close()
     assert len(attempts) == 1
     assert caplog.text.count("could not build an approximate index") == 1
+
+
+async def test_a_process_keeps_walking_its_own_graph_when_another_replaces_the_file_as_it_saves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import os
+
+    other = unit_rows(21, COUNT)
+    await filled(tmp_path / "other.db", {f"m{i + 100:03d}": other[i] for i in range(COUNT)})
+    elsewhere = await opened(tmp_path / "other.db")
+    try:
+        await ready(elsewhere, other[0])
+    finally:
+        await elsewhere.close()
+    intruder = graph_files(tmp_path / "other.db")[0].read_bytes()
+    embeddings = unit_rows(22, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    real_replace = os.replace
+
+    def replace_then_overwritten(src, dst):
+        real_replace(src, dst)
+        if str(dst).endswith(".hnsw"):  # another process's graph of other rows lands right after ours
+            theirs = Path(f"{dst}.theirs")
+            theirs.write_bytes(intruder)
+            real_replace(theirs, dst)  # renamed over it, as that process's save does
+
+    monkeypatch.setattr(ann.os, "replace", replace_then_overwritten)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        refuse_scans(monkeypatch)
+        for query in unit_rows(23, 12):
+            assert await near_ids(store, query) == sorted(exact(rows, query, 5))
+    finally:
+        await store.close()
