@@ -261,7 +261,7 @@ async def test_when_the_graphs_nearest_are_all_hidden_it_asks_for_more_and_then_
         await store.close()
 
 
-async def test_remember_on_a_large_tenant_still_finds_the_duplicate_and_names_the_near_memory(
+async def test_remember_and_a_memorys_neighbours_on_a_large_tenant_still_find_the_duplicate_and_the_near_memory(
     tmp_path: Path, clock: Clock
 ):
     embedder = FakeEmbedder(dim=DIM * 4)
@@ -285,6 +285,11 @@ async def test_remember_on_a_large_tenant_still_finds_the_duplicate_and_names_th
         assert vectors._indexes.answered >= 2
         assert not again.created and again.memory.id == memory_id
         assert close.created and close.near is not None and close.near.id == memory_id
+
+        answered = vectors._indexes.answered
+        detail = await service.detail(caller, memory_id)  # a memory's neighbours (the web view) walk it too
+        assert vectors._indexes.answered == answered + 1
+        assert detail is not None and close.memory.id in [n.memory.id for n in detail.near]
     finally:
         await service.close()
         await vectors.close()
