@@ -69,6 +69,8 @@ CATCH_UP_SHARE = 64
 DTYPE = "f16"
 VERSION = 2
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: Rows added to a graph between two checks that the store is still open (a fraction of a second).
+ADD_ROWS = 256
 #: Bytes read at a time when a graph file's checksum is computed or checked.
 CHUNK = 1 << 20
 
@@ -135,13 +137,13 @@ def _rows_of(snapshot: vectors.TenantVectors, rows: np.ndarray) -> np.ndarray:
 def _add(
     index: Any, snapshot: vectors.TenantVectors, start: int, stop: int, threads: int, check_open: Callable[[], None]
 ) -> None:
-    """Add rows `[start, stop)` of `snapshot`, a block at a time (keys: row numbers); `check_open`
-    before each block, so a closing store does not wait for the rest of a build."""
+    """Add rows `[start, stop)` of `snapshot`, `ADD_ROWS` at a time (keys: row numbers); `check_open`
+    before each, so a closing store does not wait for the rest of a build."""
     at = start
     while at < stop:
         check_open()
         block_no, offset = divmod(at, vectors.BLOCK_ROWS)
-        take = min(stop - at, vectors.BLOCK_ROWS - offset)
+        take = min(stop - at, vectors.BLOCK_ROWS - offset, ADD_ROWS)
         block = np.ascontiguousarray(snapshot.blocks[block_no][offset : offset + take])
         index.add(np.arange(at, at + take, dtype=np.uint64), block, threads=threads)
         at += take

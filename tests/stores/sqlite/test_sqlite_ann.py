@@ -380,16 +380,17 @@ async def test_closing_the_store_does_not_wait_for_the_rest_of_a_graph_build(
         index = real_new_index(dim)
         add = index.add
 
-        def paused_add(*args, **kwargs):
-            blocks.append(1)
+        def paused_add(keys, *args, **kwargs):
+            blocks.append(len(keys))
             started.set()
             release.wait(10)
-            return add(*args, **kwargs)
+            return add(keys, *args, **kwargs)
 
         index.add = paused_add
         return index
 
     monkeypatch.setattr(ann, "_new_index", slow_index)
+    monkeypatch.setattr(ann, "ADD_ROWS", 3)  # fewer rows than a block between two checks
     store = await opened(tmp_path / "m.db")
     await store.near(TENANT, embeddings[0], 5, None)  # schedules the build
     assert started.wait(10)
@@ -397,7 +398,7 @@ async def test_closing_the_store_does_not_wait_for_the_rest_of_a_graph_build(
 
     await store.close()
 
-    assert len(blocks) == 1  # of the 8 blocks of 8 rows: the rest were never added
+    assert blocks == [3]  # of the 60 rows: the rest were never added
     assert graph_files(tmp_path / "m.db") == []  # and no partial graph was saved
 
 
