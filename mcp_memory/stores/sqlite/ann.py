@@ -69,6 +69,8 @@ CATCH_UP_SHARE = 64
 DTYPE = "f16"
 VERSION = 2
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: How far from 1 an embedding's length may be for the graph's cosine order to be the scan's dot-product order.
+UNIT_TOLERANCE = 1e-3
 #: Rows added to a graph between two checks that the store is still open (a fraction of a second).
 ADD_ROWS = 256
 #: Bytes read at a time when a graph file's checksum is computed or checked.
@@ -122,6 +124,12 @@ def _new_index(dim: int) -> Any:
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
+
+
+def _unit_length(snapshot: vectors.TenantVectors) -> bool:
+    """Whether every row of `snapshot` is an embedding of length 1 (within float32's rounding)."""
+    norms = snapshot.norms[: snapshot.n]
+    return bool(np.all(np.abs(norms - 1.0) <= UNIT_TOLERANCE))
 
 
 def _rows_of(snapshot: vectors.TenantVectors, rows: np.ndarray) -> np.ndarray:
@@ -352,6 +360,15 @@ class Indexes:
 
     def _build(self, tenant: str, snapshot: vectors.TenantVectors, old: Graph | None) -> None:
         _lower_priority()
+        if not _unit_length(snapshot):
+            # The exact scan ranks by dot product; a cosine graph agrees with it only when every
+            # embedding has length 1 (the bundled models' and Bedrock's do; an OpenAI-compatible
+            # server's may not): the exact scan keeps answering this tenant.
+            log.info("a tenant's embeddings are not of unit length: its duplicate check keeps the exact scan")
+            with self._guard:
+                self._failed.add(tenant)
+                self._graphs.pop(tenant, None)  # a graph caught up no further would lag ever more
+            return
         try:
             graph = None
             if old is None and tenant not in self._tried_file:  # the builder's thread only: no race

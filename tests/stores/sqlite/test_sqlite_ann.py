@@ -242,6 +242,8 @@ async def test_when_the_graphs_nearest_are_all_hidden_it_asks_for_more_and_then_
     target = unit_rows(13, 1)[0]
     crowd = target + 0.05 * rng.standard_normal((COUNT, DIM)).astype(np.float32)  # another conversation's
     far = -target + 0.3 * rng.standard_normal((6, DIM)).astype(np.float32)  # the project's
+    crowd /= np.linalg.norm(crowd, axis=1, keepdims=True)
+    far /= np.linalg.norm(far, axis=1, keepdims=True)
     rows = {f"m{i:03d}": crowd[i] for i in range(COUNT)} | {f"m{COUNT + i:03d}": far[i] for i in range(6)}
     theirs = {f"m{i:03d}": "theirs" for i in range(COUNT)}
     await filled(tmp_path / "m.db", rows, theirs)
@@ -493,3 +495,21 @@ async def test_a_process_keeps_walking_its_own_graph_when_another_replaces_the_f
             assert await near_ids(store, query) == sorted(exact(rows, query, 5))
     finally:
         await store.close()
+
+
+async def test_embeddings_not_of_unit_length_keep_the_exact_scan_whose_dot_product_order_a_cosine_graph_lacks(
+    tmp_path: Path,
+):
+    lengths = np.random.default_rng(24).uniform(0.2, 5.0, COUNT).astype(np.float32)
+    embeddings = unit_rows(24, COUNT) * lengths[:, None]  # an OpenAI-compatible server that does not normalise
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        for query in unit_rows(25, 12):
+            assert await near_ids(store, query) == sorted(exact(rows, query, 5))
+        assert store._indexes.answered == 0
+    finally:
+        await store.close()
+    assert graph_files(tmp_path / "m.db") == []
