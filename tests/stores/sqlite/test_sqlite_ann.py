@@ -513,3 +513,27 @@ async def test_embeddings_not_of_unit_length_keep_the_exact_scan_whose_dot_produ
     finally:
         await store.close()
     assert graph_files(tmp_path / "m.db") == []
+
+
+async def test_deleting_the_graph_files_under_a_running_process_is_safe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(26, COUNT + 20)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        for file in graph_files(tmp_path / "m.db"):
+            file.unlink()
+        assert await near_ids(store, embeddings[1]) == sorted(exact(rows, embeddings[1], 5))  # the mapped graph
+        await store.put_many([(memory(i), embeddings[i]) for i in range(COUNT, COUNT + 20)])
+        await store.near(TENANT, embeddings[0], 5, None)  # 20 rows outside it: caught up, from no file
+        store._indexes.wait()
+        refuse_scans(monkeypatch)
+        everything = {f"m{i:03d}": embeddings[i] for i in range(COUNT + 20)}
+        for query in unit_rows(27, 6):
+            assert await near_ids(store, query) == sorted(exact(everything, query, 5))
+    finally:
+        await store.close()
+    assert [p.suffix for p in graph_files(tmp_path / "m.db")] == [".hnsw", ".json"]  # written again
