@@ -445,8 +445,6 @@ class Indexes:
         try:
             self.directory.mkdir(mode=DIRECTORY_MODE, exist_ok=True)
             marker = path.with_name(path.name + ".json")
-            with contextlib.suppress(FileNotFoundError):
-                marker.unlink()  # a header never describes a graph other than the one beside it
             temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             try:
                 with contextlib.suppress(FileNotFoundError):
@@ -460,6 +458,8 @@ class Indexes:
                 header["crc32"] = _checksum(temporary, self._check_open)
                 # Mapped before it is renamed: the path may hold another process's graph a moment later.
                 mapped = _index_type().restore(str(temporary), view=True)
+                with contextlib.suppress(FileNotFoundError):
+                    marker.unlink()  # a header never describes a graph other than the one beside it
                 os.replace(temporary, path)
             except BaseException:  # a full disk, or the store closing: no half-written file left
                 with contextlib.suppress(OSError):

@@ -537,3 +537,40 @@ async def test_deleting_the_graph_files_under_a_running_process_is_safe(
     finally:
         await store.close()
     assert [p.suffix for p in graph_files(tmp_path / "m.db")] == [".hnsw", ".json"]  # written again
+
+
+async def test_a_store_closed_while_saving_a_caught_up_graph_leaves_the_previous_one_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    embeddings = unit_rows(28, COUNT + 20)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    store = await opened(tmp_path / "m.db")
+    real_checksum = ann._checksum
+    try:
+        await ready(store, embeddings[0])
+        await store.put_many([(memory(i), embeddings[i]) for i in range(COUNT, COUNT + 20)])
+
+        def closing_while_saving(path: Path, check_open):
+            if path.name.endswith(".tmp"):  # the new graph's own checksum, as it is saved
+                raise ann._Closed
+            return real_checksum(path, check_open)
+
+        monkeypatch.setattr(ann, "_checksum", closing_while_saving)
+        await store.near(TENANT, embeddings[0], 5, None)  # 20 rows outside the graph: a catch-up
+        store._indexes.wait()
+    finally:
+        await store.close()
+    monkeypatch.setattr(ann, "_checksum", real_checksum)
+    assert [p.suffix for p in graph_files(tmp_path / "m.db")] == [".hnsw", ".json"]  # no temporary left
+
+    refuse_builds(monkeypatch)
+    again = await opened(tmp_path / "m.db")
+    try:
+        await ready(again, embeddings[0])  # the previous graph, mapped: its 60 rows, the 20 scanned beside it
+        everything = {f"m{i:03d}": embeddings[i] for i in range(COUNT + 20)}
+        refuse_scans(monkeypatch)
+        for query in unit_rows(29, 6):
+            assert await near_ids(again, query) == sorted(exact(everything, query, 5))
+    finally:
+        await again.close()
