@@ -369,11 +369,11 @@ class SqliteVectorStore(VectorStore):
             return await self.query(tenant, vector, top_k, conversation)
         from mcp_memory.stores.sqlite.vectors import rerank
 
-        def read(conn: sqlite3.Connection) -> list[Hit]:
+        def read(conn: sqlite3.Connection) -> list[Hit] | None:
             snapshot = self._cache.current(conn, tenant)
             candidates = self._indexes.candidates(conn, tenant, snapshot, vector, top_k, conversation)
-            if candidates is None:  # the exact scan, in the same transaction
-                candidates = snapshot.nearest(vector, top_k, conversation)
+            if candidates is None:
+                return None
             nearest = rerank(candidates, partial(_cosines, conn, tenant, vector), top_k)
             memories = self._read_rows(conn, tenant, (snapshot.generation, snapshot.purged), [i for i, _ in nearest])
             return [
@@ -382,7 +382,10 @@ class SqliteVectorStore(VectorStore):
                 if i in memories and memories[i].visible_to(conversation)
             ]
 
-        return await self._db.read(read, "near query")
+        hits = await self._db.read(read, "near query")
+        if hits is None:  # the exact scan, batched with the searches that arrive with it, as `query`'s are
+            return await self.query(tenant, vector, top_k, conversation)
+        return hits
 
     async def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """These ids' embeddings as stored (float32; primary-key reads)."""

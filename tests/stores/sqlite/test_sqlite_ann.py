@@ -574,3 +574,29 @@ async def test_a_store_closed_while_saving_a_caught_up_graph_leaves_the_previous
             assert await near_ids(again, query) == sorted(exact(everything, query, 5))
     finally:
         await again.close()
+
+
+async def test_duplicate_checks_the_exact_scan_answers_are_still_searched_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import asyncio
+
+    embeddings = unit_rows(30, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(tmp_path / "m.db", rows)
+    together = []
+    real_nearest_many = sqlite_vectors.TenantVectors.nearest_many
+
+    def recorded(self, queries):
+        together.append(len(queries))
+        return real_nearest_many(self, queries)
+
+    monkeypatch.setattr(sqlite_vectors.TenantVectors, "nearest_many", recorded)
+    store = await opened(tmp_path / "m.db", threshold=COUNT + 1)  # a tenant below it: the exact scan answers
+    try:
+        queries = unit_rows(31, 12)
+        answers = await asyncio.gather(*(near_ids(store, q) for q in queries))
+    finally:
+        await store.close()
+    assert answers == [sorted(exact(rows, q, 5)) for q in queries]
+    assert max(together) > 1  # one pass over the rows for several checks, as recall's searches get
