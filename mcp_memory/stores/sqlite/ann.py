@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 #: Graph neighbours per node (HNSW's M) and the search depths (efConstruction, ef).
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
-EXPANSION_SEARCH = 128
+EXPANSION_SEARCH = 512
 #: Hits asked of the graph at first (at least), and at most before falling back to the exact scan.
 FIRST_FETCH = 32
 MAX_FETCH = 4096
