@@ -535,6 +535,19 @@ def test_no_sqlite_tenant_checks_duplicates_through_the_approximate_index_unless
     assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # never
 
 
+def test_an_sqlite_index_threshold_without_the_ann_extra_is_refused_naming_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "usearch", None)  # as if the ann extra were not installed
+    assert refusal(SQLITE_ANN_MIN_MEMORIES="200000") == (
+        "SQLITE_ANN_MIN_MEMORIES=200000 needs the approximate index library: "
+        "pip install 'mcp-tenant-memory[ann]' (or set SQLITE_ANN_MIN_MEMORIES=0)"
+    )
+    assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # off needs nothing
+
+
 @pytest.mark.parametrize("raw", ["-1", "lots", "2e5", "1000000001"])
 def test_the_sqlite_index_threshold_must_be_a_whole_number_of_memories(raw: str) -> None:
     assert refusal(SQLITE_ANN_MIN_MEMORIES=raw) == (

@@ -77,11 +77,26 @@ def tuning(env: Env) -> dict[str, Any]:
             "POSTGRES_HNSW_EF_SEARCH", StoreSection.postgres_hnsw_ef_search, EF_SEARCH_MAX, minimum=1
         ),
         "postgres_hnsw_recall": env.flag("POSTGRES_HNSW_RECALL"),
-        "sqlite_ann_min_memories": env.integer(
-            "SQLITE_ANN_MIN_MEMORIES", StoreSection.sqlite_ann_min_memories, 10**9, minimum=0
-        ),
+        "sqlite_ann_min_memories": _sqlite_ann_min_memories(env),
         "vector_index": env.raw("VECTOR_INDEX") or StoreSection.vector_index,
     }
+
+
+def _sqlite_ann_min_memories(env: Env) -> int:
+    """The threshold, refused when it is on and the `ann` extra (usearch) is not installed: a
+    setting that silently did nothing would leave remember on the exact scan unnoticed."""
+    value = env.integer("SQLITE_ANN_MIN_MEMORIES", StoreSection.sqlite_ann_min_memories, 10**9, minimum=0)
+    if value > 0:
+        import importlib.util
+
+        if importlib.util.find_spec("usearch") is None:
+            from mcp_memory.core.version import DISTRIBUTION
+
+            raise ConfigError(
+                f"SQLITE_ANN_MIN_MEMORIES={value} needs the approximate index library: "
+                f"pip install '{DISTRIBUTION}[ann]' (or set SQLITE_ANN_MIN_MEMORIES=0)"
+            )
+    return value
 
 
 def _storage(env: Env) -> tuple[str, str]:
