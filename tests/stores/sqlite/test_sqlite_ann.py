@@ -72,6 +72,23 @@ async def ready(store: SqliteVectorStore, query: np.ndarray) -> None:
     store._indexes.wait()
 
 
+async def stored(path: Path, seed: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """COUNT unit rows written to a new store (no graph yet), and the same by id."""
+    embeddings = unit_rows(seed, COUNT)
+    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
+    await filled(path, rows)
+    return embeddings, rows
+
+
+async def saved_graph(path: Path, query: np.ndarray) -> None:
+    """A process builds the tenant's graph, saves it beside the database, and ends."""
+    store = await opened(path)
+    try:
+        await ready(store, query)
+    finally:
+        await store.close()
+
+
 def refuse_scans(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args, **kwargs):
         raise AssertionError("the tenant's rows were scanned")
@@ -98,9 +115,7 @@ def graph_files(path: Path) -> list[Path]:
 async def test_a_large_tenants_duplicate_check_answers_from_the_graph_with_the_exact_scans_memories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    embeddings = unit_rows(1, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 1)
     queries = unit_rows(2, 12)
     store = await opened(tmp_path / "m.db")
     try:
@@ -117,9 +132,7 @@ async def test_a_large_tenants_duplicate_check_answers_from_the_graph_with_the_e
 
 
 async def test_a_tenant_below_the_threshold_is_scanned_and_gets_no_graph(tmp_path: Path):
-    embeddings = unit_rows(3, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 3)
     store = await opened(tmp_path / "m.db", threshold=COUNT + 1)
     try:
         assert await near_ids(store, embeddings[0]) == sorted(exact(rows, embeddings[0], 5))
@@ -132,14 +145,8 @@ async def test_a_tenant_below_the_threshold_is_scanned_and_gets_no_graph(tmp_pat
 async def test_the_next_process_maps_the_saved_graph_instead_of_building_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    embeddings = unit_rows(4, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
-    first = await opened(tmp_path / "m.db")
-    try:
-        await ready(first, embeddings[0])
-    finally:
-        await first.close()
+    embeddings, rows = await stored(tmp_path / "m.db", 4)
+    await saved_graph(tmp_path / "m.db", embeddings[0])
 
     refuse_builds(monkeypatch)
     again = await opened(tmp_path / "m.db")
@@ -212,14 +219,8 @@ async def test_a_graph_file_of_other_rows_is_not_trusted_and_is_built_again(
 ):
     other = unit_rows(10, COUNT)
     await filled(tmp_path / "other.db", {f"m{i + 100:03d}": other[i] for i in range(COUNT)})
-    elsewhere = await opened(tmp_path / "other.db")
-    try:
-        await ready(elsewhere, other[0])
-    finally:
-        await elsewhere.close()
-    embeddings = unit_rows(11, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    await saved_graph(tmp_path / "other.db", other[0])
+    embeddings, rows = await stored(tmp_path / "m.db", 11)
     (tmp_path / "m.db.vectors").mkdir(exist_ok=True)
     for file in graph_files(tmp_path / "other.db"):  # same tenant, another database's rows
         shutil.copy(file, tmp_path / "m.db.vectors" / file.name)
@@ -318,14 +319,8 @@ def test_the_exact_scan_and_the_local_model_still_work_in_a_process_that_loaded_
 
 
 async def test_a_damaged_graph_file_is_never_walked_and_is_built_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    embeddings = unit_rows(14, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
-    first = await opened(tmp_path / "m.db")
-    try:
-        await ready(first, embeddings[0])
-    finally:
-        await first.close()
+    embeddings, rows = await stored(tmp_path / "m.db", 14)
+    await saved_graph(tmp_path / "m.db", embeddings[0])
     graph = graph_files(tmp_path / "m.db")[0]
     data = bytearray(graph.read_bytes())
     data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)  # a torn write: the header beside it still agrees
@@ -346,9 +341,7 @@ async def test_a_damaged_graph_file_is_never_walked_and_is_built_again(tmp_path:
 async def test_a_graph_the_library_cannot_walk_leaves_the_answer_to_the_exact_scan(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ):
-    embeddings = unit_rows(16, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 16)
     store = await opened(tmp_path / "m.db")
     try:
         await ready(store, embeddings[0])
@@ -428,11 +421,9 @@ async def test_a_graph_file_is_private_while_it_is_written_not_only_once_done(
 
     monkeypatch.setattr(ann, "_new_index", watched_index)
     previous = os.umask(0o022)
-    store = await opened(tmp_path / "m.db")
     try:
-        await ready(store, embeddings[0])
+        await saved_graph(tmp_path / "m.db", embeddings[0])
     finally:
-        await store.close()
         os.umask(previous)
     assert modes == ["0o600"]
 
@@ -440,9 +431,7 @@ async def test_a_graph_file_is_private_while_it_is_written_not_only_once_done(
 async def test_a_build_that_fails_is_said_once_and_not_retried_by_every_remember(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
-    embeddings = unit_rows(19, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 19)
     attempts = []
 
     def failing(dim: int):
@@ -468,15 +457,9 @@ async def test_a_process_keeps_walking_its_own_graph_when_another_replaces_the_f
 
     other = unit_rows(21, COUNT)
     await filled(tmp_path / "other.db", {f"m{i + 100:03d}": other[i] for i in range(COUNT)})
-    elsewhere = await opened(tmp_path / "other.db")
-    try:
-        await ready(elsewhere, other[0])
-    finally:
-        await elsewhere.close()
+    await saved_graph(tmp_path / "other.db", other[0])
     intruder = graph_files(tmp_path / "other.db")[0].read_bytes()
-    embeddings = unit_rows(22, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 22)
     real_replace = os.replace
 
     def replace_then_overwritten(src, dst):
@@ -581,9 +564,7 @@ async def test_duplicate_checks_the_exact_scan_answers_are_still_searched_togeth
 ):
     import asyncio
 
-    embeddings = unit_rows(30, COUNT)
-    rows = {f"m{i:03d}": embeddings[i] for i in range(COUNT)}
-    await filled(tmp_path / "m.db", rows)
+    embeddings, rows = await stored(tmp_path / "m.db", 30)
     together = []
     real_nearest_many = sqlite_vectors.TenantVectors.nearest_many
 
