@@ -73,6 +73,7 @@ async def test_metrics_parse_and_move_as_calls_are_made_with_no_content_in_any_l
         assert value(after, "mcp_memory_embedding_seconds_count") >= 2
         assert value(after, "mcp_memory_store_query_seconds_count", operation="put") == 1
         assert value(after, "mcp_memory_store_query_seconds_count", operation="query") >= 1
+        assert value(after, "mcp_memory_store_query_seconds_count", operation="near") == 1  # remember's check
         assert value(after, "mcp_memory_http_rejected_requests_total", reason="origin") == 1
         assert value(after, "mcp_memory_counter_flushes_total", outcome="ok") >= 1
         assert value(after, "mcp_memory_http_in_flight_requests") == 0
