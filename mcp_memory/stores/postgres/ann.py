@@ -5,13 +5,15 @@ reaches it gets its own index, `CREATE INDEX CONCURRENTLY … USING hnsw (embedd
 = '<tenant>'`, built in the background without blocking writes (one builder across replicas, by
 an advisory lock); until it is valid every query stays exact. The index is partial so the walk
 never spends its candidates on other tenants' rows, and small tenants keep their exact scan.
+What walks it: the closeness questions (`VectorStore.near`: remember's duplicate check, a
+memory's neighbours) always; recall's ranking only when `ranks` (POSTGRES_HNSW_RECALL).
 
 pgvector 0.6 has no iterative scan: an index walk returns at most `hnsw.ef_search` rows, and the
 visibility, type, tag and time conditions are applied to those. The store asks for its `top_k`
 with those conditions in the same statement; when fewer come back than it asked for, it runs the
 exact scan instead (stores/postgres/store.py), so a filter never empties an answer the exact scan
-would have filled. Quality against the exact scan:
-bench/RESULTS.md#a-large-tenant-postgresqls-hnsw-index-against-the-exact-scan-issue-27-2026-12-01.
+would have filled. Quality against the exact scan: bench/RESULTS.md, "PostgreSQL's HNSW index:
+why its recall was low, and the duplicate check through it".
 
 At start-up every process reads which tenants are large and which of their indexes are valid
 (a failed concurrent build leaves an invalid one: it is dropped and built again), and builds the

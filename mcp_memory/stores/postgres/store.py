@@ -12,9 +12,9 @@ excludes the same in every other (see db.py).
 
 Queries are an exact scan within the tenant, ordered by cosine distance
 (`<=>`), with visibility in the WHERE clause before the LIMIT (docs/memories.md). A tenant of
-POSTGRES_HNSW_MIN_MEMORIES or more is searched through its own HNSW index instead, with the same
-conditions, and by the exact scan whenever the index walk leaves fewer than were asked for
-(stores/postgres/ann.py). The exact scan's statements keep the index out of their plans.
+POSTGRES_HNSW_MIN_MEMORIES or more has its own HNSW index: the closeness questions (`near`) walk
+it, and recall's ranking too with POSTGRES_HNSW_RECALL, with the same conditions, and by the exact
+scan whenever the index walk leaves fewer than were asked for (stores/postgres/ann.py). The exact scan's statements keep the index out of their plans.
 """
 
 from __future__ import annotations
