@@ -69,6 +69,8 @@ CATCH_UP_SHARE = 64
 DTYPE = "f16"
 VERSION = 2
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: Rows of a saved graph compared with the tenant's own before the graph is trusted.
+SAMPLE_ROWS = 32
 #: How far from 1 an embedding's length may be for the graph's cosine order to be the scan's dot-product order.
 UNIT_TOLERANCE = 1e-3
 #: Rows added to a graph between two checks that the store is still open (a fraction of a second).
@@ -130,6 +132,22 @@ def _unit_length(snapshot: vectors.TenantVectors) -> bool:
     """Whether every row of `snapshot` is an embedding of length 1 (within float32's rounding)."""
     norms = snapshot.norms[: snapshot.n]
     return bool(np.all(np.abs(norms - 1.0) <= UNIT_TOLERANCE))
+
+
+def _same_vectors(index: Any, snapshot: vectors.TenantVectors, rows: int) -> bool:
+    """Whether a graph over rows `[0, rows)` holds `snapshot`'s vectors, by a spread of live rows
+    (a database imported again under the same ids with another model's vectors does not; a few
+    rows rewritten since the graph may differ)."""
+    sample = np.unique(np.linspace(0, rows - 1, min(rows, SAMPLE_ROWS)).astype(np.int64))
+    sample = sample[snapshot.codes[sample] != vectors.DEAD]
+    sample = sample[np.asarray(index.contains(sample.astype(np.uint64)), dtype=bool)]
+    if len(sample) == 0:
+        return True
+    held = np.asarray(index.get(sample.astype(np.uint64)), dtype=np.float32).reshape(len(sample), -1)
+    ours = _rows_of(snapshot, sample).astype(np.float32)
+    lengths = np.linalg.norm(held, axis=1) * np.linalg.norm(ours, axis=1)
+    cosines = (held * ours).sum(axis=1) / np.where(lengths > 0, lengths, 1)
+    return float(np.mean(cosines >= 0.99)) >= 0.9
 
 
 def _rows_of(snapshot: vectors.TenantVectors, rows: np.ndarray) -> np.ndarray:
@@ -342,6 +360,9 @@ class Indexes:
                 return None
             index.expansion_search = EXPANSION_SEARCH  # not in the file: a restored graph has the library's
             if len(index) != int(header["size"]):  # the header of another graph than this one
+                return None
+            if not _same_vectors(index, snapshot, rows):
+                log.info("an approximate index file holds other vectors than its tenant's rows; it is built again")
                 return None
         except (ImportError, OSError, ValueError, KeyError, TypeError, RuntimeError):
             return None

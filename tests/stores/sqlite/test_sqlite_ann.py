@@ -581,3 +581,24 @@ async def test_duplicate_checks_the_exact_scan_answers_are_still_searched_togeth
         await store.close()
     assert answers == [sorted(exact(rows, q, 5)) for q in queries]
     assert max(together) > 1  # one pass over the rows for several checks, as recall's searches get
+
+
+async def test_a_graph_of_other_vectors_under_the_same_ids_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The database deleted and imported again under the same ids with another model's vectors;
+    # the files beside it were kept.
+    before, _ = await stored(tmp_path / "m.db", 32)
+    await saved_graph(tmp_path / "m.db", before[0])
+    for end in ("", "-wal", "-shm"):
+        (tmp_path / f"m.db{end}").unlink(missing_ok=True)
+    embeddings, rows = await stored(tmp_path / "m.db", 33)
+
+    store = await opened(tmp_path / "m.db")
+    try:
+        await ready(store, embeddings[0])
+        refuse_scans(monkeypatch)
+        for query in unit_rows(34, 12):
+            assert await near_ids(store, query) == sorted(exact(rows, query, 5))
+    finally:
+        await store.close()
