@@ -13,43 +13,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.model import Caller
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.stores.sqlite import ann, sidecar
+from mcp_memory.stores.sqlite import ann
 from mcp_memory.stores.sqlite import vectors as sqlite_vectors
 from mcp_memory.stores.sqlite.store import SqliteVectorStore, open_sqlite
 from tests.conftest import Clock, make_env
+from tests.stores.sqlite.small_cache import DIM, TENANT, exact, memory, small_blocks, unit_rows
 
-DIM = 16
-TENANT = "acme"
 COUNT = 60
 THRESHOLD = 20
 
 
 @pytest.fixture(autouse=True)
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_vectors, "BLOCK_ROWS", 8)
-    monkeypatch.setattr(sidecar, "MIN_ROWS", 10)
-
-
-def unit_rows(seed: int, count: int) -> np.ndarray:
-    rows = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def memory(i: int, conversation: str | None = None) -> Memory:
-    return Memory(
-        id=f"m{i:03d}",
-        tenant=TENANT,
-        content=f"memory {i}",
-        created_at="2026-01-01T00:00:00.000Z",
-        scope="conversation" if conversation else "project",
-        conversation=conversation,
-    )
-
-
-def exact(rows: dict[str, np.ndarray], query: np.ndarray, top_k: int) -> list[str]:
-    return sorted(rows, key=lambda i: -float(rows[i] @ query))[:top_k]
+    small_blocks(monkeypatch)
 
 
 async def opened(path: Path, threshold: int = THRESHOLD) -> SqliteVectorStore:

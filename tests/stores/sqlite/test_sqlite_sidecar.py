@@ -13,41 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.core.model import Memory
 from mcp_memory.stores.sqlite import sidecar
 from mcp_memory.stores.sqlite import vectors as sqlite_vectors
 from mcp_memory.stores.sqlite.store import open_sqlite
+from tests.stores.sqlite.small_cache import DIM, TENANT, exact, memory, small_blocks, unit_rows
 
-DIM = 16
-TENANT = "acme"
 COUNT = 60
 
 
 @pytest.fixture(autouse=True)
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_vectors, "BLOCK_ROWS", 8)
-    monkeypatch.setattr(sidecar, "MIN_ROWS", 10)
-
-
-def unit_rows(seed: int, count: int) -> np.ndarray:
-    rows = np.random.default_rng(seed).standard_normal((count, DIM)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def memory(i: int, conversation: str | None = None) -> Memory:
-    return Memory(
-        id=f"m{i:03d}",
-        tenant=TENANT,
-        content=f"memory {i}",
-        created_at="2026-01-01T00:00:00.000Z",
-        scope="conversation" if conversation else "project",
-        conversation=conversation,
-    )
-
-
-def exact(embeddings: dict[str, np.ndarray], query: np.ndarray, top_k: int) -> list[str]:
-    scored = sorted(embeddings, key=lambda i: -float(embeddings[i] @ query))
-    return scored[:top_k]
+    small_blocks(monkeypatch)
 
 
 async def fill(path: Path, embeddings: dict[str, np.ndarray]) -> None:
