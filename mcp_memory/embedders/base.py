@@ -20,7 +20,9 @@ __all__ = ["Embedder", "check_vector", "check_vectors", "count_mismatch", "descr
 
 def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
     """The common checks, in the reference order: a numeric array, the right
-    dimension, not all zeros. Returns the vector as float32."""
+    dimension, not all zeros. Returns the vector as float32, scaled to unit length: every backend
+    then ranks by cosine (SQLite's scan is a dot product), and the similarity thresholds mean the
+    same whatever a provider's norms (docs/embedders.md#checks-on-every-vector)."""
     import numpy as np
 
     try:
@@ -37,7 +39,8 @@ def check_vector(value: Any, model: str, dim: int) -> np.ndarray:
         )
     if not np.any(vector):
         raise EmbeddingError("the embedding service returned an all-zero vector")
-    return vector
+    wide = vector.astype(np.float64)  # any finite float32's square fits in float64
+    return (wide / np.linalg.norm(wide)).astype(np.float32)
 
 
 def check_vectors(values: Sequence[Any] | np.ndarray, model: str, dim: int, expected: int) -> np.ndarray:

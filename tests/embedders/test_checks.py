@@ -50,10 +50,26 @@ def test_the_checks_run_in_the_reference_order():
 
 
 def test_a_good_vector_comes_back_as_float32():
-    vector = check_vector([1, 0, 0.5], "m", 3)
+    vector = check_vector([0.6, 0, 0.8], "m", 3)
 
     assert vector.dtype == np.float32
-    np.testing.assert_array_equal(vector, [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(vector, [0.6, 0.0, 0.8], rtol=1e-6)
+
+
+def test_a_vector_comes_back_at_unit_length_whatever_the_providers_norm():
+    # An OpenAI-compatible server that does not normalise (norm 50 here): SQLite's scan is a dot
+    # product, so an unscaled vector would make every similarity threshold mean something else.
+    vector = check_vector([30.0, 0.0, 40.0], "m", 3)
+
+    np.testing.assert_allclose(vector, [0.6, 0.0, 0.8], rtol=1e-6)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-6
+
+
+def test_a_vector_near_float32s_largest_or_smallest_values_is_scaled_to_unit_length_too():
+    for value in (3e38, 1e-40):
+        vector = check_vector([value, value, 0.0, value], "m", 4)
+
+        np.testing.assert_allclose(vector, [3**-0.5, 3**-0.5, 0.0, 3**-0.5], rtol=1e-6)
 
 
 def test_a_batch_must_have_one_vector_per_text():

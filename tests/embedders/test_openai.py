@@ -93,6 +93,15 @@ async def test_answers_are_placed_by_their_index_not_their_position(sleeps) -> N
         np.testing.assert_allclose(row, fake_vector(text, 8), rtol=1e-6)
 
 
+async def test_a_server_that_does_not_normalise_still_yields_unit_vectors_in_its_direction(embedder, server) -> None:
+    raw = [30.0, 0.0, 40.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # norm 50, as some self-hosted servers answer
+    server.answer(200, {"data": [{"index": 0, "embedding": raw}]})
+
+    rows = await embedder.embed(["deploys drain streams"])
+
+    np.testing.assert_allclose(rows[0], [0.6, 0.0, 0.8, 0, 0, 0, 0, 0], rtol=1e-6)
+
+
 async def test_one_http_session_serves_every_call(embedder, server) -> None:
     await embedder.embed(["one"])
     session = embedder._session
