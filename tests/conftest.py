@@ -44,6 +44,16 @@ class Clock:
 
 
 @pytest.fixture
+def open_umask() -> Iterator[None]:
+    """The common umask 022: without explicit modes, files would be 0644 and directories 0755."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock()
 

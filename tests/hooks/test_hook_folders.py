@@ -50,16 +50,6 @@ def home() -> Iterator[Path]:
         shutil.rmtree(made)
 
 
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """The common 022: a folder made without an explicit mode would be 0755."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
-
-
 def test_the_first_serve_stdio_on_a_fresh_home_leaves_the_database_directory_the_owners_alone(
     home: Path,
 ) -> None:

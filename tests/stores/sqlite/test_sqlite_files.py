@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,6 @@ from tests.stores.test_contract import memory, unit
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """The common 022: without explicit modes, files would be 0644 and directories 0755."""
-    previous = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 @pytest.fixture
