@@ -19,6 +19,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.server.hook_socket import HookSocket
 from tests.conftest import Env
 from tests.hooks.support import environ, payload, run_hook, user_prompt
+from tests.support.mcp_messages import INITIALIZE
 
 DEPLOY = "Deploys go out on Tuesdays after the standup."
 #: Longer than the prompt's default second, well within the starting wait.
@@ -166,17 +167,7 @@ def test_serve_stdio_marks_itself_starting_before_its_app_loads_and_removes_the_
         assert server.stderr is not None
         assert "serving stdio for tenant acme" in server.stderr.readline().decode()
         assert server.stdin is not None
-        hello = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        server.stdin.write((json.dumps(hello) + "\n").encode())
+        server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
         server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         server.stdin.flush()
         while marker.exists() and time.monotonic() < deadline:  # the handshake starts the warm-up

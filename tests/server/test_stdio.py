@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import ROOT
+from tests.support.mcp_messages import INITIALIZE, INITIALIZED
 
 
 def server_env(db: Path, **extra: str) -> dict[str, str]:
@@ -107,21 +108,9 @@ def start_server(db: Path) -> subprocess.Popen:
         env=server_env(db, EMBEDDING_PROVIDER="fake"),
         cwd=str(ROOT),
     )
-    rpc(
-        process,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-    )
+    rpc(process, INITIALIZE)
     assert answer(process, 1)["result"]["serverInfo"]["name"] == "mcp-memory"
-    rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    rpc(process, INITIALIZED)
     return process
 
 

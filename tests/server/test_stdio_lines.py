@@ -20,6 +20,7 @@ from mcp import Client
 from mcp_memory.server.stdio_transport import MAX_LINE_BYTES, _Lines, request_id, screen
 from tests.conftest import ROOT
 from tests.server.test_stdio import params, server_env
+from tests.support.mcp_messages import INITIALIZE, INITIALIZED
 
 #: The longest a test waits for one answer: a guard against a hang, not a timing check.
 ANSWER_WAIT_S = 60
@@ -41,20 +42,9 @@ class RawStdio:
         self._buffer = b""
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
-        self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        )
+        self.send(INITIALIZE)
         assert self.next()["result"]["serverInfo"]["name"] == "mcp-memory"
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.send(INITIALIZED)
 
     def send(self, message: dict | bytes) -> None:
         line = message if isinstance(message, bytes) else json.dumps(message).encode("utf-8")
