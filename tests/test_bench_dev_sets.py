@@ -81,3 +81,13 @@ def test_a_question_s_half_is_fixed_by_its_set_and_id_and_both_halves_are_used()
         assert "calibration" in str(exc)
     else:
         raise AssertionError("the built-in calibration set must never be split for fitting")
+
+
+def test_the_prompt_set_jsonl_is_what_its_source_assembles_to_with_48_related_and_30_unrelated_prompts():
+    data = builder("prompt_set_data")
+    assert data.main(["--check"]) == 0
+    facts, prompts = data.load()
+    ids = {f.id for f in facts}
+    assert len(facts) == 27
+    assert (sum(bool(p.gold) for p in prompts), sum(not p.gold for p in prompts)) == (48, 30)
+    assert all(set(p.gold) <= ids for p in prompts)

@@ -17,7 +17,7 @@ from typing import Literal
 
 Half = Literal["fit", "test"]
 #: The dev sets a model may be fitted on (their fit halves), by the name the key uses.
-SETS = ("project", "madial", "conversations", "conversations-absent", "updates", "long-chats")
+SETS = ("project", "madial", "conversations", "conversations-absent", "updates", "long-chats", "prompts")
 
 
 def half(set_name: str, question_id: str | int) -> Half:
