@@ -763,7 +763,9 @@ class MemoryService:
         with_embeddings: bool = False,
         progress: Callable[[int], None] | None = None,
     ) -> ExportResult:
-        """Write `tenants`' memories as an export (core/transfer/file_format.py) through `write`."""
+        """Write every memory of `tenants`, every conversation's notes included, as an export
+        (core/transfer/file_format.py) through `write`: the operator's, as `mcp-memory export`
+        and a backup are; `export_visible` writes what one caller sees."""
         from mcp_memory.core.transfer.exporting import export_memories
         from mcp_memory.core.version import __version__
 
@@ -777,6 +779,25 @@ class MemoryService:
             exported_at=iso(self.clock()),
             exported_by=f"mcp-memory {__version__}",
             progress=progress,
+        )
+
+    async def export_visible(self, caller: Caller, *, write: Callable[[str], None]) -> ExportResult:
+        """Write what `caller` sees as an export, as the web view downloads it: its tenant's
+        project memories and its own conversation's notes, never another conversation's note or
+        id (`export` is the operator's: every memory of the tenants; docs/transfer.md#export)."""
+        from mcp_memory.core.transfer.exporting import as_seen_in, export_memories
+        from mcp_memory.core.version import __version__
+
+        return await export_memories(
+            [caller.tenant],
+            vectors=self.vectors,
+            counters=self.counters,
+            embedder=self.embedder,
+            write=write,
+            with_embeddings=False,
+            exported_at=iso(self.clock()),
+            exported_by=f"mcp-memory {__version__}",
+            shown=as_seen_in(caller.conversation),
         )
 
     async def import_(

@@ -312,3 +312,25 @@ async def test_re_embedding_asks_the_embedder_in_batches_not_one_text_at_a_time(
 
     assert refusals == [] and (result.imported, result.re_embedded) == (130, 130)
     assert source.embedder.calls == 3  # 64 + 64 + 2
+
+
+async def test_an_export_for_a_caller_holds_what_it_sees_and_imports_again(clock: Clock) -> None:
+    """Issue 36 defect 1: `export_visible` (the web view's download) keeps another conversation's
+    notes and its id out; `export` (the operator's) keeps every memory."""
+    env = await seeded(clock)
+    other = Caller("acme", "thread-9")
+    provenance = (await env.service.remember(other, "Thread nine decided the pager rota")).memory.id
+    for caller, notes in ((ACME, set()), (THREAD, {"thread-7"}), (other, set())):
+        out: list[str] = []
+        result = await env.service.export_visible(caller, write=out.append)
+        lines = [line.encode() for line in "".join(out).splitlines(keepends=True)]
+        seen = records(lines)
+        assert {r["conversation"] for r in seen if r["scope"] == "conversation"} == notes
+        assert result.memories == len(seen) == 2 + len(notes)
+        shown = {r["id"]: r["conversation"] for r in seen}
+        assert shown[provenance] == ("thread-9" if caller is other else None)
+        fresh = make_env(clock)
+        done, refusals = await imported(fresh, lines)
+        assert refusals == [] and done.imported == len(seen)
+    everything = records(await exported(env, ["acme"]))
+    assert {r["conversation"] for r in everything} == {None, "thread-7", "thread-9"}

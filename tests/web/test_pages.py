@@ -11,6 +11,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
+from mcp_memory.core.model import Caller
 from mcp_memory.web.app import CSP, build_ui
 from tests.conftest import DAY, Env
 from tests.web.conftest import ACME, GLOBEX, ORIGIN, Browser, logged_in, make_view
@@ -215,6 +216,27 @@ async def test_export_downloads_the_tenants_memories_as_jsonl(browser: Browser, 
     records = [json.loads(line) for line in answer.text.splitlines()]
     assert [r["id"] for r in records if "content" in r] == [mine]
     assert PAYMENTS not in answer.text
+
+
+async def test_export_downloads_only_what_the_view_shows_never_another_conversations_notes(env: Env) -> None:
+    """Issue 36 defect 1: the view's export wrote every conversation's notes, with their ids."""
+    in_a, in_b = Caller("acme", "conv-aaa"), Caller("acme", "conv-bbb")
+    shared = await remember(env, DEPLOY, caller=in_b)  # a project memory written in conversation B
+    note_a = await remember(env, "A's own note w001x", caller=in_a, scope="conversation")
+    note_b = await remember(env, "B's private note w002x", caller=in_b, scope="conversation")
+    for caller, shown in ((in_a, {shared, note_a}), (ACME, {shared})):
+        view, out = make_view(env, caller)
+        b = await logged_in(view, out)
+        try:
+            browsed = set(ids_in((await b.get("/")).text))
+            answer = await b.get("/export")
+        finally:
+            await b.client.aclose()
+        records = [json.loads(line) for line in answer.text.splitlines()][1:]
+        assert {r["id"] for r in records} == browsed == shown
+        assert note_b not in answer.text and "B's private note" not in answer.text
+        assert "conv-bbb" not in answer.text  # not even as a project memory's provenance
+        assert {r["conversation"] for r in records} <= {caller.conversation, None}
 
 
 async def test_stats_counts_by_type_and_tag_draws_growth_and_names_the_store(browser: Browser, env: Env, clock):

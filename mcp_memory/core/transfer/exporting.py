@@ -9,14 +9,15 @@ counter design keeps in one object anyway (core/counters).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.model import Memory
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
 from mcp_memory.core.transfer.file_format import dump_header, dump_record
 
-__all__ = ["EXPORT_TENANT_LIMIT", "ExportResult", "all_tenants", "export_memories"]
+__all__ = ["EXPORT_TENANT_LIMIT", "ExportResult", "all_tenants", "as_seen_in", "export_memories"]
 
 #: `--all-tenants` visits at most this many tenants.
 EXPORT_TENANT_LIMIT = 1_000_000
@@ -36,6 +37,21 @@ async def all_tenants(objects: ObjectStore) -> list[str]:
     return sorted(names)
 
 
+def as_seen_in(conversation: str | None) -> Callable[[Memory], Memory | None]:
+    """What an export for a caller in `conversation` (or in none) holds of a memory: nothing when
+    the caller cannot see it (another conversation's note), and a project memory's conversation of
+    origin only when it is the caller's own (docs/transfer.md#export)."""
+
+    def shown(memory: Memory) -> Memory | None:
+        if not memory.visible_to(conversation):
+            return None
+        if memory.conversation is not None and memory.conversation != conversation:
+            return replace(memory, conversation=None)
+        return memory
+
+    return shown
+
+
 async def export_memories(
     tenants: Sequence[str],
     *,
@@ -47,8 +63,10 @@ async def export_memories(
     exported_at: str,
     exported_by: str,
     progress: Callable[[int], None] | None = None,
+    shown: Callable[[Memory], Memory | None] | None = None,
 ) -> ExportResult:
-    """Write the header, then one line per memory of each tenant in `tenants` (each line ends in a newline)."""
+    """Write the header, then one line per memory of each tenant in `tenants` (each line ends in a
+    newline); with `shown`, only the memories it keeps, as it returns them."""
     write(
         dump_header(
             exported_by=exported_by,
@@ -65,6 +83,8 @@ async def export_memories(
         counts = await counters.load(tenant)
         written = 0
         async for page in vectors.scan(tenant):
+            if shown is not None:
+                page = [(kept, embedding) for memory, embedding in page if (kept := shown(memory)) is not None]
             write(
                 "".join(
                     dump_record(memory, counts.get(memory.id), embedding if with_embeddings else None) + "\n"

@@ -1,4 +1,4 @@
-"""Export (docs/web.md#curate): the tenant as JSONL, ready for `mcp-memory import`."""
+"""Export (docs/web.md#curate): what the view shows, as JSONL ready for `mcp-memory import`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mcp_memory.web.endpoint import Ctx, guarded
 @guarded("ui.export")
 async def export(ctx: Ctx) -> Response:
     lines: list[str] = []
-    await ctx.view.service.export([ctx.caller.tenant], write=lines.append)
+    await ctx.view.service.export_visible(ctx.caller, write=lines.append)
     body = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
     name = f"mcp-memory-{ctx.caller.tenant}.jsonl".replace('"', "")
     return PlainTextResponse(
