@@ -40,6 +40,8 @@ class Access:
     clock: Callable[[], float] = field(default=lambda: time.time() * 1000.0)
     redeemed: bool = False
     wrong_keys: list[float] = field(default_factory=list)
+    #: Sessions logged out, with when they were issued: refused until they would have expired.
+    ended: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def local(cls) -> Access:
@@ -73,13 +75,20 @@ class Access:
         return f"{value}.{_sign(self.secret, 'session', value)}"
 
     def valid(self, session: str | None) -> bool:
-        if not session or len(session) > 200:
+        if not session or len(session) > 200 or session in self.ended:
             return False
         value, _, signature = session.rpartition(".")
         issued, _, _ = value.partition(".")
         if not hmac.compare_digest(signature, _sign(self.secret, "session", value)):
             return False
         return issued.isdigit() and 0 <= self.clock() - int(issued) < SESSION_MS
+
+    def end(self, session: str) -> None:
+        """Log `session` out: refused from now on, a copy of its cookie too (in this process)."""
+        now = self.clock()
+        self.ended = {s: at for s, at in self.ended.items() if now - at < SESSION_MS}
+        issued = session.partition(".")[0]
+        self.ended[session] = int(issued) if issued.isdigit() else now
 
     def csrf(self, session: str) -> str:
         return _sign(self.secret, "csrf", session)

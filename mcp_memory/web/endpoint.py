@@ -143,7 +143,7 @@ async def serve(request: Request, page: Page, action: str | None) -> Response:
         form = await read_form(request)
         ctx = Ctx(view, request, caller, session, form)
         if request.method == "POST" and (
-            not same_origin(request) or not view.access.csrf_matches(session, ctx.one("csrf"))
+            not same_origin(request) or not view.access.csrf_matches(session, (form.get("csrf") or [""])[0])
         ):
             raise Refused(
                 403,

@@ -65,6 +65,28 @@ async def test_a_forged_session_cookie_is_not_a_session(env: Env) -> None:
         assert (await client.get("/")).status_code == 303
 
 
+async def test_log_out_ends_the_session_even_for_a_copy_of_its_cookie(browser: Browser) -> None:
+    """Issue 36 defect 7: the cookie was stateless, so a copy kept working for 12 hours."""
+    copy = browser.client.cookies["mcp_memory_ui"]
+    assert (await browser.post("/logout")).status_code == 303
+    async with httpx.AsyncClient(transport=browser.client._transport, base_url=ORIGIN) as replay:
+        replay.cookies.set("mcp_memory_ui", copy)
+        answer = await replay.get("/")
+        assert (answer.status_code, answer.headers["location"]) == (303, "/login")
+        refused = await replay.post("/m/01J00000000000000000000001/forget", data={"csrf": "x"})
+        assert refused.status_code == 403 and "Log in first" in refused.text
+
+
+async def test_a_csrf_token_in_the_query_string_is_not_accepted(browser: Browser, env: Env) -> None:
+    """Issue 36: a token in the address can land in logs and history; only the form's counts."""
+    memory_id = await remember(env, DEPLOY)
+    token = await browser.csrf()
+    answer = await browser.client.post(f"/m/{memory_id}/forget?csrf={token}", headers={"origin": ORIGIN})
+    assert answer.status_code == 403 and "Nothing was changed." in answer.text
+    assert [m.id for m in (await env.service.page(ACME)).memories] == [memory_id]
+    assert (await browser.post(f"/m/{memory_id}/forget")).status_code == 200
+
+
 async def test_every_answer_carries_a_policy_that_allows_no_script_and_no_other_origin(browser: Browser) -> None:
     for path in ("/", "/search", "/stats", "/login", "/ui.css"):
         answer = await browser.get(path)

@@ -68,6 +68,7 @@ def _logged_in(view: View, request: Request) -> Response:
 
 @guarded("ui.logout")
 async def logout(ctx: Ctx) -> Response:
+    ctx.view.access.end(ctx.session)
     response = RedirectResponse(f"{ctx.base}/login", 303)
     response.delete_cookie(COOKIE, path=ctx.base or "/")
     return response
