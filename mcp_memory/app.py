@@ -21,7 +21,7 @@ __all__ = ["Instruments", "backup_sqlite", "calibrate_scratch", "open_service", 
 
 
 class Instruments(Protocol):
-    """What `open_service` needs of metrics (serve-http's server/metrics.py `Metrics`)."""
+    """What `open_service` needs of metrics (serve-http's server/http/metrics.py `Metrics`)."""
 
     def timed_vectors(self, vectors: VectorStore) -> VectorStore: ...
     def timed_embedder(self, embedder: Embedder) -> Embedder: ...

@@ -561,7 +561,7 @@ def test_the_sqlite_index_threshold_must_be_a_whole_number_of_memories(raw: str)
 def test_http_limits_default_to_ten_thirty_and_five_seconds_and_a_cap_from_the_file_limit() -> None:
     limits = load().http_limits
     assert (limits.header_timeout_ms, limits.body_timeout_ms, limits.keep_alive_ms) == (10_000, 30_000, 5_000)
-    assert limits.max_connections is None  # server/http_limits.py: 1000, or fewer under a low file limit
+    assert limits.max_connections is None  # server/http/connections.py: 1000, or fewer under a low file limit
 
 
 def test_http_limits_are_read() -> None:
@@ -584,7 +584,7 @@ def test_the_default_connection_cap_leaves_room_under_a_low_file_limit() -> None
     import resource
 
     from mcp_memory.config import HttpLimits
-    from mcp_memory.server.http_limits import connection_cap
+    from mcp_memory.server.http.connections import connection_cap
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:

@@ -10,6 +10,13 @@ import app, config and core (and runtime, for boto3); only the console script
 (cli/app.py, which hosts serve-stdio and serve-http) and __main__ reach the server.
 Every import counts: at the top of a module, inside a function, or for typing only.
 The release and the distribution name live in core/version.py, so no module imports the root.
+
+Inside the edges, each feature is a room of its own (docs/development.md, "Layers"):
+server/protocol (the MCP protocol) knows neither HTTP, the hooks' socket nor a runner;
+server/http (HTTP hosting) and server/hooks (the hooks' socket side) build on the protocol
+and not on each other; server/runners put them together. cli/hooks, the hook command, reaches
+only the hooks' rooms of the server (and the service, through its fallback). No process
+plumbing of the hooks is in core: core never imports a hooks room (it imports only core).
 """
 
 from __future__ import annotations
@@ -30,12 +37,47 @@ ALLOWED: dict[str, frozenset[str]] = {
     "embedders": frozenset({"core", "runtime", "embedders"}),
     "config": frozenset({"core", "config"}),  # and the two tables: see TABLES
     "app": frozenset({"core", "runtime", "stores", "embedders", "config", "app"}),
-    "server": frozenset({"core", "runtime", "app", "config", "server", "web"}),
+    # server/'s own files (bounded_json.py): shared by every room of the server
+    "server": frozenset({"core", "server"}),
+    "server.protocol": frozenset({"core", "runtime", "config", "server", "server.protocol"}),
+    "server.http": frozenset({"core", "config", "server", "server.protocol", "server.http"}),
+    "server.hooks": frozenset({"core", "server", "server.protocol", "server.hooks"}),
+    "server.runners": frozenset(
+        {
+            "core",
+            "runtime",
+            "app",
+            "config",
+            "web",
+            "server",
+            "server.protocol",
+            "server.http",
+            "server.hooks",
+            "server.runners",
+        }
+    ),
     "web": frozenset({"core", "web"}),
-    "cli": frozenset({"core", "app", "config", "server", "web", "cli"}),
+    "cli": frozenset(
+        {
+            "core",
+            "app",
+            "config",
+            "web",
+            "server",
+            "server.protocol",
+            "server.http",
+            "server.runners",
+            "cli",
+            "cli.hooks",
+        }
+    ),
+    "cli.hooks": frozenset({"core", "app", "config", "server", "server.protocol", "server.hooks", "cli.hooks"}),
     "__main__": frozenset({"cli"}),
     "root": frozenset({"core", "config", "app"}),
 }
+
+#: The edges' folders that are rooms of their own: `mcp_memory.server.http.app` is in "server.http".
+SUBROOMS = {"server": ("protocol", "http", "hooks", "runners"), "cli": ("hooks",)}
 
 
 #: config/ reads the backend and provider tables, and nothing else of those rooms.
@@ -53,6 +95,8 @@ def room(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "root"
+    if len(parts) > 2 and parts[2] in SUBROOMS.get(parts[1], ()):
+        return f"{parts[1]}.{parts[2]}"
     return parts[1]
 
 
@@ -103,6 +147,21 @@ def test_every_module_belongs_to_a_room_with_rules() -> None:
     assert {room(m) for m in MODULES} <= set(ALLOWED)
 
 
+def test_the_server_and_the_hook_command_are_in_rooms() -> None:
+    rooms = {room(m) for m in MODULES}
+    assert {"server.protocol", "server.http", "server.hooks", "server.runners", "cli.hooks"} <= rooms
+    assert room("mcp_memory.server.hooks.listener") == "server.hooks"
+    assert room("mcp_memory.server.bounded_json") == "server"
+
+
+def test_the_protocol_knows_no_http_socket_or_runner_and_core_no_hooks() -> None:
+    """The rules the rooms exist for, stated apart so that a loosened table still fails here."""
+    assert not {"server.http", "server.hooks", "server.runners"} & ALLOWED["server.protocol"]
+    assert "server.hooks" not in ALLOWED["server.http"] and "server.http" not in ALLOWED["server.hooks"]
+    assert not {r for r in ALLOWED["core"] if r != "core"}
+    assert not {"server.http", "server.runners"} & ALLOWED["cli.hooks"]
+
+
 def test_imports_run_one_way_between_the_rooms() -> None:
     wrong = back_references()
     assert not wrong, "imports against the direction of the layers:\n" + "\n".join(wrong)
@@ -146,5 +205,5 @@ def test_core_tests_assert_on_results_not_on_what_the_tools_print() -> None:
 
 
 def test_a_core_test_importing_the_renderer_is_caught() -> None:
-    source = "import io\nfrom mcp_memory.server.render import text\nimport mcp_memory.cli.app\nfrom mcp_memory.core import recall\n"
-    assert rendering_imports(source) == [(2, "mcp_memory.server.render"), (3, "mcp_memory.cli.app")]
+    source = "import io\nfrom mcp_memory.server.protocol.render import text\nimport mcp_memory.cli.app\nfrom mcp_memory.core import recall\n"
+    assert rendering_imports(source) == [(2, "mcp_memory.server.protocol.render"), (3, "mcp_memory.cli.app")]

@@ -221,8 +221,8 @@ def test_the_logs_section_names_every_event_the_server_writes() -> None:
 def test_the_tool_table_gives_every_tools_arguments_as_its_schema_has_them() -> None:
     """The first table of the README: `name(arg, optional?, …)` for each tool, in the schema's
     order, `?` exactly on the arguments that are not required."""
-    from mcp_memory.server.search_docs import INPUT_SCHEMA as SEARCH_DOCS_SCHEMA
-    from mcp_memory.server.tools import TOOLS
+    from mcp_memory.server.protocol.search_docs import INPUT_SCHEMA as SEARCH_DOCS_SCHEMA
+    from mcp_memory.server.protocol.tools import TOOLS
 
     schemas = {spec.name: spec.input_schema for spec in TOOLS} | {"search_docs": SEARCH_DOCS_SCHEMA}
     table = README.split("| Tool | Takes | Returns |", 1)[1].split("\n\n", 1)[0]
@@ -299,7 +299,7 @@ def test_every_docker_example_publishes_on_loopback_or_sets_a_key() -> None:
 
 
 def test_the_quoted_boot_warning_is_the_one_the_server_prints_for_an_open_bind() -> None:
-    from mcp_memory.server.auth import auth_lines
+    from mcp_memory.server.http.auth import auth_lines
 
     _, warnings = auth_lines(None, "0.0.0.0")
     loud = warnings[-1]

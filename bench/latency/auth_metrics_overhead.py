@@ -24,7 +24,7 @@ import httpx
 from bench.harness.timing import Stopwatch, percentile
 from mcp_memory.app import open_service
 from mcp_memory.config import CallLimits, OAuthSettings, Settings
-from mcp_memory.server.metrics import Metrics
+from mcp_memory.server.http.metrics import Metrics
 from tests.support.http_process import clean_env, http_process
 from tests.support.http_support import serving
 from tests.support.issuer import ISSUER, RESOURCE, issuer_server

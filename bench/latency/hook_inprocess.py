@@ -3,7 +3,7 @@ loads the model itself, with no time limit (the shipped hook stops waiting after
 
     python -m bench.latency.hook_inprocess EVENT < payload.json
 
-Same code as `mcp-memory hook` on its fallback path (cli/hook_fallback.py answer_here), same
+Same code as `mcp-memory hook` on its fallback path (cli/hooks/fallback.py answer_here), same
 output; only the deadline is gone, so the time it takes is the design's whole cost.
 """
 
@@ -16,18 +16,20 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from mcp_memory.cli.hook_fallback import answer_here
-from mcp_memory.core import hooks
+from mcp_memory.cli.hooks.fallback import answer_here
+from mcp_memory.server.hooks import folder
+from mcp_memory.server.hooks.wire import Ask
+from mcp_memory.server.protocol.budget import query_of
 
 
 def main() -> None:
     event = sys.argv[1]
     payload = json.loads(sys.stdin.read())
-    tenant = os.environ.get("MEMORY_TENANT") or hooks.DEFAULT_TENANT
+    tenant = os.environ.get("MEMORY_TENANT") or folder.DEFAULT_TENANT
     if event == "SessionStart":
-        ask = hooks.Ask("digest", tenant)
+        ask = Ask("digest", tenant)
     else:
-        ask = hooks.Ask("prompt", tenant, prompt=hooks.query_of(payload["prompt"]))
+        ask = Ask("prompt", tenant, prompt=query_of(payload["prompt"]))
     text, _ = asyncio.run(answer_here(ask, os.environ))
     if text:
         print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}))

@@ -63,7 +63,7 @@ def serve_http(
     """
     from dataclasses import replace
 
-    from mcp_memory.server.run import run_http
+    from mcp_memory.server.runners.http import run_http
 
     settings = _settings()
     if host is not None and host.strip():
@@ -100,7 +100,7 @@ def hook(
     for the durable facts learned (PreCompact only marks the session). Always exits 0;
     failures are one line on stderr (docs/hooks.md).
     """
-    from mcp_memory.cli.hook import main as run_hook
+    from mcp_memory.cli.hooks.command import main as run_hook
 
     args: list[str] = [event]
     if tenant is not None:

@@ -1,6 +1,6 @@
 """The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
 (docs/hooks.md#how-it-is-fast); `serve-stdio` first marks itself starting for the hooks
-(cli/hook.py mark_serve_stdio_starting), then loads its own command only (cli/stdio.py); every other
+(cli/hooks/command.py mark_serve_stdio_starting), then loads its own command only (cli/stdio.py); every other
 command goes to cli/app.py, but `stats`, `list` and `forget` are first offered to cli/quick.py,
 which runs the common command lines of these three without Typer."""
 
@@ -12,13 +12,13 @@ import sys
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:]):
-        from mcp_memory.cli.hook import main as hook
+        from mcp_memory.cli.hooks.command import main as hook
 
         raise SystemExit(hook(args[1:]))
     if args[:1] == ["serve-stdio"] and not {"-h", "--help"} & set(args[1:]):
         import os
 
-        from mcp_memory.cli.hook import mark_serve_stdio_starting
+        from mcp_memory.cli.hooks.command import mark_serve_stdio_starting
 
         mark_serve_stdio_starting(args[1:], os.environ)  # before the app loads (docs/hooks.md#a-sessions-first-seconds)
         from mcp_memory.cli import stdio  # noqa: F401  its command alone: the other commands' modules stay unread

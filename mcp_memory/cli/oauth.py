@@ -1,5 +1,5 @@
 """`mcp-memory oauth check`: would serve-http accept this token, and if not, why
-(server/oauth_check.py; docs/oauth.md#checking-a-setup).
+(server/http/oauth_check.py; docs/oauth.md#checking-a-setup).
 
 Why: a refused token reaches a client as a bare 401; an operator needs the reason before the
 clients do, from the same settings the server would run with.
@@ -60,7 +60,7 @@ def oauth(
     audience, expiry, signature, scopes, tenant claim). Exits 1 when the token is refused or
     can do nothing; the token and the client secret are never printed.
     """
-    from mcp_memory.server.oauth_check import check
+    from mcp_memory.server.http.oauth_check import check
 
     settings = _settings()
     if settings.oauth is None:

@@ -61,7 +61,7 @@ def _facets(memory: Memory, with_time: bool = False) -> str:
     facets = [f"{memory.memory_type}/{memory.category}" if memory.category else memory.memory_type]
     if memory.scope == "conversation":
         facets.append("this conversation only")
-    from mcp_memory.server.render import stored_at
+    from mcp_memory.server.protocol.render import stored_at
 
     facets.append(f"stored {stored_at(memory.created_at, with_time)}")
     return ", ".join(facets)
@@ -95,7 +95,7 @@ def _indented(console: Any, text: Any, indent: int = 3) -> None:
 
 def print_recall(result: Any, as_json: bool) -> None:
     if as_json:
-        from mcp_memory.server.structured import recall_data
+        from mcp_memory.server.protocol.structured import recall_data
 
         data = recall_data(result)  # the tool's structured result, with the CLI's own two fields
         for record, ranked in zip(data["results"], result.results):
@@ -105,7 +105,7 @@ def print_recall(result: Any, as_json: bool) -> None:
         return
     console = _console()
     if not result.results and result.filtered_out:
-        from mcp_memory.server.render import filter_clauses
+        from mcp_memory.server.protocol.render import filter_clauses
 
         n = result.filtered_out
         found = f"{n} memory matched" if n == 1 else f"{n} memories matched"

@@ -27,7 +27,7 @@ def serve_stdio(tenant: TenantOption = None, conversation: ConversationOption = 
     command, so the CLI reads what a desktop client stored. Nothing but
     protocol messages is written to stdout; logs go to stderr.
     """
-    from mcp_memory.server.run import run_stdio
+    from mcp_memory.server.runners.stdio import run_stdio
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)

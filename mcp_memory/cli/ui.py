@@ -57,13 +57,13 @@ async def run_ui(settings: Any, caller: Caller, *, operator: bool, open_browser:
     import webbrowser
 
     from mcp_memory.app import open_service
-    from mcp_memory.server.http_serve import (
+    from mcp_memory.server.http.serve import (
         GracefulServer,
         bind_sockets,
         bound_port,
         make_uvicorn,
     )
-    from mcp_memory.server.run import storage_line
+    from mcp_memory.server.runners.boot import storage_line
     from mcp_memory.web.access import Access
     from mcp_memory.web.app import View, build_ui, local_caller
 

@@ -24,7 +24,7 @@ DEFAULT_SCOPES = ("memory:read", "memory:write", "memory:forget")
 @dataclass(frozen=True)
 class HttpLimits:
     """How long each phase of an HTTP request may take, and how many connections may be open
-    (server/http_limits.py). Times in milliseconds; `max_connections` None: 1000, or fewer when
+    (server/http/connections.py). Times in milliseconds; `max_connections` None: 1000, or fewer when
     the process may not open that many files."""
 
     header_timeout_ms: int = 10_000
@@ -35,7 +35,7 @@ class HttpLimits:
 
 @dataclass(frozen=True)
 class OAuthSettings:
-    """An OAuth 2.1 resource server (server/oauth.py): JWT access tokens from `issuer`, checked
+    """An OAuth 2.1 resource server (server/http/oauth.py): JWT access tokens from `issuer`, checked
     against its JWKS, issued for `audience` (by default this server's resource URL)."""
 
     issuer: str
@@ -57,7 +57,7 @@ class OAuthSettings:
     tenant_claim: str | None = None
     #: http:// issuer and JWKS URLs on a loopback address (tests only).
     allow_http_loopback: bool = False
-    #: RFC 7662 introspection for opaque tokens (server/introspection.py), with the client's credentials.
+    #: RFC 7662 introspection for opaque tokens (server/http/introspection.py), with the client's credentials.
     introspection_url: str | None = None
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
@@ -71,7 +71,7 @@ class OAuthSettings:
 
 @dataclass(frozen=True)
 class CallLimits:
-    """Per-process backpressure on `serve-http` (server/backpressure.py): a token bucket per tenant
+    """Per-process backpressure on `serve-http` (server/http/backpressure.py): a token bucket per tenant
     (`rate_per_s` sustained, `burst` at once), a cap on requests being answered at once, and
     the share of that cap one tenant may hold (`per_tenant`; None: a quarter of it)."""
 
@@ -89,7 +89,7 @@ class CallLimits:
 
 @dataclass(frozen=True)
 class MetricsSettings:
-    """Prometheus metrics (server/metrics.py), served on their own port when `port` is set."""
+    """Prometheus metrics (server/http/metrics.py), served on their own port when `port` is set."""
 
     port: int | None = None
     host: str = "127.0.0.1"

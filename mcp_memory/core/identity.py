@@ -3,7 +3,7 @@ they arrive as HTTP headers, CLI flags or environment variables (docs/context.md
 
 Each function takes the *name* of where the value came from, so a refusal names
 the header, flag or variable the user has to fix. Which headers carry them is
-the HTTP edge's business (server/headers.py).
+the HTTP edge's business (server/http/headers.py).
 """
 
 from __future__ import annotations

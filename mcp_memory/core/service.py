@@ -4,7 +4,7 @@ The MCP tools and the CLI commands are thin adapters over these methods. The
 service owns policy — ranking, dedup, visibility re-checks, ids, timestamps,
 the recency index and the access counters — and knows nothing about MCP, HTTP,
 Typer or headers. Results are structured values; each edge renders them in its
-own way (server/render.py for the text a model reads, cli/render.py for the
+own way (server/protocol/render.py for the text a model reads, cli/render.py for the
 operator's view and JSON).
 """
 

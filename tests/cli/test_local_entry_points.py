@@ -41,8 +41,9 @@ def test_the_default_tenant_is_local() -> None:
 
 
 def test_a_hook_without_a_tenant_uses_every_commands_default_tenant() -> None:
-    from mcp_memory.cli.hook import Options, caller_of
-    from mcp_memory.core import hooks, identity
+    from mcp_memory.cli.hooks.command import Options, caller_of
+    from mcp_memory.core import identity
+    from mcp_memory.server.hooks import folder as hooks
 
     assert hooks.DEFAULT_TENANT == identity.DEFAULT_TENANT == DEFAULT_TENANT
     assert caller_of(Options("UserPromptSubmit"), {}, {}) == (DEFAULT_TENANT, None)

@@ -16,8 +16,8 @@ NOT_BEFORE_INITIALIZE = (
     "mcp_memory.cli.oauth",
     "mcp_memory.cli.transfer",
     "mcp_memory.cli.ui",
-    "mcp_memory.server.http_serve",
-    "mcp_memory.server.search_docs",
+    "mcp_memory.server.http.serve",
+    "mcp_memory.server.protocol.search_docs",
     "mcp_memory.runtime.aws",
     "mcp_memory.runtime.heap",
     "ulid",
@@ -29,8 +29,11 @@ NOT_BEFORE_INITIALIZE = (
 
 #: Our own modules imported by the time `initialize` is answered (72 when this was written; 73 since
 #: cli/common.py's plumbing moved, unchanged, to cli/plumbing.py so stats, list and forget can run
-#: without Typer: the same code in one more file).
-OURS_MAX = 73
+#: without Typer: the same code in one more file; 80 since issue 37 gave the server and the hooks
+#: rooms: four package files holding only a docstring, the hooks' old core module in three (the
+#: hooks' wire and folder, the injection budget) and the runners' shared boot lines apart: the same
+#: code in seven more files, bench/RESULTS.md "Issue 37: the rooms").
+OURS_MAX = 80
 
 
 def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:

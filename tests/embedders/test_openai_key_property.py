@@ -23,7 +23,7 @@ from mcp_memory.core.errors import ConfigError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.openai import OpenAIEmbedder
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Clock, make_env
 
 PIECE = 4

@@ -1,5 +1,5 @@
 """The hooks' tests run `hook.main` in this process (tests/hooks/support.py run_hook). A hook whose
-own answer did not come in time ends its process at once (cli/hook.py EXIT, os._exit(0)): inside
+own answer did not come in time ends its process at once (cli/hooks/command.py EXIT, os._exit(0)): inside
 pytest that would end the whole run with status 0, every later test unreported. Here it fails the
 test instead; a test that means the hook to end replaces EXIT itself."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.cli import hook
+from mcp_memory.cli.hooks import command as hook
 
 
 @pytest.fixture(autouse=True)

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_memory.cli import hook
-from mcp_memory.core import hooks
+from mcp_memory.cli.hooks import command as hook
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.hook_socket import HookSocket
+from mcp_memory.server.hooks import folder as hooks
+from mcp_memory.server.hooks.listener import HookSocket
 
 COMMON = {
     "session_id": "abc123",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mcp_memory.core.digest import estimate_tokens
 from mcp_memory.core.model import Caller
-from mcp_memory.server.hook_text import RECALL_MORE, digest_text
-from mcp_memory.server.render import NOTES_ARE_DATA
+from mcp_memory.server.protocol.context import RECALL_MORE, digest_text
+from mcp_memory.server.protocol.render import NOTES_ARE_DATA
 from tests.conftest import DAY, Env
 
 ACME = Caller("acme")

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.cli import hook
-from mcp_memory.core import hooks
+from mcp_memory.cli.hooks import command as hook
 from mcp_memory.core.digest import estimate_tokens
 from mcp_memory.core.model import Caller
+from mcp_memory.server.hooks import folder as hooks
+from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX, DEFAULT_BUDGET
 from tests.conftest import Env
 from tests.hooks.support import environ, payload, pre_compact, run_hook, serving, session_start, stop, user_prompt
 
@@ -56,7 +57,7 @@ async def test_the_digest_holds_its_budget_from_memory_hook_budget(env: Env, ser
     for budget in (300, 1500, 3000):
         run = await run_hook(["SessionStart"], payload(session_start()), {**served, "MEMORY_HOOK_BUDGET": str(budget)})
         assert run.context is not None and estimate_tokens(run.context) <= budget
-        assert len(run.context) <= hooks.CONTEXT_CHARS_MAX
+        assert len(run.context) <= CONTEXT_CHARS_MAX
 
 
 async def test_a_budget_out_of_range_is_ignored_with_one_line_and_the_default_used(
@@ -65,7 +66,7 @@ async def test_a_budget_out_of_range_is_ignored_with_one_line_and_the_default_us
     for i in range(80):
         await env.service.remember(ACME, f"Service {i} listens on port {9000 + i} and logs to /var/log/svc{i}.")
     run = await run_hook(["SessionStart"], payload(session_start()), {**served, "MEMORY_HOOK_BUDGET": "99999"})
-    assert run.context is not None and estimate_tokens(run.context) <= hooks.DEFAULT_BUDGET
+    assert run.context is not None and estimate_tokens(run.context) <= DEFAULT_BUDGET
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert lines == [
         {
@@ -205,7 +206,7 @@ async def test_a_serving_process_of_another_tenant_is_not_asked(env: Env, tmp_pa
     variables = environ(tmp_path)
     other = await serving(env.service, variables, tenant="other")
     try:
-        from mcp_memory.core.hooks import Ask
+        from mcp_memory.server.hooks.wire import Ask
 
         with pytest.raises(hook.Unreachable):
             soon = time.monotonic() + 1.0
@@ -227,7 +228,7 @@ async def test_the_socket_is_mode_0600_and_gone_when_the_server_stops(env: Env, 
 
 async def test_a_second_serving_process_waits_and_takes_over_when_the_first_stops(env: Env, tmp_path: Path) -> None:
     from mcp_memory.core.logs import NullLog
-    from mcp_memory.server.hook_socket import HookSocket
+    from mcp_memory.server.hooks.listener import HookSocket
 
     variables = environ(tmp_path)
     first = await serving(env.service, variables)

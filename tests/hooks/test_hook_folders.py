@@ -26,11 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.cli import hook, hook_state
-from mcp_memory.core import hooks
+from mcp_memory.cli.hooks import command as hook
+from mcp_memory.cli.hooks import state as hook_state
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.hook_socket import HookSocket
+from mcp_memory.server.hooks import folder as hooks
+from mcp_memory.server.hooks.listener import HookSocket
 from tests.conftest import ROOT
 from tests.hooks.support import payload, run_hook, user_prompt
 
@@ -42,7 +43,7 @@ def mode(path: Path) -> int:
 @pytest.fixture
 def home() -> Iterator[Path]:
     """A fresh home with a short path: under pytest's tmp_path the socket's path would be too long
-    for a Unix socket, and the hooks would use a folder in /tmp instead (core/hooks.py socket_path)."""
+    for a Unix socket, and the hooks would use a folder in /tmp instead (server/hooks/folder.py socket_path)."""
     made = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))
     try:
         yield made

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.cli.hook import STARTING_SECONDS
+from mcp_memory.cli.hooks.command import STARTING_SECONDS
 from tests.conftest import ROOT
 from tests.hooks.support import payload, session_start, user_prompt
 
@@ -164,7 +164,7 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
     import socket
     import threading
 
-    from mcp_memory.core import hooks
+    from mcp_memory.server.hooks import folder as hooks
     from tests.support.http_process import imported_modules
 
     env = process_env(tmp_path)
@@ -206,15 +206,23 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
         "dataclasses",
         "typing",
     }
-    assert "mcp_memory.cli.hook" in loaded
+    assert "mcp_memory.cli.hooks.command" in loaded
     assert not heavy & loaded
-    assert not {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))}
+    # of the server's rooms only the hooks' wire and folder, and the budget they are held to: no tool, HTTP or store module
+    assert {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))} == {
+        "mcp_memory.server",
+        "mcp_memory.server.hooks",
+        "mcp_memory.server.hooks.folder",
+        "mcp_memory.server.hooks.wire",
+        "mcp_memory.server.protocol",
+        "mcp_memory.server.protocol.budget",
+    }
 
 
 def test_a_question_on_the_socket_nested_thousands_deep_is_refused_as_a_question(serve_stdio: dict[str, str]) -> None:
     import socket
 
-    from mcp_memory.core.hooks import socket_path
+    from mcp_memory.server.hooks.folder import socket_path
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)

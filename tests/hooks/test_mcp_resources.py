@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from mcp_memory.core.model import Caller
-from mcp_memory.server.resources import LIST_PAGE, MEMORY_TEMPLATE, PROMPT_NAME, RECENT_URI, STATIC_TTL_MS
+from mcp_memory.server.protocol.resources import LIST_PAGE, MEMORY_TEMPLATE, PROMPT_NAME, RECENT_URI, STATIC_TTL_MS
 from tests.conftest import ROOT, Env
 from tests.server.test_stdio import server_env
 from tests.support.http_support import mcp_client, serving

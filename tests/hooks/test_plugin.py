@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_memory.cli.hook import EVENTS
+from mcp_memory.cli.hooks.command import EVENTS
 from tests.conftest import ROOT
 
 PLUGIN = ROOT / "plugin"

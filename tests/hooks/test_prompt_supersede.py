@@ -4,9 +4,9 @@ backend's part in it, the stored vectors it reads, is the smoke suite's)."""
 
 from __future__ import annotations
 
-from mcp_memory.core.hooks import Ask
 from mcp_memory.core.model import Caller
-from mcp_memory.server.hook_answers import answer
+from mcp_memory.server.hooks.answers import answer
+from mcp_memory.server.hooks.wire import Ask
 from tests.conftest import Env
 
 ACME = Caller("acme")

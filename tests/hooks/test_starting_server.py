@@ -12,11 +12,11 @@ import stat
 import time
 from pathlib import Path
 
-from mcp_memory.cli import hook
-from mcp_memory.core import hooks
+from mcp_memory.cli.hooks import command as hook
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.hook_socket import HookSocket
+from mcp_memory.server.hooks import folder as hooks
+from mcp_memory.server.hooks.listener import HookSocket
 from tests.conftest import Env
 from tests.hooks.support import environ, payload, run_hook, user_prompt
 from tests.support.mcp_messages import INITIALIZE
@@ -213,7 +213,7 @@ async def test_a_prompt_with_nothing_listening_looks_for_a_marker_first_and_neve
 
 def broken_sdk(tmp_path: Path, body: str) -> dict[str, str]:
     """serve-stdio's variables with a package named as the SDK's first module earlier on the path,
-    standing in for a broken install (server/run.py imports the SDK after the socket listens and
+    standing in for a broken install (server/runners/stdio.py imports the SDK after the socket listens and
     the store opens)."""
     from tests.hooks.test_hook_process import process_env
 

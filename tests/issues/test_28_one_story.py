@@ -10,7 +10,7 @@ import json
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
 from tests.conftest import Env
 

@@ -258,7 +258,7 @@ def test_no_module_that_calls_aws_runs_work_off_the_loop_except_through_the_one_
 def test_the_scan_finds_every_module_that_calls_aws() -> None:
     assert set(aws_modules()) >= {
         "embedders/bedrock.py",
-        "server/search_docs.py",
+        "server/protocol/search_docs.py",
         "stores/s3/errors.py",
         "stores/s3/startup.py",
         "stores/s3/objects.py",

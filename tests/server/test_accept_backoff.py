@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_memory.server import http_serve
-from mcp_memory.server.http_serve import ACCEPT_PAUSE_S, ListeningSocket
+from mcp_memory.server.http import serve as http_serve
+from mcp_memory.server.http.serve import ACCEPT_PAUSE_S, ListeningSocket
 from tests.support.http_process import clean_env, http_process
 
 OPEN_FILES = 96

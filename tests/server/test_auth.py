@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_memory.server.auth import auth_lines, bearer_matches, is_loopback
+from mcp_memory.server.http.auth import auth_lines, bearer_matches, is_loopback
 
 KEY = "s3cret"
 

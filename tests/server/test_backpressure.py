@@ -14,7 +14,7 @@ import numpy as np
 from mcp_memory.app import open_service
 from mcp_memory.config import CallLimits, HttpLimits, Settings
 from mcp_memory.embedders.fake import FakeEmbedder
-from mcp_memory.server.backpressure import TenantBuckets
+from mcp_memory.server.http.backpressure import TenantBuckets
 from tests.support.http_support import mcp_client, serving
 
 ACCEPT = {"accept": "application/json, text/event-stream"}

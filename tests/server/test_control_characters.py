@@ -17,7 +17,7 @@ from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Clock, open_env
 from tests.support.http_support import Running, serving
 
@@ -143,7 +143,7 @@ async def test_nul_in_a_tenant_header_is_refused_with_400_and_no_error_line(serv
 
 async def test_nul_in_a_tenant_header_that_reaches_the_app_is_a_refusal_naming_it() -> None:
     from mcp_memory.core.errors import ContextError
-    from mcp_memory.server.headers import caller_from_headers
+    from mcp_memory.server.http.headers import caller_from_headers
 
     with pytest.raises(ContextError, match="^x-tenant-id must start with a letter or digit"):
         caller_from_headers(None, ["ac\x00me"], None)

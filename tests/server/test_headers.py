@@ -8,7 +8,7 @@ import pytest
 
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.model import Caller
-from mcp_memory.server.headers import caller_from_headers, parse_tenant_header
+from mcp_memory.server.http.headers import caller_from_headers, parse_tenant_header
 
 TENANT_RULE = "must start with a letter or digit and contain only letters, digits, '.', '_' or '-'"
 CONVERSATION_RULE = "may carry printable ASCII only, with no whitespace"

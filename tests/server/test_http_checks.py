@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from mcp_memory.server.http_app import MAX_BODY_BYTES
+from mcp_memory.server.http.app import MAX_BODY_BYTES
 from tests.conftest import Clock, make_env
 from tests.support.http_support import Running, serving
 

@@ -14,10 +14,11 @@ import pytest
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import ContextError, StartupError
 from mcp_memory.core.logs import JsonLog, library_logs_as_json
-from mcp_memory.server.http_app import caller_from_request
-from mcp_memory.server.http_serve import bind_sockets, bound_port, url_for
-from mcp_memory.server.run import boot_lines, storage_line
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.http.app import caller_from_request
+from mcp_memory.server.http.serve import bind_sockets, bound_port, url_for
+from mcp_memory.server.protocol.tools import ToolLayer
+from mcp_memory.server.runners.boot import storage_line
+from mcp_memory.server.runners.http import boot_lines
 from tests.conftest import Clock, make_env
 
 
@@ -144,8 +145,8 @@ def test_library_warnings_become_json_lines_without_their_traceback() -> None:
 async def test_a_server_that_cannot_start_is_a_startup_error_and_the_service_is_closed_once() -> None:
     from contextlib import asynccontextmanager
 
-    from mcp_memory.server.http_app import HttpApp
-    from mcp_memory.server.http_serve import GracefulServer, make_uvicorn
+    from mcp_memory.server.http.app import HttpApp
+    from mcp_memory.server.http.serve import GracefulServer, make_uvicorn
 
     class Unstartable:
         @asynccontextmanager

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.http_serve import GracefulServer
+from mcp_memory.server.http.serve import GracefulServer
 from tests.conftest import Clock, make_env
 from tests.server.test_http_concurrency import GatedEmbedder
 from tests.support.http_support import serving

@@ -12,7 +12,7 @@ import pytest
 from mcp_memory.core.errors import StoreError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import IN_DOUBT, ToolLayer
+from mcp_memory.server.protocol.tools import IN_DOUBT, ToolLayer
 from tests.conftest import Clock, open_env
 
 ACME = Caller("acme")

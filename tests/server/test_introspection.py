@@ -17,8 +17,8 @@ from mcp_memory.app import open_service
 from mcp_memory.config import OAuthSettings, Settings
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.core.logs import NullLog
-from mcp_memory.server.introspection import IntrospectionVerifier, TokenVerifiers
-from mcp_memory.server.oauth import JwtVerifier
+from mcp_memory.server.http.introspection import IntrospectionVerifier, TokenVerifiers
+from mcp_memory.server.http.oauth import JwtVerifier
 from tests.support.http_support import Running, mcp_client, serving, text
 from tests.support.issuer import CLIENT_ID, CLIENT_SECRET, ISSUER, RESOURCE, Issuer, issuer_server
 

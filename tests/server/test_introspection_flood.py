@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.core.logs import NullLog
-from mcp_memory.server import introspection
-from mcp_memory.server.introspection import FAILURE_BURST, IntrospectionVerifier, TokenVerifiers
-from mcp_memory.server.oauth import JwtVerifier, TokenRefused
+from mcp_memory.server.http import introspection
+from mcp_memory.server.http.introspection import FAILURE_BURST, IntrospectionVerifier, TokenVerifiers
+from mcp_memory.server.http.oauth import JwtVerifier, TokenRefused
 from tests.server.test_introspection import Clock, description, post, service, settings_for
 from tests.support.http_support import serving
 from tests.support.issuer import Issuer, issuer_server

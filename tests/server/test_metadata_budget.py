@@ -16,7 +16,7 @@ import pytest
 from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Clock, open_env
 
 ACME = Caller("acme")

@@ -11,8 +11,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from mcp_memory.app import open_service
 from mcp_memory.config import HttpLimits, Settings
 from mcp_memory.core.logs import NullLog
-from mcp_memory.server.metrics import Metrics
-from mcp_memory.server.metrics_http import MetricsEndpoint
+from mcp_memory.server.http.metrics import Metrics
+from mcp_memory.server.http.metrics_endpoint import MetricsEndpoint
 from tests.support.http_support import mcp_client, serving
 
 SECRET_CONTENT = "the-launch-code-is-4711"
@@ -118,7 +118,7 @@ async def test_the_metrics_port_answers_only_get_metrics() -> None:
 
 def test_a_metrics_port_in_use_is_a_start_up_error_naming_it() -> None:
     from mcp_memory.core.errors import StartupError
-    from mcp_memory.server.http_serve import bind_sockets
+    from mcp_memory.server.http.serve import bind_sockets
 
     taken = bind_sockets("127.0.0.1", 0)
     try:

@@ -16,9 +16,9 @@ from aiohttp import web
 
 from mcp_memory.config import OAuthSettings
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.introspection import IntrospectionVerifier
-from mcp_memory.server.oauth import TokenRefused
-from mcp_memory.server.run import oauth_lines
+from mcp_memory.server.http.introspection import IntrospectionVerifier
+from mcp_memory.server.http.oauth import TokenRefused
+from mcp_memory.server.runners.http import oauth_lines
 from tests.server.test_oauth import METADATA_URL, challenge, oauth_settings, post, service
 from tests.support.http_support import Running, serving
 from tests.support.issuer import CLIENT_ID, CLIENT_SECRET, ISSUER, RESOURCE, Issuer, issuer_server

@@ -21,7 +21,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from mcp_memory.app import open_service
 from mcp_memory.config import OAuthSettings, Settings
 from mcp_memory.core.logs import NullLog
-from mcp_memory.server.oauth import JwtVerifier
+from mcp_memory.server.http.oauth import JwtVerifier
 from tests.support.http_support import Running, mcp_client, serving, text
 from tests.support.issuer import ISSUER, RESOURCE, Issuer, issuer_server
 

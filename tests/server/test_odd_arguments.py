@@ -13,7 +13,7 @@ import pytest
 
 from mcp_memory.app import open_service
 from mcp_memory.config import Settings
-from mcp_memory.server.metrics import Metrics
+from mcp_memory.server.http.metrics import Metrics
 from tests.support.http_support import mcp_client, serving, text
 
 TENANT = [("x-memory-tenant", "acme")]

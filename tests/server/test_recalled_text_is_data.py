@@ -12,8 +12,8 @@ import pytest
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.search_docs import DocHit, render_docs
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.search_docs import DocHit, render_docs
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Env
 
 ACME = Caller("acme")

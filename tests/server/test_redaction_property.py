@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.openai import OpenAIEmbedder
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Clock, make_env
 from tests.support.standins import OpenAIStandIn
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from mcp_memory.core.model import Caller
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from tests.conftest import Env, make_env
 from tests.support.real_model import RememberedModel
 

@@ -22,8 +22,8 @@ from mcp_memory.config import Settings
 from mcp_memory.core.errors import DocsError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.search_docs import DocHit, DocsRetriever, parse_results, render_docs
-from mcp_memory.server.tools import build_tool_layer
+from mcp_memory.server.protocol.search_docs import DocHit, DocsRetriever, parse_results, render_docs
+from mcp_memory.server.protocol.tools import build_tool_layer
 from tests.conftest import ROOT
 from tests.support.standins import KnowledgeBaseStandIn
 
@@ -381,7 +381,7 @@ def test_building_the_layer_with_a_knowledge_base_loads_no_aws_code_until_the_fi
         "import json, sys\n"
         "from mcp_memory.config import Settings\n"
         "from mcp_memory.core.logs import NullLog\n"
-        "from mcp_memory.server.tools import build_tool_layer\n"
+        "from mcp_memory.server.protocol.tools import build_tool_layer\n"
         "tools = build_tool_layer(Settings(knowledge_base_id='KBTEST1234'), object(), NullLog())\n"
         "assert tools.catalogue[-1].name == 'search_docs'\n"
         "print(json.dumps([m for m in ('boto3', 'botocore') if m in sys.modules]))\n"

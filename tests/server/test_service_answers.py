@@ -1,6 +1,6 @@
 """What the service's answers read as, word for word (docs/recall.md, docs/remember.md,
 docs/tools.md, docs/memories.md): MemoryService's results on the in-memory store, rendered by
-server/render.py as the tools send them. The behaviour beneath the words is
+server/protocol/render.py as the tools send them. The behaviour beneath the words is
 tests/core/test_service.py's."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 import pytest
 
 from mcp_memory.core.model import Caller, Memory
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from tests.conftest import Env
 from tests.conftest import make_env as new_env
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from mcp_memory.server.stdio_transport import MAX_LINE_BYTES, _Lines, request_id, screen
+from mcp_memory.server.runners.stdio_transport import MAX_LINE_BYTES, _Lines, request_id, screen
 from tests.conftest import ROOT
 from tests.server.test_stdio import params, server_env
 from tests.support.mcp_messages import INITIALIZE, INITIALIZED

@@ -10,8 +10,8 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_memory.config import CallLimits
-from mcp_memory.server.backpressure import TenantBuckets
-from mcp_memory.server.metrics import MAX_TENANT_LABELS, OTHER_TENANT, Metrics
+from mcp_memory.server.http.backpressure import TenantBuckets
+from mcp_memory.server.http.metrics import MAX_TENANT_LABELS, OTHER_TENANT, Metrics
 from tests.server.test_metrics import service
 from tests.support.http_support import mcp_client, serving
 

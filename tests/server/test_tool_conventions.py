@@ -18,9 +18,9 @@ from mcp import Client
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.mcp_server import build_mcp_server
-from mcp_memory.server.search_docs import DocHit
-from mcp_memory.server.tools import build_tool_layer
+from mcp_memory.server.protocol.search_docs import DocHit
+from mcp_memory.server.protocol.server import build_mcp_server
+from mcp_memory.server.protocol.tools import build_tool_layer
 from tests.conftest import Env
 from tests.support.http_support import mcp_client, serving
 

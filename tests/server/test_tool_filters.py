@@ -10,7 +10,7 @@ import pytest
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import DAY, T0, Env
 from tests.core.test_filters import QUERY, memory, put
 from tests.core.test_time_filters import at

@@ -9,7 +9,7 @@ import io
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import T0, Env
 
 ACME = Caller("acme")

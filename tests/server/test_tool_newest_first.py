@@ -12,7 +12,7 @@ from mcp_memory.core import supersede
 from mcp_memory.core.ids import iso
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory, Ranked
-from mcp_memory.server.tools import TOOLS, ToolLayer
+from mcp_memory.server.protocol.tools import TOOLS, ToolLayer
 from tests.conftest import T0, Env
 
 ACME = Caller("acme")

@@ -11,8 +11,8 @@ import pytest
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import RememberResult
-from mcp_memory.server import render
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol import render
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import Env
 from tests.core.test_replaces import NEW, OLD, OTHER, stored
 
@@ -53,7 +53,7 @@ async def test_the_tool_takes_one_id_as_a_string_and_says_what_it_replaced(env: 
 
 
 async def test_the_structured_result_carries_what_was_replaced_and_the_close_memory(env: Env) -> None:
-    from mcp_memory.server.structured import remember_data
+    from mcp_memory.server.protocol.structured import remember_data
 
     old_id = await stored(env, OLD)
     near = remember_data(await env.service.remember(ACME, OLD.replace("three", "four")))

@@ -13,7 +13,7 @@ import pytest
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.service import ForgetResult, ListResult, RecallResult, RememberResult, StatsResult
-from mcp_memory.server.tools import TOOLS, ToolLayer
+from mcp_memory.server.protocol.tools import TOOLS, ToolLayer
 from tests.conftest import Env
 
 ACME = Caller("acme")

@@ -20,7 +20,7 @@ import pytest
 from mcp_memory.core import keywords
 from mcp_memory.core.model import Caller
 from mcp_memory.embedders.base import Embedder, check_vectors
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from tests.conftest import SERVICE_BACKENDS, Env, open_env
 
 ACME = Caller("acme")

@@ -15,7 +15,7 @@ import pytest
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.logs import NullLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from tests.conftest import SERVICE_BACKENDS, Clock, Env, open_env
 
 ACME = Caller("acme")

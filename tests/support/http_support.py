@@ -19,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_memory.config import HttpLimits
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.service import MemoryService
-from mcp_memory.server.http_app import HttpApp
-from mcp_memory.server.http_serve import SHUTDOWN_LIMIT_S, GracefulServer, bind_sockets, bound_port, make_uvicorn
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.http.app import HttpApp
+from mcp_memory.server.http.serve import SHUTDOWN_LIMIT_S, GracefulServer, bind_sockets, bound_port, make_uvicorn
+from mcp_memory.server.protocol.tools import ToolLayer
 
 Headers = Sequence[tuple[str, str]]
 

@@ -19,7 +19,7 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.http_serve import GracefulServer, bind_sockets, bound_port, make_uvicorn
+from mcp_memory.server.http.serve import GracefulServer, bind_sockets, bound_port, make_uvicorn
 from mcp_memory.web.access import Access
 from mcp_memory.web.app import View, build_ui, local_caller
 from tests.conftest import DAY, Env, open_env

@@ -16,9 +16,9 @@ import pytest
 
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.http_app import HttpApp
-from mcp_memory.server.run import web_view
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.http.app import HttpApp
+from mcp_memory.server.protocol.tools import ToolLayer
+from mcp_memory.server.runners.http import web_view
 from mcp_memory.web.access import Access
 from tests.conftest import ROOT, Env
 from tests.server.test_stdio import server_env

@@ -22,7 +22,7 @@ from mcp_memory.core.logs import JsonLog, NullLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.embedders.local.embedder import LocalEmbedder
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
 
 MARKER = "zq-secret-deploy-7731"

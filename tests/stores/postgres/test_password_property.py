@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError
-from mcp_memory.server.run import storage_line
+from mcp_memory.server.runners.boot import storage_line
 from mcp_memory.stores.postgres.store import open_postgres
 
 PIECE = 4

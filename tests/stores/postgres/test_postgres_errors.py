@@ -14,7 +14,7 @@ import pytest
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Caller
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.postgres.db import scrub
 from tests.stores.postgres.test_postgres import close_pair, embedding_type, open_pair

@@ -13,7 +13,7 @@ from mcp_memory.app import open_service
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.support import pg_support
 
 ACME = Caller("acme")

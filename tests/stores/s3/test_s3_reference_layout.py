@@ -14,7 +14,7 @@ import pytest
 
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.model import Caller
-from mcp_memory.server.render import text as shown
+from mcp_memory.server.protocol.render import text as shown
 from tests.conftest import Clock, Env
 from tests.support.moto_endpoint import seed_objects
 

@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from mcp_memory.core.hooks import digest_hex, private_folder
+from mcp_memory.server.hooks.folder import digest_hex, private_folder
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:

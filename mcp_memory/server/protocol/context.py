@@ -2,7 +2,7 @@
 rendered as recall renders them (render.render_memory, quoted as data), within a token budget.
 
 A text is None when nothing qualifies: no memory, or none that fits. Every text stays under
-hooks.CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
+budget.py's CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
-from mcp_memory.core.hooks import CONTEXT_CHARS_MAX
 from mcp_memory.core.model import Memory
 from mcp_memory.core.service import RecallResult
-from mcp_memory.server.quoting import inline
-from mcp_memory.server.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
+from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX
+from mcp_memory.server.protocol.quoting import inline
+from mcp_memory.server.protocol.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
 
 #: The digest's last line: how to find what it left out.
 RECALL_MORE = (

@@ -33,7 +33,7 @@ from mcp_memory.core.errors import ContextError, StartupError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.headers import (
+from mcp_memory.server.http.headers import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
     TENANT_HEADER,
@@ -109,7 +109,7 @@ def required_scopes(body: bytes, settings: OAuthSettings) -> list[str]:
     for the methods that return memories (READ_METHODS). Anything else (the handshake, the
     lists of tools, templates and prompts, a malformed body the SDK will refuse) needs none
     beyond a valid token."""
-    from mcp_memory.server.json_limits import JsonRefused, loads_bytes
+    from mcp_memory.server.bounded_json import JsonRefused, loads_bytes
 
     try:
         parsed = loads_bytes(body)
@@ -250,7 +250,7 @@ class JwksCache:
         import aiohttp
         import jwt
 
-        from mcp_memory.server.json_limits import loads_bytes
+        from mcp_memory.server.bounded_json import loads_bytes
 
         self.fetches += 1
         try:

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.json_limits import _TOKENS, INVALID_REQUEST, PARSE_ERROR, JsonRefused, loads
+from mcp_memory.server.bounded_json import _TOKENS, INVALID_REQUEST, PARSE_ERROR, JsonRefused, loads
 
 #: The longest line read (what serve-http takes as a body).
 MAX_LINE_BYTES = 1024 * 1024

@@ -1,13 +1,14 @@
 """A hook's question answered by the service: the same code whether the serving process
-answers it on its socket (hook_socket.py) or the hook's own process does (cli/hook.py)."""
+answers it on its socket (listener.py) or the hook's own process does (cli/hooks/command.py)."""
 
 from __future__ import annotations
 
 from mcp_memory.core.errors import InvalidArgument
-from mcp_memory.core.hooks import Ask, query_of
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
-from mcp_memory.server import hook_text
+from mcp_memory.server.hooks.wire import Ask
+from mcp_memory.server.protocol import context
+from mcp_memory.server.protocol.budget import query_of
 
 
 def _readable(text: str) -> str:
@@ -19,7 +20,7 @@ def _readable(text: str) -> str:
 async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str | None, list[str]]:
     """(the text to inject or None, the ids of the memories in it)."""
     if ask.kind == "digest":
-        return hook_text.digest_text(await service.digest(caller), ask.budget, ask.exclude)
+        return context.digest_text(await service.digest(caller), ask.budget, ask.exclude)
     query = _readable(query_of(ask.prompt)).strip()
     if not query:
         return None, []
@@ -27,4 +28,4 @@ async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str 
         result = await service.recall(caller, query, mode="precision")
     except InvalidArgument:  # whatever recall refuses, the prompt goes on without memories
         return None, []
-    return hook_text.prompt_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)
+    return context.prompt_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)

@@ -18,12 +18,12 @@ from typing import Any
 
 from mcp_memory.core.arguments import MEMORY_ID
 from mcp_memory.core.errors import ContextError, InvalidArgument
-from mcp_memory.core.hooks import DEFAULT_BUDGET, QUERY_CHARS
 from mcp_memory.core.model import Caller, Memory
-from mcp_memory.server import render
-from mcp_memory.server.hook_text import digest_text
-from mcp_memory.server.quoting import inline
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol import render
+from mcp_memory.server.protocol.budget import DEFAULT_BUDGET, QUERY_CHARS
+from mcp_memory.server.protocol.context import digest_text
+from mcp_memory.server.protocol.quoting import inline
+from mcp_memory.server.protocol.tools import ToolLayer
 
 MEMORY_URI = "memory://memories/"
 MEMORY_TEMPLATE = "memory://memories/{id}"

@@ -36,8 +36,8 @@ from mcp.server.auth.provider import AccessToken
 
 from mcp_memory.config import OAuthSettings
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.json_limits import JsonRefused, loads_bytes
-from mcp_memory.server.oauth import Grant, JwtVerifier, TokenRefused, check_times, grant_of, scopes_of
+from mcp_memory.server.bounded_json import JsonRefused, loads_bytes
+from mcp_memory.server.http.oauth import Grant, JwtVerifier, TokenRefused, check_times, grant_of, scopes_of
 
 #: Tokens whose introspection is cached at most (the least recently used go first); the
 #: refused ones are held apart, so a flood of bad tokens cannot push the good ones out.

@@ -39,7 +39,7 @@ MAX_BUCKETS = 10_000
 #: The shortest time between two scans for idle buckets once the cap is reached.
 PRUNE_EVERY_S = 1.0
 #: Where the app leaves, in a request's ASGI scope, how long its 429 told the client to wait;
-#: the HTTP protocol (server/http_limits.py) reads that connection's next request no sooner.
+#: the HTTP protocol (server/http/connections.py) reads that connection's next request no sooner.
 HOLD_KEY = "mcp_memory.hold_s"
 #: The longest a connection is held after a 429, whatever the wait.
 MAX_HOLD_S = 1.0

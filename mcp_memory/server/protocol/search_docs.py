@@ -22,8 +22,8 @@ from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import AwsClient, Closed
-from mcp_memory.server.catalogue import LIMIT_SCHEMA, Answer, Hints, ToolSpec
-from mcp_memory.server.quoting import inline, quoted
+from mcp_memory.server.protocol.catalogue import LIMIT_SCHEMA, Answer, Hints, ToolSpec
+from mcp_memory.server.protocol.quoting import inline, quoted
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000

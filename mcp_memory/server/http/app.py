@@ -9,13 +9,13 @@ For every request, on the path alone (the query string never matters):
    anything else but exactly `/mcp` → 404.
 3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
 4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
-   With OAuth (server/oauth.py) the key still works, and any other bearer is
+   With OAuth (server/http/oauth.py) the key still works, and any other bearer is
    checked as a JWT: 401 pointing at the protected-resource document, which
    is served (RFC 9728) before step 2 under /.well-known/.
 5. any method but POST → 405. A stateless server has nothing to push on a
    GET stream (the SDK would hold one open, silent, until shutdown) and no
    session for a DELETE to end.
-6. limits (server/backpressure.py): the process already answering its cap → 503;
+6. limits (server/http/backpressure.py): the process already answering its cap → 503;
    the tenant holding its share of the cap, or over its rate → 429; all with
    Retry-After, at once, before the body is read (the connection's next
    request is then read no sooner than Retry-After says).
@@ -47,19 +47,19 @@ from mcp_memory.config import CallLimits, OAuthSettings
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.auth import WWW_AUTHENTICATE, bearer_matches
-from mcp_memory.server.backpressure import HOLD_KEY, TenantBuckets, retry_after
-from mcp_memory.server.headers import (
+from mcp_memory.server.bounded_json import MAX_DEPTH, too_deep
+from mcp_memory.server.http.auth import WWW_AUTHENTICATE, bearer_matches
+from mcp_memory.server.http.backpressure import HOLD_KEY, TenantBuckets, retry_after
+from mcp_memory.server.http.headers import (
     CONVERSATION_HEADER,
     STAMPED_TENANT_HEADER,
     TENANT_HEADER,
     caller_from_headers,
     tenant_required_message,
 )
-from mcp_memory.server.json_limits import MAX_DEPTH, too_deep
-from mcp_memory.server.metrics import Metrics, MetricsLog
-from mcp_memory.server.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.http.metrics import Metrics, MetricsLog
+from mcp_memory.server.http.oauth import FULL_GRANT, GRANT_KEY, WELL_KNOWN, Grant, TokenRefused
+from mcp_memory.server.protocol.tools import ToolLayer
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -208,12 +208,12 @@ class HttpApp:
         self.verifier = verifier
         self.metadata: Any = None
         if oauth is not None:
-            from mcp_memory.server.oauth import JwtVerifier, metadata_router
+            from mcp_memory.server.http.oauth import JwtVerifier, metadata_router
 
             if verifier is None:
                 verifier = JwtVerifier(oauth, log)
                 if oauth.introspection_url is not None:  # opaque tokens too (RFC 7662)
-                    from mcp_memory.server.introspection import IntrospectionVerifier, TokenVerifiers
+                    from mcp_memory.server.http.introspection import IntrospectionVerifier, TokenVerifiers
 
                     verifier = TokenVerifiers(verifier, IntrospectionVerifier(oauth, log))
             self.verifier = verifier
@@ -295,7 +295,7 @@ class HttpApp:
             await send_json(send, 400, DEEP_BODY)
             return
         if self.oauth is not None and grant.scopes is not None:
-            from mcp_memory.server.oauth import challenge, required_scopes
+            from mcp_memory.server.http.oauth import challenge, required_scopes
 
             missing = grant.missing(required_scopes(body, self.oauth))
             if missing:
@@ -326,7 +326,7 @@ class HttpApp:
                 await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
                 return None
             return FULL_GRANT
-        from mcp_memory.server.oauth import challenge
+        from mcp_memory.server.http.oauth import challenge
 
         if self.api_key and bearer_matches(authorization, self.api_key):
             return FULL_GRANT
@@ -477,6 +477,6 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 
 def _default_server(tools: ToolLayer) -> Any:
     """The MCP server an app gets when it is not handed one (tests and embedders of the app)."""
-    from mcp_memory.server.mcp_server import build_mcp_server
+    from mcp_memory.server.protocol.server import build_mcp_server
 
     return build_mcp_server(tools, caller_from_request)

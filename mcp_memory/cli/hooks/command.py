@@ -1,7 +1,7 @@
 """`mcp-memory hook EVENT`: a Claude Code hook, reading the event's JSON on stdin (docs/hooks.md).
 
 It runs before every prompt, so it is small on purpose: it imports the standard library and
-core/hooks.py, asks the serving process on its socket (server/hook_socket.py), and only
+the hooks' wire and folder (server/hooks/), asks the serving process on its socket (server/hooks/listener.py), and only
 when nothing listens there opens the store itself, in a thread it waits MEMORY_HOOK_TIMEOUT_MS
 for (1 s; SessionStart 4 s), looking again for the socket meanwhile. A serving process still
 starting is waited for up to STARTING_WAIT_MS (docs/hooks.md#a-sessions-first-seconds). Whatever happens it exits 0: a failure is one JSON line on stderr (Claude Code's debug
@@ -20,8 +20,9 @@ import os
 import sys
 import time
 
-from mcp_memory.core import hooks
-from mcp_memory.core.hooks import Ask
+from mcp_memory.server.hooks import folder
+from mcp_memory.server.hooks.wire import CONFIDENCES, Ask
+from mcp_memory.server.protocol.budget import BUDGET_MAX, BUDGET_MIN, DEFAULT_BUDGET, DEFAULT_LIMIT, LIMIT_MAX, query_of
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -155,8 +156,8 @@ class HookSettings:
 
     def __init__(
         self,
-        budget: int = hooks.DEFAULT_BUDGET,
-        limit: int = hooks.DEFAULT_LIMIT,
+        budget: int = DEFAULT_BUDGET,
+        limit: int = DEFAULT_LIMIT,
         min_confidence: str = "high",
         capture: bool = False,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
@@ -175,17 +176,15 @@ class HookSettings:
     @classmethod
     def read(cls, environ: Mapping[str, str], hook: str) -> HookSettings:
         confidence = (environ.get("MEMORY_HOOK_MIN_CONFIDENCE") or "high").strip().lower()
-        if confidence not in hooks.CONFIDENCES:
+        if confidence not in CONFIDENCES:
             log("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected="high|medium")
             confidence = "high"
         capture = (environ.get("MEMORY_HOOK_CAPTURE") or "").strip().lower()
         if capture not in ("", "0", "1", "true", "false", "yes", "no", "on", "off"):
             log("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
         return cls(
-            budget=_integer(
-                environ, "MEMORY_HOOK_BUDGET", hooks.DEFAULT_BUDGET, hooks.BUDGET_MIN, hooks.BUDGET_MAX, hook
-            ),
-            limit=_integer(environ, "MEMORY_HOOK_LIMIT", hooks.DEFAULT_LIMIT, 1, hooks.LIMIT_MAX, hook),
+            budget=_integer(environ, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook),
+            limit=_integer(environ, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook),
             min_confidence=confidence,
             capture=capture in ("1", "true", "yes", "on"),
             timeout_ms=_integer(
@@ -209,7 +208,7 @@ def caller_of(options: Options, payload: Mapping[str, Any], environ: Mapping[str
     if tenant is None or not tenant.strip():
         tenant, tenant_name = environ.get("MEMORY_TENANT"), "MEMORY_TENANT"
     if tenant is None or not tenant.strip():
-        tenant = hooks.DEFAULT_TENANT
+        tenant = folder.DEFAULT_TENANT
     conversation, conversation_name = options.conversation, "--conversation"
     if conversation is None:
         conversation, conversation_name = environ.get("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
@@ -234,7 +233,7 @@ def ask_socket(ask: Ask, path: Path, deadline: float, starting_deadline: float) 
     """The serving process's answer by `deadline` (time.monotonic), or by `starting_deadline` when
     its marker says it is still starting. Unreachable when nothing listens or it refused; NotOurs
     when the socket's folder is not this user's own (whatever listens there is not this user's server)."""
-    if not hooks.own_folder(path.parent):
+    if not folder.own_folder(path.parent):
         raise Unreachable("FileNotFoundError")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -243,7 +242,7 @@ def ask_socket(ask: Ask, path: Path, deadline: float, starting_deadline: float) 
             sock.connect(str(path))
         except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
             raise Unreachable(type(exc).__name__) from None
-        if hooks.server_starting(path):
+        if folder.server_starting(path):
             deadline = max(deadline, starting_deadline)
         sock.sendall(ask.to_line())
         chunks: list[bytes] = []
@@ -280,7 +279,7 @@ class Here:
     def _work(self, ask: Ask, environ: Mapping[str, str]) -> None:
         import asyncio
 
-        from mcp_memory.cli.hook_fallback import answer_here
+        from mcp_memory.cli.hooks.fallback import answer_here
 
         try:
             self.outcome.append(asyncio.run(answer_here(ask, environ)))
@@ -313,19 +312,19 @@ def ask(
     started = time.monotonic()
     deadline = started + seconds
     starting_deadline = started + max(seconds, starting_seconds or 0.0)
-    path = hooks.socket_path(question.tenant, environ)
+    path = folder.socket_path(question.tenant, environ)
     try:
         return ask_socket(question, path, deadline, starting_deadline)
     except Unreachable:
         pass
-    except hooks.NotOurs:
+    except folder.NotOurs:
         raise  # main says so
     except (OSError, ValueError) as exc:
         log("hook_server_failed", hook, reason=type(exc).__name__)
         return None, []
     here: Here | None = None
     while True:
-        starting = hooks.server_starting(path)
+        starting = folder.server_starting(path)
         if starting and deadline < starting_deadline:  # serve-stdio is on its way
             deadline = starting_deadline
         # a prompt answered here loads the model: not while serve-stdio, loading it too, is on its way
@@ -344,7 +343,7 @@ def ask(
                 return ask_socket(question, path, deadline, starting_deadline)
             except Unreachable:
                 pass
-            except hooks.NotOurs as exc:
+            except folder.NotOurs as exc:
                 log("hook_folder_refused", hook, reason=exc.reason)
                 raise TimedOut from None
             except (OSError, ValueError) as exc:
@@ -367,7 +366,7 @@ def mark_serve_stdio_starting(args: Sequence[str], environ: Mapping[str, str]) -
             tenant = inline if equals else (args[i + 1] if i + 1 < len(args) else None)
     try:
         chosen, _ = caller_of(Options("SessionStart", tenant), {}, environ)
-        hooks.EARLY_MARKER = hooks.mark_starting(hooks.socket_path(chosen, environ))
+        folder.EARLY_MARKER = folder.mark_starting(folder.socket_path(chosen, environ))
     except (OSError, ValueError):
         pass
 
@@ -392,7 +391,7 @@ def _session_id(payload: Mapping[str, Any]) -> str | None:
 
 def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
     """The JSON to print for this event, or None to print nothing."""
-    from mcp_memory.cli import hook_state
+    from mcp_memory.cli.hooks import state as hook_state
 
     event = options.event
     settings = HookSettings.read(environ, event)
@@ -402,7 +401,7 @@ def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]
         if not settings.capture or session_id is None:
             return None
         tenant, _ = caller_of(options, payload, environ)
-        with hook_state.session(hooks.state_path(tenant, environ), session_id) as state:
+        with hook_state.session(folder.state_path(tenant, environ), session_id) as state:
             if event == "PreCompact":  # a long session: the next stop asks, whatever its prompt count
                 state.compacted = True
                 return None
@@ -415,7 +414,7 @@ def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]
 
     tenant, conversation = caller_of(options, payload, environ)
     if session_id is not None:
-        state_file = hooks.state_path(tenant, environ)
+        state_file = folder.state_path(tenant, environ)
     shown: frozenset[str] = frozenset()
     if event == "SessionStart":
         kind, prompt = "digest", ""
@@ -429,7 +428,7 @@ def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]
         sent = payload.get("prompt")
         if not isinstance(sent, str) or not sent.strip():
             return None
-        kind, prompt = "prompt", hooks.query_of(sent)
+        kind, prompt = "prompt", query_of(sent)
         if state_file is not None and session_id is not None:
             with hook_state.session(state_file, session_id) as state:
                 state.prompts += 1
@@ -469,7 +468,7 @@ def main(
     except TimedOut:
         _flush_and_exit(out)
         return 0
-    except hooks.NotOurs as exc:  # the socket's or the session state's folder: not this user's own
+    except folder.NotOurs as exc:  # the socket's or the session state's folder: not this user's own
         log("hook_folder_refused", options.event, reason=exc.reason)
         return 0
     except ValueError as exc:  # a tenant or conversation that cannot be used: said once, nothing injected

@@ -135,7 +135,7 @@ def make_uvicorn(
     """A uvicorn server for `app` on `sockets`, quiet (our JSON lines are the log),
     without its own signal handling, calling `on_started` once it accepts.
 
-    Every connection is held to `limits` (server/http_limits.py), the default cap leaving
+    Every connection is held to `limits` (server/http/connections.py), the default cap leaving
     `reserved_files` descriptors aside (the metrics port's); `backlog` is also how many
     connections asyncio accepts at once when the socket is readable, and running out
     of file descriptors is one JSON line per interval on `log`, not a traceback
@@ -143,7 +143,7 @@ def make_uvicorn(
     """
     import uvicorn
 
-    from mcp_memory.server.http_limits import AcceptFailures, limited_protocol
+    from mcp_memory.server.http.connections import AcceptFailures, limited_protocol
 
     limits = limits or HttpLimits()
     log = accept_log = log or JsonLog()

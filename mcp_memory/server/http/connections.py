@@ -38,7 +38,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from mcp_memory.config import HttpLimits
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.backpressure import HOLD_KEY, MAX_HOLD_S
+from mcp_memory.server.http.backpressure import HOLD_KEY, MAX_HOLD_S
 
 #: The cap when HTTP_MAX_CONNECTIONS is not set (fewer when the file limit is lower).
 DEFAULT_MAX_CONNECTIONS = 1000

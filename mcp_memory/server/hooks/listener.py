@@ -2,14 +2,14 @@
 
 The process Claude Code already runs for the tools has the model loaded and the store open,
 so a hook asks it instead of loading them itself: one JSON line in, one JSON line out. The
-socket lives in the data directory under a name of the store and tenant (core/hooks.py
+socket lives in the data directory under a name of the store and tenant (folder.py
 socket_path), with mode 0600 in a 0700 folder. Several sessions of one project run several
 serve-stdio processes: the first one listens, the others look again every TAKEOVER_SECONDS
 and take over when it has gone. A question for another tenant is refused.
 
 serve-stdio listens before it opens the store (a session's first hooks run while it starts):
 a question that comes before `serve(service)` waits for it, and until `warmed()` (the model
-loaded) a marker beside the socket (core/hooks.py starting_path) tells a hook to wait longer.
+loaded) a marker beside the socket (folder.py starting_path) tells a hook to wait longer.
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mcp_memory.core import hooks
 from mcp_memory.core.errors import ContextError
-from mcp_memory.core.hooks import REQUEST_BYTES_MAX, parse_ask, private_folder, socket_path, starting_path
 from mcp_memory.core.identity import parse_conversation
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
-from mcp_memory.server.hook_answers import answer
-from mcp_memory.server.json_limits import loads_bytes
+from mcp_memory.server.bounded_json import loads_bytes
+from mcp_memory.server.hooks import folder
+from mcp_memory.server.hooks.answers import answer
+from mcp_memory.server.hooks.folder import private_folder, socket_path, starting_path
+from mcp_memory.server.hooks.wire import REQUEST_BYTES_MAX, parse_ask
 
 #: How often a process that found the socket taken looks whether its holder has gone.
 TAKEOVER_SECONDS = 30.0
@@ -74,16 +75,16 @@ class HookSocket:
     def warmed(self) -> None:
         """The model is loaded (or its load was tried): hooks need not wait longer for this process."""
         self._warm = True
-        hooks.unmark_starting(starting_path(self.path))
+        folder.unmark_starting(starting_path(self.path))
 
     def _mark_starting(self) -> None:
-        hooks.mark_starting(self.path, take_over=True)  # another's (it will find this one listening) becomes ours
+        folder.mark_starting(self.path, take_over=True)  # another's (it will find this one listening) becomes ours
 
     def _drop_early_marker(self) -> None:
         """The marker serve-stdio wrote before its app loaded, unless it is this socket's own."""
-        early, hooks.EARLY_MARKER = hooks.EARLY_MARKER, None
+        early, folder.EARLY_MARKER = folder.EARLY_MARKER, None
         if early is not None and (early != starting_path(self.path) or not self.listening):
-            hooks.unmark_starting(early)
+            folder.unmark_starting(early)
 
     @property
     def listening(self) -> bool:
@@ -130,7 +131,7 @@ class HookSocket:
             self._server = await asyncio.start_unix_server(self._handle, sock=sock, limit=REQUEST_BYTES_MAX)
         except BaseException:
             sock.close()
-            hooks.unmark_starting(starting_path(self.path))
+            folder.unmark_starting(starting_path(self.path))
             raise
         return True
 
@@ -144,7 +145,7 @@ class HookSocket:
         if self._server is None:
             return
         if not self._warm:
-            hooks.unmark_starting(starting_path(self.path))
+            folder.unmark_starting(starting_path(self.path))
         self._server.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), 1.0)

@@ -11,7 +11,7 @@ from typing import Any
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.model import Caller
 from mcp_memory.core.version import __version__
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 
 SERVER_NAME = "mcp-memory"
 INSTRUCTIONS = (
@@ -88,7 +88,7 @@ def build_mcp_server(
     )
     if on_ready is not None:
         server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
-    from mcp_memory.server import resources
+    from mcp_memory.server.protocol import resources
 
     resources.register(server, tools, resolve_caller, ready)  # prompts and resources (docs/hooks.md)
     return server

@@ -18,7 +18,7 @@ from mcp_memory.core.service import (
     RememberResult,
     StatsResult,
 )
-from mcp_memory.server.quoting import inline, quoted
+from mcp_memory.server.protocol.quoting import inline, quoted
 
 PREFIX = "[MEMORY]"
 

@@ -1,5 +1,5 @@
 """The `/metrics` endpoint on a port of its own, served by the same hardened HTTP stack
-as `/mcp` (uvicorn with server/http_limits.py's header, body and keep-alive timeouts) on
+as `/mcp` (uvicorn with server/http/connections.py's header, body and keep-alive timeouts) on
 the same event loop, with a small connection cap of its own (docs/monitoring.md#metrics).
 
 prometheus-client's own server took a thread and a descriptor per connection, with no
@@ -20,7 +20,7 @@ from typing import Any
 from mcp_memory.config import HttpLimits
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.metrics import Metrics
+from mcp_memory.server.http.metrics import Metrics
 
 #: Connections the metrics port holds open at most (a scraper needs one or two).
 MAX_CONNECTIONS = 16
@@ -83,7 +83,7 @@ class MetricsEndpoint:
     """The metrics port: bound at once (a clear StartupError if it cannot be), served from `start`."""
 
     def __init__(self, metrics: Metrics, host: str, port: int, limits: HttpLimits, log: JsonLog) -> None:
-        from mcp_memory.server.http_serve import bind_sockets
+        from mcp_memory.server.http.serve import bind_sockets
 
         try:
             self.sockets: list[socket.socket] = bind_sockets(host, port)
@@ -100,7 +100,7 @@ class MetricsEndpoint:
         return int(self.sockets[0].getsockname()[1])
 
     async def start(self) -> None:
-        from mcp_memory.server.http_serve import make_uvicorn
+        from mcp_memory.server.http.serve import make_uvicorn
 
         started = asyncio.Event()
         # backlog: asyncio accepts that many at once per readiness; a burst of a flood must not

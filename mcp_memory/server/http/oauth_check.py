@@ -1,8 +1,8 @@
 """`mcp-memory oauth check`: the OAuth settings serve-http would run with, what the issuer
 publishes, and whether a given token would be accepted and why not (docs/oauth.md#checking-a-setup).
 
-The token is checked by the very verifiers serve-http builds (server/oauth.py, and
-server/introspection.py for opaque tokens), so a verdict here is serve-http's. Nothing printed
+The token is checked by the very verifiers serve-http builds (server/http/oauth.py, and
+server/http/introspection.py for opaque tokens), so a verdict here is serve-http's. Nothing printed
 holds the token or the introspection secret: a refusal is the verifier's own reason, which never
 quotes the token.
 """
@@ -65,7 +65,7 @@ async def _get_json(url: str) -> tuple[dict[str, Any] | None, str]:
 
     import aiohttp
 
-    from mcp_memory.server.json_limits import JsonRefused, loads_bytes
+    from mcp_memory.server.bounded_json import JsonRefused, loads_bytes
 
     try:
         async with asyncio.timeout(METADATA_TIMEOUT_S):
@@ -137,12 +137,12 @@ async def _metadata_lines(settings: OAuthSettings, report: Report) -> None:
 
 
 def _verifier(settings: OAuthSettings, log: JsonLog) -> Any:
-    """The verifier serve-http builds for these settings (server/http_app.py does the same)."""
-    from mcp_memory.server.oauth import JwtVerifier
+    """The verifier serve-http builds for these settings (server/http/app.py does the same)."""
+    from mcp_memory.server.http.oauth import JwtVerifier
 
     verifier: Any = JwtVerifier(settings, log)
     if settings.introspection_url is not None:
-        from mcp_memory.server.introspection import IntrospectionVerifier, TokenVerifiers
+        from mcp_memory.server.http.introspection import IntrospectionVerifier, TokenVerifiers
 
         verifier = TokenVerifiers(verifier, IntrospectionVerifier(settings, log))
     return verifier
@@ -179,8 +179,8 @@ def _duration(seconds: float) -> str:
 
 
 async def _token_lines(settings: OAuthSettings, verifier: Any, token: str, tenant: str | None, report: Report) -> None:
-    from mcp_memory.server.introspection import looks_like_jwt
-    from mcp_memory.server.oauth import TokenRefused, grant_of
+    from mcp_memory.server.http.introspection import looks_like_jwt
+    from mcp_memory.server.http.oauth import TokenRefused, grant_of
 
     kind = "a JWT" if looks_like_jwt(token) else "an opaque token"
     try:

@@ -1,8 +1,9 @@
-"""What a Claude Code hook asks of the memory, as plain values: the limits, the question
-on the wire, and where the serving process listens for it (docs/hooks.md).
+"""Where a store's hooks meet its serving process: the data directory's hooks/ folder, the socket
+of each (store, tenant), the marker of a process still starting, and the sessions' state file;
+and whether that folder is this user's own (docs/hooks.md#how-it-is-fast).
 
-This module is imported by the hook process before anything else, so it imports nothing
-heavy: the standard library, and platformdirs only to find the data directory.
+The hook process imports this module, so it imports only the standard library (and
+platformdirs off Linux, to find the data directory).
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import json
 import os
 import stat  # loaded with os already
 import sys
-from collections.abc import Mapping  # parse_ask's isinstance; collections is loaded with pathlib anyway
 from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 try:  # the C hash module itself (3.11; 3.12 calls it _sha2): hashlib would load OpenSSL's on every hook
@@ -29,32 +30,9 @@ def digest_hex(data: bytes, length: int) -> str:
     return str(_SHA256(data).hexdigest()[:length])
 
 
-#: MEMORY_HOOK_BUDGET: the most a hook injects, in estimated tokens (core/digest.py estimate_tokens).
-DEFAULT_BUDGET = 1500
-BUDGET_MIN = 300
-#: Claude Code saves hook output over 10,000 characters to a file and shows a preview instead
-#: (docs/hooks.md#budget): 3,000 tokens of three bytes stays under it.
-BUDGET_MAX = 3000
-#: And whatever the estimate says, an injected text is never longer than this.
-CONTEXT_CHARS_MAX = 9500
-#: MEMORY_HOOK_LIMIT: at most this many memories on one prompt.
-DEFAULT_LIMIT = 3
-LIMIT_MAX = 10
-#: Recall reads the start of a long prompt: the embedder reads 256 tokens, and recall refuses
-#: a query over 32,000 bytes; this many characters keep the question and stay far below it.
-QUERY_CHARS = 2000
-#: Memory ids a question may ask to leave out (those already in this session's context).
-EXCLUDE_MAX = 2000
-#: The longest question line the serving process reads.
-REQUEST_BYTES_MAX = 64 * 1024
-
 #: The tenant of a hook with neither --tenant nor MEMORY_TENANT, as for every command
 #: (core/identity.py DEFAULT_TENANT; tests/cli/test_local_entry_points.py holds the two equal).
 DEFAULT_TENANT = "local"
-
-KINDS = ("digest", "prompt")
-CONFIDENCES = ("high", "medium")
-
 #: The variables that choose the store (config/store.py, stores/sqlite/location.py): two processes with the
 #: same values (and tenant) use the same store, so they meet at the same socket.
 STORE_ENV = (
@@ -72,91 +50,6 @@ DATA_DIR_NAME = "mcp-tenant-memory"
 #: Where the data directory's hook sockets live, and the longest path a Unix socket may have.
 SOCKET_DIR_NAME = "hooks"
 SOCKET_PATH_MAX = 100
-
-
-class Ask:
-    """One question of a hook: the digest, or the memories that answer a prompt.
-
-    A plain class, not a dataclass: importing dataclasses costs the hook more than its socket round trip."""
-
-    __slots__ = ("budget", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
-
-    def __init__(
-        self,
-        kind: str,
-        tenant: str,
-        conversation: str | None = None,
-        prompt: str = "",
-        exclude: frozenset[str] = frozenset(),
-        budget: int = DEFAULT_BUDGET,
-        limit: int = DEFAULT_LIMIT,
-        min_confidence: str = "high",
-    ) -> None:
-        self.kind = kind
-        self.tenant = tenant
-        self.conversation = conversation
-        self.prompt = prompt
-        self.exclude = exclude
-        self.budget = budget
-        self.limit = limit
-        self.min_confidence = min_confidence
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Ask) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self.__slots__))
-
-    def to_line(self) -> bytes:
-        body = {
-            "v": 1,
-            "kind": self.kind,
-            "tenant": self.tenant,
-            "conversation": self.conversation,
-            "prompt": self.prompt,
-            "exclude": sorted(self.exclude),
-            "budget": self.budget,
-            "limit": self.limit,
-            "min_confidence": self.min_confidence,
-        }
-        # ASCII escapes: a prompt may hold a lone surrogate, which has no UTF-8 form
-        return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
-
-
-def parse_ask(data: Any) -> Ask:
-    """An Ask from its wire form, or ValueError naming the field that is wrong."""
-    if not isinstance(data, Mapping) or data.get("v") != 1:
-        raise ValueError("not a version 1 question")
-    kind = data.get("kind")
-    if kind not in KINDS:
-        raise ValueError("kind")
-    tenant = data.get("tenant")
-    if not isinstance(tenant, str) or not tenant:
-        raise ValueError("tenant")
-    conversation = data.get("conversation")
-    if conversation is not None and not isinstance(conversation, str):
-        raise ValueError("conversation")
-    prompt = data.get("prompt", "")
-    if not isinstance(prompt, str) or len(prompt) > QUERY_CHARS:
-        raise ValueError("prompt")
-    exclude = data.get("exclude", [])
-    if not isinstance(exclude, list) or len(exclude) > EXCLUDE_MAX or not all(isinstance(i, str) for i in exclude):
-        raise ValueError("exclude")
-    budget = data.get("budget", DEFAULT_BUDGET)
-    if not isinstance(budget, int) or not BUDGET_MIN <= budget <= BUDGET_MAX:
-        raise ValueError("budget")
-    limit = data.get("limit", DEFAULT_LIMIT)
-    if not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
-        raise ValueError("limit")
-    min_confidence = data.get("min_confidence", "high")
-    if min_confidence not in CONFIDENCES:
-        raise ValueError("min_confidence")
-    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence)
-
-
-def query_of(prompt: str) -> str:
-    """What recall is asked for a prompt: its start, QUERY_CHARS characters at most."""
-    return prompt.strip()[:QUERY_CHARS]
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -197,18 +90,18 @@ def socket_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
 
 
 def state_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
-    """The per-session state of this (store, tenant)'s hooks (cli/hook_state.py)."""
+    """The per-session state of this (store, tenant)'s hooks (cli/hooks/state.py)."""
     return data_dir(environ) / SOCKET_DIR_NAME / f"{store_key(tenant, environ)}.sessions.json"
 
 
 def starting_path(socket: Path) -> Path:
     """The marker a serving process keeps beside its socket from the moment it listens until its
-    model is loaded: a hook that finds it waits longer (cli/hook.py STARTING_WAIT_MS)."""
+    model is loaded: a hook that finds it waits longer (cli/hooks/command.py STARTING_WAIT_MS)."""
     return socket.with_name(socket.name.removesuffix(".sock") + ".starting")
 
 
 #: The marker serve-stdio wrote at its very start (cli/entry.py), before its app loaded: its hook
-#: socket (server/hook_socket.py) takes it over, or removes it when it will not listen there.
+#: socket (server/hooks/listener.py) takes it over, or removes it when it will not listen there.
 EARLY_MARKER: Path | None = None
 
 

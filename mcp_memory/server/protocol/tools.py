@@ -28,8 +28,8 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.core.sizes import CONTENT_MAX_BYTES
-from mcp_memory.server import render, structured
-from mcp_memory.server.catalogue import (
+from mcp_memory.server.protocol import render, structured
+from mcp_memory.server.protocol.catalogue import (
     LIMIT_SCHEMA,
     READ_ONLY,
     STORE_FAILURE,
@@ -318,7 +318,7 @@ def build_tool_layer(
     """
     if not settings.knowledge_base_id:
         return ToolLayer(service, log, terms=terms)
-    from mcp_memory.server import search_docs as docs
+    from mcp_memory.server.protocol import search_docs as docs
 
     if retriever is None:
         from mcp_memory.runtime.aws import require_boto3

@@ -1,0 +1,111 @@
+"""A hook's question on the wire: one JSON line to the serving process's socket (docs/hooks.md#how-it-is-fast).
+
+The hook process imports this module before anything else, so it imports only the standard
+library and server/protocol/budget.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping  # parse_ask's isinstance; collections is loaded with pathlib anyway
+
+from mcp_memory.server.protocol.budget import (
+    BUDGET_MAX,
+    BUDGET_MIN,
+    DEFAULT_BUDGET,
+    DEFAULT_LIMIT,
+    LIMIT_MAX,
+    QUERY_CHARS,
+)
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Memory ids a question may ask to leave out (those already in this session's context).
+EXCLUDE_MAX = 2000
+#: The longest question line the serving process reads.
+REQUEST_BYTES_MAX = 64 * 1024
+
+KINDS = ("digest", "prompt")
+CONFIDENCES = ("high", "medium")
+
+
+class Ask:
+    """One question of a hook: the digest, or the memories that answer a prompt.
+
+    A plain class, not a dataclass: importing dataclasses costs the hook more than its socket round trip."""
+
+    __slots__ = ("budget", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
+
+    def __init__(
+        self,
+        kind: str,
+        tenant: str,
+        conversation: str | None = None,
+        prompt: str = "",
+        exclude: frozenset[str] = frozenset(),
+        budget: int = DEFAULT_BUDGET,
+        limit: int = DEFAULT_LIMIT,
+        min_confidence: str = "high",
+    ) -> None:
+        self.kind = kind
+        self.tenant = tenant
+        self.conversation = conversation
+        self.prompt = prompt
+        self.exclude = exclude
+        self.budget = budget
+        self.limit = limit
+        self.min_confidence = min_confidence
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ask) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self.__slots__))
+
+    def to_line(self) -> bytes:
+        body = {
+            "v": 1,
+            "kind": self.kind,
+            "tenant": self.tenant,
+            "conversation": self.conversation,
+            "prompt": self.prompt,
+            "exclude": sorted(self.exclude),
+            "budget": self.budget,
+            "limit": self.limit,
+            "min_confidence": self.min_confidence,
+        }
+        # ASCII escapes: a prompt may hold a lone surrogate, which has no UTF-8 form
+        return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def parse_ask(data: Any) -> Ask:
+    """An Ask from its wire form, or ValueError naming the field that is wrong."""
+    if not isinstance(data, Mapping) or data.get("v") != 1:
+        raise ValueError("not a version 1 question")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError("kind")
+    tenant = data.get("tenant")
+    if not isinstance(tenant, str) or not tenant:
+        raise ValueError("tenant")
+    conversation = data.get("conversation")
+    if conversation is not None and not isinstance(conversation, str):
+        raise ValueError("conversation")
+    prompt = data.get("prompt", "")
+    if not isinstance(prompt, str) or len(prompt) > QUERY_CHARS:
+        raise ValueError("prompt")
+    exclude = data.get("exclude", [])
+    if not isinstance(exclude, list) or len(exclude) > EXCLUDE_MAX or not all(isinstance(i, str) for i in exclude):
+        raise ValueError("exclude")
+    budget = data.get("budget", DEFAULT_BUDGET)
+    if not isinstance(budget, int) or not BUDGET_MIN <= budget <= BUDGET_MAX:
+        raise ValueError("budget")
+    limit = data.get("limit", DEFAULT_LIMIT)
+    if not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise ValueError("limit")
+    min_confidence = data.get("min_confidence", "high")
+    if min_confidence not in CONFIDENCES:
+        raise ValueError("min_confidence")
+    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence)

@@ -1,0 +1,28 @@
+"""How much a memory injection may hold: the token budget, the character ceiling, the number of
+memories and the start of a prompt that recall reads (docs/hooks.md#budget).
+
+The hooks' questions and the recall-context prompt are held to these. The hook process reads
+this module, so it imports nothing.
+"""
+
+from __future__ import annotations
+
+#: MEMORY_HOOK_BUDGET: the most a hook injects, in estimated tokens (core/digest.py estimate_tokens).
+DEFAULT_BUDGET = 1500
+BUDGET_MIN = 300
+#: Claude Code saves hook output over 10,000 characters to a file and shows a preview instead
+#: (docs/hooks.md#budget): 3,000 tokens of three bytes stays under it.
+BUDGET_MAX = 3000
+#: And whatever the estimate says, an injected text is never longer than this.
+CONTEXT_CHARS_MAX = 9500
+#: MEMORY_HOOK_LIMIT: at most this many memories on one prompt.
+DEFAULT_LIMIT = 3
+LIMIT_MAX = 10
+#: Recall reads the start of a long prompt: the embedder reads 256 tokens, and recall refuses
+#: a query over 32,000 bytes; this many characters keep the question and stay far below it.
+QUERY_CHARS = 2000
+
+
+def query_of(prompt: str) -> str:
+    """What recall is asked for a prompt: its start, QUERY_CHARS characters at most."""
+    return prompt.strip()[:QUERY_CHARS]
