@@ -222,3 +222,48 @@ def test_the_screenshots_in_docs_are_small_pngs() -> None:
         data = path.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, name
     assert re.search(r"!\[[^\]]*\]\(docs/web-browse\.png\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+WIDTHS = {"desktop": (1100, 760), "phone": (390, 844)}
+
+
+async def split_labels(page: Page) -> list[str]:
+    """Each label of the page's forms whose field is neither right beside it on its line nor
+    right below it: what a person reading a wrapped bar would pair with the wrong field."""
+    split = []
+    labels = page.locator("main label[for]")
+    for i in range(await labels.count()):
+        label = labels.nth(i)
+        name = (await label.inner_text()).strip()
+        a = await label.bounding_box()
+        b = await page.locator(f"#{await label.get_attribute('for')}").bounding_box()
+        assert a and b, name
+        beside = (
+            a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"] and 0 <= b["x"] - a["x"] - a["width"] <= 24
+        )
+        below = 0 <= b["y"] - a["y"] - a["height"] <= 12 and abs(a["x"] - b["x"]) <= 4
+        if not (beside or below):
+            split.append(f"{name!r}: label at {a}, field at {b}")
+    return split
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+async def test_every_label_stays_with_its_field_when_a_form_wraps(
+    served: tuple[str, View], browser: Browser, env: Env, tmp_path: Path, width: str
+) -> None:
+    """Issue 36: on a wrapped filter bar the label "To" ended one line and its field began the next."""
+    url, _ = served
+    w, h = WIDTHS[width]
+    context = await browser.new_context(viewport={"width": w, "height": h})
+    page = await context.new_page()
+    await page.goto(url)
+    await page.wait_for_url(re.compile(r".*/$"))
+    root = page.url.rstrip("/")
+    memory_id = (await env.service.page(ACME)).memories[0].id
+    checked = 0
+    for path in ("/", "/search?q=deploys+drain", f"/m/{memory_id}"):
+        await page.goto(root + path)
+        assert await split_labels(page) == [], f"{path} at {width} width"
+        checked += await page.locator("main label[for]").count()
+    assert checked >= 5 + 4 + 4
+    await context.close()
