@@ -58,11 +58,21 @@ def environment() -> Environment:
     return env
 
 
-def growth_chart(times_ms: Sequence[float], *, width: int = 640, height: int = 160) -> dict[str, Any]:
-    """Memories stored per day (or per month past 120 days), as bars for an inline SVG: the
-    server draws it, so the page needs no script (docs/web.md#stats)."""
+#: The growth chart's frame: room left for the axis's values, below for the days, above for the
+#: bars' values; a bar is never wider than BAR_MAX, so one day is a bar, not the whole chart.
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 40, 8, 18, 22
+BAR_MAX = 48
+#: Up to this many bars each carry their value above them.
+VALUES_SHOWN = 31
+
+
+def growth_chart(times_ms: Sequence[float], *, width: int = 400, height: int = 180) -> dict[str, Any]:
+    """Memories stored per day (or per month past 120 days), as bars on two axes for an inline
+    SVG: the server draws it, so the page needs no script (docs/web.md#stats)."""
+    frame = {"width": width, "height": height, "left": CHART_LEFT, "right": width - CHART_RIGHT}
+    frame.update(top=CHART_TOP, bottom=height - CHART_BOTTOM)
     if not times_ms:
-        return {"bars": [], "width": width, "height": height, "unit": "day", "peak": 0}
+        return {"bars": [], "unit": "day", "peak": 0, "values": False, **frame}
     days = [datetime.fromtimestamp(t / 1000, tz=UTC).date() for t in times_ms if math.isfinite(t)]
     first, last = min(days), max(days)
     monthly = (last - first).days > 120
@@ -72,22 +82,32 @@ def growth_chart(times_ms: Sequence[float], *, width: int = 640, height: int = 1
         counts[label] = counts.get(label, 0) + 1
     labels = _labels(first, last, monthly)
     peak = max(counts.values())
-    slot = width / len(labels)
+    plot_w, plot_h = frame["right"] - frame["left"], frame["bottom"] - frame["top"]
+    slot = plot_w / len(labels)
+    w = max(min(round(slot * 0.8, 1), BAR_MAX), 1)
     bars = []
     for i, label in enumerate(labels):
         count = counts.get(label, 0)
-        h = round((height - 20) * count / peak, 1) if peak else 0
+        h = round(plot_h * count / peak, 1) if peak else 0
+        x = round(frame["left"] + i * slot + (slot - w) / 2, 1)
         bars.append(
             {
-                "x": round(i * slot, 1),
-                "w": max(round(slot * 0.8, 1), 1),
+                "x": x,
+                "w": w,
                 "h": h,
-                "y": round(height - 20 - h, 1),
+                "y": round(frame["bottom"] - h, 1),
+                "mid": round(x + w / 2, 1),
                 "label": label,
                 "count": count,
             }
         )
-    return {"bars": bars, "width": width, "height": height, "unit": "month" if monthly else "day", "peak": peak}
+    return {
+        "bars": bars,
+        "unit": "month" if monthly else "day",
+        "peak": peak,
+        "values": len(bars) <= VALUES_SHOWN,
+        **frame,
+    }
 
 
 def _labels(first: Any, last: Any, monthly: bool) -> list[str]:

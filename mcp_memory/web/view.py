@@ -63,6 +63,7 @@ class View:
             caller=caller,
             operator=self.operator,
             logged_in=session is not None,
+            failed=status >= 400,
             **values,
         )
         return HTMLResponse(html, status)

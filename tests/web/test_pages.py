@@ -171,6 +171,21 @@ async def test_a_memory_page_shows_every_field_its_use_and_the_memories_near_it(
     assert f"/m/{near}" in page
 
 
+async def test_a_refusal_is_drawn_as_an_error_and_a_success_as_a_success(browser: Browser, env: Env) -> None:
+    """Issue 36: every message, "Not found" and "No tenant" too, was drawn in the success box."""
+    memory_id = await remember(env, DEPLOY)
+    for answer in (
+        await browser.get("/m/01J00000000000000000000001"),
+        await browser.get("/?since=last+tuesday"),
+        await browser.post(f"/m/{memory_id}/forget", csrf=False),
+    ):
+        assert answer.status_code >= 400
+        assert '<p class="message error" role="alert">' in answer.text and 'role="status"' not in answer.text
+    done = await browser.post(f"/m/{memory_id}/forget")
+    assert done.status_code == 200 and '<p class="message done" role="status">' in done.text
+    assert "error" not in done.text.split("<main")[1]
+
+
 async def test_a_memory_id_that_is_not_there_is_not_found(browser: Browser) -> None:
     for path in ("/m/01J00000000000000000000001", "/m/nonsense", "/m/01J00000000000000000000001/forget"):
         assert (await browser.get(path)).status_code == 404
@@ -271,6 +286,18 @@ async def test_stats_counts_by_type_and_tag_draws_growth_and_names_the_store(bro
     assert "<td>ops</td><td>2</td>" in page and "<td>billing</td><td>1</td>" in page
     assert page.count("<rect ") == 3 and "2026-07-01: 1" in page and "2026-07-03: 1" in page
     assert "storage: test" in page
+
+
+async def test_stats_with_one_day_draws_a_bar_with_its_value_on_an_axis(browser: Browser, env: Env) -> None:
+    """Issue 36: one day of memories was one bar across the whole chart, with no value or axis."""
+    for i in range(3):
+        await remember(env, f"fact w{i:03d}x about subsystem q{i:03d}z")
+    svg = (await browser.get("/stats")).text.split('<svg class="chart"')[1].split("</svg>")[0]
+    [width] = [float(w) for w in re.findall(r'<rect [^>]*width="([0-9.]+)"', svg)]
+    assert width <= 48
+    assert re.search(r'<text class="value"[^>]*>3</text>', svg)  # the bar's value, written on it
+    assert re.search(r'<text class="tick"[^>]*>3</text>', svg) and re.search(r'<text class="tick"[^>]*>0</text>', svg)
+    assert svg.count('<line class="axis"') == 2 and ">2026-07-01</text>" in svg
 
 
 # --------------------------------------------------------------------------- refusals
