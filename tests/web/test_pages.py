@@ -153,6 +153,27 @@ async def test_search_shows_standing_confidence_why_and_the_gated_memories_benea
     assert f"/m/{payments}" in fold.split("</details>")[0]
 
 
+async def test_search_says_why_an_answer_is_medium_rather_than_high(browser: Browser, env: Env) -> None:
+    """Issue 36: the page showed the scores but not which of HIGH's conditions failed."""
+    for content in (DEPLOY, PAYMENTS, "Payments webhooks are signed with a shared secret"):
+        await remember(env, content)
+    mark = f"{env.service.high:.2f}"
+
+    def why(answer: httpx.Response) -> str:
+        return html.unescape(
+            re.sub(r"<[^>]+>", "", answer.text.split('<section class="judged"')[1].split("</section>")[0])
+        )
+
+    rival = why(await browser.get("/search", params={"q": "payments webhooks"}))
+    assert "Why MEDIUM, not HIGH" in rival
+    assert re.search(r"✗ stand 0\.10 clear of the next candidate: it leads it by 0\.0\d in relevance", rival)
+    assert f"✓ reach the HIGH mark {mark}: its relevance is " in rival and "? hold 70 %" in rival
+    words = why(await browser.get("/search", params={"q": "rolling deploys drain websocket sessions"}))
+    assert "Why MEDIUM, not HIGH" in words and "✗ hold 70 % of the question's information" in words
+    high = why(await browser.get("/search", params={"q": "payments"}))
+    assert "Why HIGH" in high and "✗" not in high and f"✓ reach the HIGH mark {mark}" in high
+
+
 async def test_search_refuses_a_query_over_the_limit_naming_it(browser: Browser) -> None:
     answer = await browser.get("/search", params={"q": "x" * 32_001})
     assert answer.status_code == 400 and "“Search” is 32001 bytes" in html.unescape(answer.text)
@@ -184,6 +205,14 @@ async def test_a_refusal_is_drawn_as_an_error_and_a_success_as_a_success(browser
     done = await browser.post(f"/m/{memory_id}/forget")
     assert done.status_code == 200 and '<p class="message done" role="status">' in done.text
     assert "error" not in done.text.split("<main")[1]
+
+
+async def test_a_memory_page_says_what_times_used_counts(browser: Browser, env: Env) -> None:
+    """Issue 36: "Times used 0" was unexplained."""
+    memory_id = await remember(env, DEPLOY)
+    page = html.unescape(re.sub(r"<[^>]+>", "", (await browser.get(f"/m/{memory_id}")).text))
+    assert "Times used0 — times it came first in a HIGH answer (an agent's recall or this view's Search)" in page
+    assert "being among the results is not a use" in page
 
 
 async def test_a_memory_id_that_is_not_there_is_not_found(browser: Browser) -> None:
@@ -234,10 +263,12 @@ async def test_forget_many_previews_the_count_then_forgets_exactly_those(browser
     for i in range(3):
         clock.advance(1000)
         doomed.append(await remember(env, f"scratch note w{i:03d}x", tags=["scratch"]))
-    preview = await browser.get("/forget?tag=scratch")
-    assert "3 memories match this filter." in preview.text and "Forget 3 memories" in preview.text
+    preview = await browser.get("/forget?tag=scratch&since=2026-07-01")
+    shown = html.unescape(re.sub(r"<[^>]+>", "", preview.text))
+    assert "3 memories match this filter: tag scratch, created from 2026-07-01." in shown
+    assert "Forget 3 memories" in preview.text
     assert len(await env.vectors.get("acme", doomed)) == 3
-    done = await browser.post("/forget", {"tag": "scratch"})
+    done = await browser.post("/forget", {"tag": "scratch", "since": "2026-07-01"})
     assert "3 memories forgotten." in done.text
     assert [m.id for m in (await env.service.page(ACME)).memories] == [keep]
     refused = await browser.get("/forget")

@@ -38,6 +38,22 @@ def filter_query(ctx: Ctx, **extra: str) -> str:
     return urlencode(pairs)
 
 
+def described(ctx: Ctx) -> str:
+    """The filter in words, as forget-many's preview restates it: `tag scratch, created from 2026-07-01`."""
+    parts = []
+    if ctx.one("type"):
+        parts.append(f"type {ctx.one('type')}")
+    tags = ctx.many("tag")
+    if tags:
+        parts.append(("tag " if len(tags) == 1 else "tags ") + " or ".join(tags))
+    if ctx.one("scope"):
+        parts.append(f"scope {ctx.one('scope')}")
+    since, until = ctx.one("since").strip(), ctx.one("until").strip()
+    if since or until:
+        parts.append("created" + (f" from {since}" if since else "") + (f" to {until}" if until else ""))
+    return ", ".join(parts)
+
+
 def chosen_filters(ctx: Ctx) -> dict[str, str]:
     return {name: ctx.one(name) for name in FILTER_FIELDS}
 

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.web.endpoint import Ctx, guarded
-from mcp_memory.web.pages.browse import chosen_filters, filter_query, filters_of
+from mcp_memory.web.pages.browse import chosen_filters, described, filter_query, filters_of
 
 #: Forget-many acts on at most this many memories at a time (the preview says when more match).
 FORGET_MANY_MAX = 1000
@@ -25,6 +25,7 @@ async def preview(ctx: Ctx) -> Response:
         more=more,
         sample=found[:5],
         chosen=chosen_filters(ctx),
+        described=described(ctx),
         limit=FORGET_MANY_MAX,
         browse_url=f"{ctx.base}/?{filter_query(ctx)}",
     )

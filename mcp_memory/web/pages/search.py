@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.responses import Response
 
 from mcp_memory.core import arguments
 from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.fusion import COVERAGE_HIGH, MARGIN_HIGH, QUESTION_TERMS, clear_of
+from mcp_memory.core.keywords import query_terms
 from mcp_memory.core.model import MEMORY_TYPES, MODES
 from mcp_memory.web.endpoint import Ctx, guarded
 
@@ -37,6 +40,7 @@ async def search(ctx: Ctx) -> Response:
     result = await ctx.view.service.recall(ctx.caller, query, mode=mode, memory_type=memory_type, tags=ctx.many("tag"))
     values.update(
         result=result,
+        judged=judged(result, high=ctx.view.service.high, retrieval=ctx.view.service.retrieval),
         rows=[why(r.similarity, r.keyword, r.relevance) for r in result.results],
         gated=[(c, why(c.similarity, c.keyword, c.relevance)) for c in result.gated_out],
         ms=round((time.perf_counter() - started) * 1000),
@@ -50,3 +54,64 @@ def why(similarity: float, keyword: float, relevance: float) -> dict[str, float]
     words = max(relevance - embedding, 0.0)
     total = embedding + words
     return {"embedding": embedding / total if total else 0.0, "keywords": words / total if total else 0.0}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition of HIGH, said of the top result, and whether it holds (None: not reported)."""
+
+    text: str
+    met: bool | None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Why the answer is HIGH or MEDIUM: the label and the conditions of HIGH, each checked."""
+
+    title: str
+    checks: list[Check]
+
+
+def judged(result: Any, *, high: float, retrieval: str) -> Judged | None:
+    """HIGH's conditions (docs/recall.md#confidence) checked on what recall reports today: the
+    results' relevance and cosine against the HIGH mark and against each other. The share of the
+    question a memory holds is not reported, so it is told apart only when the other two hold.
+    The page renders any list of checks: a calibrated reason from recall can replace these."""
+    if not result.results or result.confidence not in ("high", "medium"):
+        return None
+    top, is_high = result.results[0], result.confidence == "high"
+    title = "Why HIGH" if is_high else "Why MEDIUM, not HIGH"
+    rest = [*result.results[1:], *result.gated_out]
+    if retrieval == "dense":
+        return Judged(title, [_reach(high, "cosine", top.similarity)])
+    if len(query_terms(result.query)) > QUESTION_TERMS:  # a conversation or a pasted text: its meaning
+        return Judged(
+            title,
+            [
+                _reach(high, "cosine", top.similarity),
+                _lead("cosine", top.similarity, [c.similarity for c in rest], is_high),
+            ],
+        )
+    reach = _reach(high, "relevance", top.relevance)
+    lead = _lead("relevance", top.relevance, [c.relevance for c in rest], is_high)
+    held = None if not is_high and not (reach.met and lead.met) else is_high
+    words = f"hold {round(COVERAGE_HIGH * 100)} % of the question's information (its words, the rarer weighing more)"
+    return Judged(title, [reach, Check(words, held), lead])
+
+
+def _reach(high: float, score: str, value: float) -> Check:
+    return Check(f"reach the HIGH mark {high:.2f}: its {score} is {value:.2f}", value >= high)
+
+
+def _lead(score: str, top: float, others: list[float], is_high: bool) -> Check:
+    wanted = f"stand {MARGIN_HIGH:.2f} clear of the next candidate"
+    if not others:
+        return Check(f"{wanted}: there is no other candidate", True)
+    lead = top - max(others)
+    if clear_of(top, max(others)):
+        return Check(f"{wanted}: it leads it by {lead:.2f} in {score}", True)
+    if is_high:  # HIGH all the same: the closer ones restate or update the top, and are no rivals
+        return Check(f"{wanted}: the closer ones say the same or update it, so they do not count", True)
+    return Check(
+        f"{wanted}: it leads it by {lead:.2f} in {score} (a memory that restates the top would not count)", False
+    )
