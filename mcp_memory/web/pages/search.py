@@ -13,6 +13,7 @@ from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.fusion import COVERAGE_HIGH, MARGIN_HIGH, QUESTION_TERMS, clear_of
 from mcp_memory.core.keywords import query_terms
 from mcp_memory.core.model import MEMORY_TYPES, MODES
+from mcp_memory.core.recall import retrieval_mode
 from mcp_memory.web.endpoint import Ctx, guarded
 
 
@@ -82,7 +83,7 @@ def judged(result: Any, *, high: float, retrieval: str) -> Judged | None:
     top, is_high = result.results[0], result.confidence == "high"
     title = "Why HIGH" if is_high else "Why MEDIUM, not HIGH"
     rest = [*result.results[1:], *result.gated_out]
-    if retrieval == "dense":
+    if not retrieval_mode(retrieval).keywords:  # the cosine is the relevance
         return Judged(title, [_reach(high, "cosine", top.similarity)])
     if len(query_terms(result.query)) > QUESTION_TERMS:  # a conversation or a pasted text: its meaning
         return Judged(
