@@ -12,7 +12,7 @@ from mcp_memory.core import arguments
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.fusion import COVERAGE_HIGH, MARGIN_HIGH, QUESTION_TERMS, clear_of
 from mcp_memory.core.keywords import query_terms
-from mcp_memory.core.model import MEMORY_TYPES, MODES
+from mcp_memory.core.model import MEMORY_TYPES, MODES, Retrieval
 from mcp_memory.core.recall import retrieval_mode
 from mcp_memory.web.endpoint import Ctx, guarded
 
@@ -73,7 +73,7 @@ class Judged:
     checks: list[Check]
 
 
-def judged(result: Any, *, high: float, retrieval: str) -> Judged | None:
+def judged(result: Any, *, high: float, retrieval: Retrieval) -> Judged | None:
     """HIGH's conditions (docs/recall.md#confidence) checked on what recall reports today: the
     results' relevance and cosine against the HIGH mark and against each other. The share of the
     question a memory holds is not reported, so it is told apart only when the other two hold.
