@@ -178,6 +178,7 @@ def _quiet_when_stdout_closes(callback: Callable[..., T]) -> Callable[..., T]:
             os.close(devnull)
             raise typer.Exit(EXIT_OK) from None
 
+    run._quiet = True  # type: ignore[attr-defined]  # wrapped once, however often run_app runs in a process
     return run
 
 
@@ -187,6 +188,6 @@ def run_app() -> None:
     import typer.main
 
     for command in app.registered_commands:
-        if command.callback is not None:
+        if command.callback is not None and not getattr(command.callback, "_quiet", False):
             command.callback = _quiet_when_stdout_closes(command.callback)
     plain_help(typer.main.get_command(app))()

@@ -1,10 +1,9 @@
-"""The operator's CLI end to end, in subprocesses on a temporary database:
+"""The operator's CLI end to end on a temporary database, run in process (tests/support/cli_runner.py):
 output, --json, and exit codes (0 success, 1 failed, 2 bad usage or configuration)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,30 +13,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, clean_environment, run_cli
 
 
 @pytest.fixture
 def cli(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
-    env.update(
-        {
-            "MEMORY_DB_PATH": str(tmp_path / "m.db"),
-            "EMBEDDING_PROVIDER": "fake",
-            "PYTHONPATH": str(ROOT),
-            "COLUMNS": "200",
-        }
-    )
+    env = clean_environment()
+    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "COLUMNS": "200"})
 
-    def run(*args: str, stdin: str | None = None, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mcp_memory", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env={**env, **extra},
-            cwd=str(ROOT),
-            timeout=120,
-        )
+    def run(*args: str, stdin: str | None = None, **extra: str) -> Ran:
+        return run_cli(*args, env={**env, **extra}, stdin=stdin, cwd=ROOT)
 
     return run
 
