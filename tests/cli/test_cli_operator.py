@@ -1,14 +1,11 @@
-"""The operator's commands end to end, in subprocesses: `calibrate` (fake embedder, a
-tenant's stored memories, and the built-in set with the local model), `stats` across
-tenants and `compact --all-tenants`."""
+"""The operator's commands end to end, run in process (tests/support/cli_runner.py):
+`calibrate` (fake embedder, a tenant's stored memories, and the built-in set with the local
+model), `stats` across tenants and `compact --all-tenants`."""
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,31 +13,16 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, clean_environment, run_cli
 
 
 @pytest.fixture
 def cli(tmp_path: Path):
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL", "RECALL_"))
-    }
-    env.update(
-        {
-            "MEMORY_DB_PATH": str(tmp_path / "m.db"),
-            "EMBEDDING_PROVIDER": "fake",
-            "PYTHONPATH": str(ROOT),
-            "COLUMNS": "200",
-        }
-    )
+    env = clean_environment("RECALL_")
+    env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "COLUMNS": "200"})
 
-    def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mcp_memory", *args],
-            capture_output=True,
-            text=True,
-            env={**env, **extra},
-            cwd=str(ROOT),
-            timeout=120,
-        )
+    def run(*args: str, **extra: str) -> Ran:
+        return run_cli(*args, env={**env, **extra}, cwd=ROOT)
 
     return run
 
