@@ -1,5 +1,7 @@
-"""`mcp-memory export`, `import` and `backup` as an operator runs them: real processes, SQLite
-files in tmp_path, pipes, kill -9, a terminal, and a serve-http writing during a backup."""
+"""`mcp-memory export`, `import` and `backup` as an operator runs them, on SQLite files in
+tmp_path: run in process (tests/support/cli_runner.py), and real processes where the process
+is the point (kill -9 mid-import, a terminal's progress bar, a serve-http writing during a
+backup)."""
 
 from __future__ import annotations
 
@@ -21,26 +23,18 @@ import pytest
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.embedders.fake import fake_vector
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, clean_environment, run_cli
 from tests.support.http_process import clean_env, http_process
 from tests.support.http_support import mcp_client, text
 
 
 @pytest.fixture
 def cli(tmp_path: Path):
-    base = {
-        k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL", "RECALL_"))
-    }
+    base = clean_environment("RECALL_")
     base.update({"MEMORY_DB_PATH": str(tmp_path / "a.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)})
 
-    def run(*args: str, input: bytes | None = None, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mcp_memory", *args],
-            capture_output=True,
-            input=input,
-            env={**base, **extra},
-            cwd=str(ROOT),
-            timeout=180,
-        )
+    def run(*args: str, input: bytes | None = None, **extra: str) -> Ran:
+        return run_cli(*args, env={**base, **extra}, stdin=input, cwd=ROOT, text=False)
 
     run.env = base  # type: ignore[attr-defined]
     return run
