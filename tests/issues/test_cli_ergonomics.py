@@ -1,5 +1,6 @@
-"""The CLI as a shell user meets it: choices shown and checked, a reader that stops early,
-the empty recall in --json, and tables that fit an 80-column terminal."""
+"""The CLI as a shell user meets it: choices shown and checked, a reader that stops early (in
+real processes and pipes: the pipe is the point), the empty recall in --json, and tables that
+fit an 80-column terminal; the rest run in process (tests/support/cli_runner.py)."""
 
 from __future__ import annotations
 
@@ -12,24 +13,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, clean_environment, run_cli
 
 
 def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
+    env = clean_environment()
     env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)})
     env.update(extra)
     return env
 
 
-def cli(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_memory", *args],
-        capture_output=True,
-        text=True,
-        env=env_for(tmp_path, **extra),
-        cwd=str(ROOT),
-        timeout=120,
-    )
+def cli(tmp_path: Path, *args: str, **extra: str) -> Ran:
+    return run_cli(*args, env=env_for(tmp_path, **extra), cwd=ROOT)
 
 
 # --------------------------------------------------------------------------- choices

@@ -6,33 +6,22 @@ and no trailing blanks after a stored text."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, clean_environment, run_cli
 
 
 @pytest.fixture
 def cli(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
-    env |= {"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)}
-    env |= {"COLUMNS": "80"}
+    env = clean_environment()
+    env |= {"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "COLUMNS": "80"}
 
-    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mcp_memory", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=str(ROOT),
-            timeout=120,
-        )
+    def run(*args: str, stdin: str | None = None) -> Ran:
+        return run_cli(*args, env=env, stdin=stdin, cwd=ROOT)
 
     return run
 
