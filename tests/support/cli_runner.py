@@ -9,7 +9,7 @@ command's own, and its `SystemExit` is the exit status. The result has the field
 `subprocess.CompletedProcess` that the tests read (`returncode`, `stdout`, `stderr`).
 
 A real process stays where the process is the point: start-up time and imports, signals,
-stdio framing, pipes that close, the hook, real clients (docs/development.md#where-a-test-goes).
+stdio framing, pipes that close, the hook, real clients (docs/development.md, "In process").
 An exception the command does not turn into an exit status is raised in the test, with its
 traceback: a real process would have printed it and exited 1.
 """
