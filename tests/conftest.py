@@ -188,6 +188,46 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(getattr(pytest.mark, marker))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop before the first test, with one message naming what to install, when a selected
+    test needs what this machine lacks (tests/support/needs.py): never a skip, never a failure
+    per test."""
+    from tests.support.needs import NEEDS, missing_message
+
+    if session.config.option.collectonly:
+        return
+    counts = {marker: sum(1 for item in session.items if item.get_closest_marker(marker)) for marker in NEEDS}
+    message = missing_message(counts)
+    if message is not None:
+        pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _SKIPPED.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under CI (CI=true, as .ci/run runs) a skipped test fails the run: CI runs everything."""
+    if _SKIPPED and os.environ.get("CI", "").lower() in ("1", "true") and session.exitstatus == 0:
+        sys.stderr.write(f"\nCI runs every test, and {len(_SKIPPED)} were skipped: {', '.join(_SKIPPED[:5])}\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def claude_code() -> str:
+    """The path of Claude Code's CLI (tests/support/needs.py says where it is looked for)."""
+    from tests.support.needs import NEEDS, claude_code_path
+
+    found = claude_code_path()
+    if found is None:
+        pytest.fail(f"{NEEDS['claude_code'].what} is needed: {NEEDS['claude_code'].install}")
+    return found
+
+
 async def open_env(
     backend: str, clock: Clock, request: pytest.FixtureRequest, *, floor: float = 0.3, embedder=None
 ) -> Env:

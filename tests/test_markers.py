@@ -1,9 +1,12 @@
 """`pytest -m "not postgres and not s3"` leaves out exactly the tests that need
-PostgreSQL or the moto endpoint, so a developer without them can still run the
-rest; an unknown marker is an error (--strict-markers)."""
+PostgreSQL or the moto endpoint, `-m "not browser and not claude_code"` the ones that need
+Chromium or Claude Code's CLI, so a developer without them can still run the rest; a run that
+selects a test whose need is missing stops with one message naming what to install; an
+unknown marker is an error (--strict-markers); nothing is ever skipped."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +41,59 @@ def test_each_marker_selects_its_own_backend_only() -> None:
     s3 = collect("-m", "s3")
     assert postgres and all("[postgres" in t or "/postgres/" in t for t in postgres)
     assert s3 and all("[s3" in t for t in s3)
+
+
+def test_browser_and_claude_code_select_the_tests_that_drive_them_only() -> None:
+    files = ["tests/web/test_browser.py", "tests/web/test_pages.py", "tests/hooks/test_plugin.py"]
+    files += ["tests/hooks/test_claude_code_session.py"]
+    browser = collect("-m", "browser", *files)
+    claude = collect("-m", "claude_code", *files)
+    assert browser and all(t.startswith("tests/web/test_browser.py::") for t in browser)
+    assert sorted(t.split("::")[1] for t in claude) == [
+        "test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_earlier_memory",
+        "test_a_prompt_unrelated_to_any_memory_brings_nothing_but_the_digest",
+        "test_claude_code_validates_the_plugin_and_the_marketplace",
+        "test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenant_set_once",
+    ]
+
+
+def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_to_leave_those_out(
+    tmp_path: Path,
+) -> None:
+    from tests.support.needs import CLAUDE_CODE_VERSION
+
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_BIN"}
+    env |= {"HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin"}
+    stopped = run_pytest(env, "tests/hooks/test_plugin.py")
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "Claude Code's CLI 2.1.328" in stopped.stdout and "2 tests (marker claude_code)" in stopped.stdout
+    assert (
+        f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/claude-code @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
+        in stopped.stdout
+    )
+    assert 'pytest -m "not claude_code"' in stopped.stdout
+    assert " passed" not in stopped.stdout and "skipped" not in stopped.stdout  # stopped before the first test
+    rest = run_pytest(env, "-m", "not claude_code", "tests/hooks/test_plugin.py")
+    assert rest.returncode == 0 and " passed, 2 deselected" in rest.stdout, rest.stdout + rest.stderr
+
+
+def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
+    from tests.support.needs import CHROMIUM, CLAUDE_CODE_VERSION
+
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}" in run
+    assert "apt-get install -y -q chromium" in run and CHROMIUM.name == "chromium"
+
+
+def run_pytest(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        env=env,
+        check=False,
+    )
 
 
 def test_a_misspelt_marker_is_an_error_not_a_silently_new_marker(tmp_path: Path) -> None:

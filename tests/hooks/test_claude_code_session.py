@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import ROOT
-from tests.hooks.test_plugin import claude_code
+from tests.support.cli_runner import run_cli
 
 ANSWER = "Run ops/deploy.sh with --dry-run first."
 DEPLOY = "The deploy script lives in ops/deploy.sh and must run with --dry-run first"
@@ -137,7 +137,7 @@ def tool_uses(body: dict[str, Any]) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def installed(tmp_path_factory: pytest.TempPathFactory, claude_code: str) -> Iterator[dict[str, str]]:
     home = tmp_path_factory.mktemp("claude-home")
     (home / "project").mkdir()
     bin_dir = str(Path(sys.executable).parent)  # where this environment's mcp-memory is
@@ -154,22 +154,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         "MEMORY_HOOK_BUDGET": "300",
         "LANG": "C.UTF-8",
     }
-    command = [claude_code(), "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
+    command = [claude_code, "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=home / "project", timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     for content in [DEPLOY, *FILLER]:  # the earlier session
-        remember = [sys.executable, "-m", "mcp_memory", "remember", "--tenant", "acme", content]
-        stored = subprocess.run(remember, env=env, capture_output=True, text=True, timeout=120)
+        stored = run_cli("remember", "--tenant", "acme", content, env=env)
         assert stored.returncode == 0, stored.stderr
-    yield env
+    yield {**env, "CLAUDE_CODE_BIN": claude_code}  # session() takes it out of Claude Code's environment
 
 
 def session(env: dict[str, str], prompt: str) -> tuple[FakeMessages, str]:
     with FakeMessages() as fake:
         run_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{fake.port}"}
+        claude = run_env.pop("CLAUDE_CODE_BIN")
         cwd = Path(env["HOME"]) / "project"
         done = subprocess.run(
-            [claude_code(), "-p", prompt], env=run_env, capture_output=True, text=True, cwd=cwd, timeout=SESSION_SECONDS
+            [claude, "-p", prompt], env=run_env, capture_output=True, text=True, cwd=cwd, timeout=SESSION_SECONDS
         )
         assert done.returncode == 0, done.stdout + done.stderr
         return fake, done.stdout

@@ -1,8 +1,9 @@
 """The one list of storage backends every parametrised suite runs on, and the
-pytest markers that let a developer leave out the ones needing a service.
+pytest markers that let a developer leave out the tests needing a service or a tool.
 
 `pytest -m "not postgres and not s3"` runs without PostgreSQL or the moto
-endpoint; CI runs everything. A test is marked when it asks for a service's
+endpoint, `-m "not browser and not claude_code"` without Chromium or Claude Code's
+CLI; CI runs everything. A test is marked when it asks for a service's
 fixture, when a backend fixture is parametrised with that backend, or when it
 lives in that backend's test folder (tests/conftest.py applies the markers).
 """
@@ -20,10 +21,12 @@ BACKENDS = ("memory", *STORE_BACKENDS)
 #: the in-memory store lives in one process.
 CROSS_PROCESS = ("sqlite", "postgres")
 
-#: marker -> the fixtures that start its service
+#: marker -> the fixtures that start its service or tool (what each needs: tests/support/needs.py)
 SERVICE_FIXTURES: dict[str, frozenset[str]] = {
     "postgres": frozenset({"pg_url", "pg_admin_url"}),
     "s3": frozenset({"aws_endpoint", "aws"}),
+    "browser": frozenset({"chromium"}),
+    "claude_code": frozenset({"claude_code"}),
 }
 
 #: Fixtures parametrised with backend names (their parameter picks the backend).

@@ -82,7 +82,7 @@ async def served(env: Env) -> AsyncIterator[tuple[str, View]]:
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
+async def chromium() -> AsyncIterator[Browser]:
     assert Path(CHROMIUM).exists(), "Debian's chromium is not installed (.ci/run installs it)"
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
@@ -107,11 +107,11 @@ class Shots:
 
 
 async def test_a_person_logs_in_browses_searches_edits_forgets_and_exports_in_chromium(
-    served: tuple[str, View], browser: Browser, env: Env, tmp_path: Path
+    served: tuple[str, View], chromium: Browser, env: Env, tmp_path: Path
 ) -> None:
     url, _ = served
     shots = Shots(tmp_path)
-    context = await browser.new_context(viewport={"width": 1100, "height": 760}, accept_downloads=True)
+    context = await chromium.new_context(viewport={"width": 1100, "height": 760}, accept_downloads=True)
     page = await context.new_page()
     problems: list[str] = []
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
@@ -202,9 +202,9 @@ async def test_a_person_logs_in_browses_searches_edits_forgets_and_exports_in_ch
     await context.close()
 
 
-async def test_a_browser_without_the_link_sees_only_the_refusal(served: tuple[str, View], browser: Browser) -> None:
+async def test_a_browser_without_the_link_sees_only_the_refusal(served: tuple[str, View], chromium: Browser) -> None:
     url, _ = served
-    page = await browser.new_page()
+    page = await chromium.new_page()
     root = url.split("/login")[0]
     answer = await page.goto(root + "/")
     assert answer is not None and answer.status == 403 and page.url.endswith("/login")
@@ -249,12 +249,12 @@ async def split_labels(page: Page) -> list[str]:
 
 @pytest.mark.parametrize("width", sorted(WIDTHS))
 async def test_every_label_stays_with_its_field_when_a_form_wraps(
-    served: tuple[str, View], browser: Browser, env: Env, tmp_path: Path, width: str
+    served: tuple[str, View], chromium: Browser, env: Env, tmp_path: Path, width: str
 ) -> None:
     """Issue 36: on a wrapped filter bar the label "To" ended one line and its field began the next."""
     url, _ = served
     w, h = WIDTHS[width]
-    context = await browser.new_context(viewport={"width": w, "height": h})
+    context = await chromium.new_context(viewport={"width": w, "height": h})
     page = await context.new_page()
     await page.goto(url)
     await page.wait_for_url(re.compile(r".*/$"))
