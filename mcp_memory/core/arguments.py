@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_memory.core import invisible
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
 from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
@@ -53,7 +54,9 @@ _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def check_text(field: str, value: str) -> str:
-    """`value` unless it holds a character no store can keep; refused naming `field`."""
+    """`value` as it is stored, or a refusal naming `field`: a character no store can keep
+    (a control character, a lone surrogate), or one that spells what a reader cannot see
+    (core/invisible.py); the invisible ones that carry no meaning are dropped."""
     bad = _NOT_TEXT.search(value)
     if bad is not None and "\ud800" <= bad.group() <= "\udfff":
         raise InvalidArgument(
@@ -67,7 +70,22 @@ def check_text(field: str, value: str) -> str:
             f"{bad.start()}); only text is accepted: tab and newline are, other control characters are not.",
             field=field,
         )
-    return value
+    hidden = invisible.hidden_at(value)
+    if hidden is not None:
+        position, char = hidden
+        code = f"U+{ord(char):04X} at position {position}"
+        if 0xE0000 <= ord(char) <= 0xE007F:
+            raise InvalidArgument(
+                f"{{field}} contains an invisible tag character ({code}): tag characters spell text a "
+                "person cannot see and a model reads, and are kept only in a flag emoji. Remove them.",
+                field=field,
+            )
+        raise InvalidArgument(
+            f"{{field}} contains a variation selector that follows no character it can vary ({code}): a "
+            "run of them spells bytes a person cannot see. A character takes at most one.",
+            field=field,
+        )
+    return invisible.tidy(value)
 
 
 def string_arguments(args: Mapping[str, Any]) -> list[str]:
@@ -88,10 +106,30 @@ def is_blank(value: str) -> bool:
 
 
 def require_string(args: Mapping[str, Any], field: str) -> str:
+    """`field` as stored (check_text): a string that is not blank once its invisible characters
+    are dropped."""
     value = args.get(field)
-    if not isinstance(value, str) or is_blank(value):
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgument(f"{{field}} must be a string, not {_kind(value)}.", field=field)
+    if value is None or is_blank(value):
         raise InvalidArgument("{field} is required and must be a non-empty string.", field=field)
-    return check_text(field, value)
+    value = check_text(field, value)
+    if is_blank(value):
+        raise InvalidArgument("{field} is required and must be a non-empty string.", field=field)
+    return value
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, in a user's words."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
@@ -142,9 +180,7 @@ def optional_tags(args: Mapping[str, Any]) -> list[str]:
         return []
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise InvalidArgument("{field} must be an array of strings.", field="tags")
-    for tag in value:
-        check_text("tags", tag)
-    tags = [t.strip() for t in value if not is_blank(t)]
+    tags = [t.strip() for t in (check_text("tags", tag) for tag in value) if not is_blank(t)]
     if len(tags) > TAGS_MAX:
         raise InvalidArgument(f"{{field}} may hold at most {TAGS_MAX} entries.", field="tags")
     for tag in tags:
@@ -206,7 +242,7 @@ def optional_category(args: Mapping[str, Any]) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidArgument("{field} must be a string.", field="category")
-    check_text("category", value)
+    value = check_text("category", value)
     if len(value.encode("utf-8")) > CATEGORY_MAX_BYTES:
         raise InvalidArgument(
             f"{{field}} may be at most {CATEGORY_MAX_BYTES} bytes. Use a short label such as decision or convention.",

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp_memory.core.errors import BudgetExceeded, PreconditionFailed
 from mcp_memory.core.ids import parse_iso
+from mcp_memory.core.invisible import tidy
 from mcp_memory.core.model import MEMORY_TYPES, Memory, MemoryType
 from mcp_memory.core.ports import SCAN_BATCH, ObjectStore, StoredObject, VectorStore
 from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
@@ -133,13 +134,15 @@ def from_metadata(memory_id: str, md: Any, tenant: str) -> Memory | None:
         created_at = EPOCH_ISO
     conversation = md.get("conversation")
     trust = md.get("trustBase")
+    # text written before the rule on invisible characters (or by hand) reads as a write would
+    # have left it, with what a write refuses shown as its code point (core/invisible.py)
     return Memory(
         id=memory_id,
         tenant=tenant_id,
-        content=content,
+        content=tidy(content),
         memory_type=memory_type,
-        category=category if isinstance(category, str) and category else None,
-        tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+        category=tidy(category) if isinstance(category, str) and category else None,
+        tags=tuple(tidy(t) for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
         created_at=created_at,
         scope="conversation" if md.get("scope") == "conversation" else "project",
         conversation=conversation if isinstance(conversation, str) and conversation else None,

@@ -32,8 +32,9 @@ NOT_BEFORE_INITIALIZE = (
 #: without Typer: the same code in one more file; 80 since issue 37 gave the server and the hooks
 #: rooms: four package files holding only a docstring, the hooks' old core module in three (the
 #: hooks' wire and folder, the injection budget) and the runners' shared boot lines apart: the same
-#: code in seven more files, bench/RESULTS.md "Issue 37: the rooms").
-OURS_MAX = 80
+#: code in seven more files, bench/RESULTS.md "Issue 37: the rooms"; 81 since core/invisible.py,
+#: the rule on invisible characters, is its own module beside the argument checks that use it).
+OURS_MAX = 81
 
 
 def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:

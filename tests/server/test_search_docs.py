@@ -304,7 +304,7 @@ async def test_search_docs_passes_a_given_limit(out, err) -> None:
     [
         ({}, "`query` is required and must be a non-empty string."),
         ({"query": "   "}, "`query` is required and must be a non-empty string."),
-        ({"query": 5}, "`query` is required and must be a non-empty string."),
+        ({"query": 5}, "`query` must be a string, not a number."),
         ({"query": "q", "limit": 0}, "`limit` must be an integer between 1 and 50."),
         ({"query": "q", "limit": 51}, "`limit` must be an integer between 1 and 50."),
         ({"query": "q", "limit": 1.5}, "`limit` must be an integer between 1 and 50."),
@@ -406,5 +406,5 @@ def test_a_knowledge_base_without_boto3_is_refused_at_start_up_with_the_install_
 
     assert str(refused.value) == (
         "KNOWLEDGE_BASE_ID (search_docs) needs boto3, which is not installed: "
-        "install the AWS extra: pip install 'mcp-tenant-memory[aws]'"
+        "install the AWS extra: from a checkout, pip install '.[aws]' (once released: pip install 'mcp-tenant-memory[aws]')"
     )

@@ -179,7 +179,7 @@ async def test_null_arguments_mean_absent(out, err) -> None:
         ("recall", {"mode": "fast"}, "`mode` must be precision, balanced or exploratory."),
         ("recall", {}, "`query` is required and must be a non-empty string."),
         ("recall", {"query": "   "}, "`query` is required and must be a non-empty string."),
-        ("recall", {"query": 7}, "`query` is required and must be a non-empty string."),
+        ("recall", {"query": 7}, "`query` must be a string, not a number."),
         ("recall", {"query": "q", "limit": 0}, "`limit` must be an integer between 1 and 50."),
         ("recall", {"query": "q", "limit": -1}, "`limit` must be an integer between 1 and 50."),
         ("recall", {"query": "q", "limit": 51}, "`limit` must be an integer between 1 and 50."),
@@ -189,6 +189,9 @@ async def test_null_arguments_mean_absent(out, err) -> None:
         ("list_memories", {"type": "note"}, "`type` must be one of: project, pattern, reference, conversation."),
         ("list_memories", {"limit": 0}, "`limit` must be an integer between 1 and 50."),
         ("remember", {}, "`content` is required and must be a non-empty string."),
+        ("remember", {"content": 42}, "`content` must be a string, not a number."),
+        ("remember", {"content": ["a fact"]}, "`content` must be a string, not an array."),
+        ("forget", {"id": True}, "`id` must be a string, not true or false."),
         ("remember", {"content": "c", "scope": "team"}, "`scope` must be one of: project, conversation."),
         (
             "remember",

@@ -382,8 +382,8 @@ async def test_hostile_content_renders_as_text_on_every_page(browser: Browser, e
         outside_fields = re.sub(r'<textarea[^>]*>.*?</textarea>|value="[^"]*"', "", page, flags=re.S)
         assert "\u202e" not in outside_fields
     page = (await browser.get(f"/m/{memory_id}")).text
-    if "\u202e" in content:
-        assert '<span class="ctl">U+202E</span>gnp.exe' in page
+    if "\u202e" in content:  # stored without the override (docs/memories.md#invisible-characters)
+        assert "safe gnp.exe text" in page
     else:
         assert str(escape(content)) in page
 

@@ -3,18 +3,27 @@ answers it on its socket (listener.py) or the hook's own process does (cli/hooks
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from mcp_memory.core.errors import InvalidArgument
+from mcp_memory.core.invisible import tidy
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.server.hooks.wire import Ask
 from mcp_memory.server.protocol import context
 from mcp_memory.server.protocol.budget import query_of
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
 
 def _readable(text: str) -> str:
-    """The prompt as a query recall takes: control characters and lone surrogates become spaces
-    (recall refuses them; a prompt is not refused for them, it is only read without them)."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+    """The prompt as a query recall takes: control characters and lone surrogates become spaces,
+    what recall refuses (a tag character, a stray variation selector: core/invisible.py) is
+    dropped, the other unprintable characters but the joiners and marks kept become spaces (a
+    prompt is not refused for them, only read without them)."""
+    text = tidy(_CONTROL.sub(" ", text), show_hidden=False)
+    return "".join(ch if ch.isprintable() or ch in "\n\t" or unicodedata.category(ch) == "Cf" else " " for ch in text)
 
 
 async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str | None, list[str]]:
