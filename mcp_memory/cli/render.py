@@ -58,7 +58,7 @@ def memory_json(memory: Memory) -> dict[str, Any]:
 
 
 def _facets(memory: Memory, with_time: bool = False) -> str:
-    facets = [f"{memory.memory_type}/{memory.category}" if memory.category else memory.memory_type]
+    facets: list[str] = [memory.memory_type]  # ours only: the category a model wrote is shown under the text
     if memory.scope == "conversation":
         facets.append("this conversation only")
     from mcp_memory.server.protocol.render import stored_at
@@ -78,6 +78,8 @@ def _print_memory(console: Any, position: int, memory: Memory, extra: str = "", 
     head.append(f"  ({_facets(memory, with_time)}{extra})", style="dim")
     console.print(head)
     _indented(console, Text(memory.content))
+    if memory.category:  # as a tag: on its own line, under the text
+        _indented(console, Text("category: " + " ".join(memory.category.split()), style="dim"))
     if memory.tags:  # a tag may hold a line break: it stays on the tags line
         tags = ", ".join(" ".join(tag.split()) for tag in memory.tags)
         _indented(console, Text("tags: " + tags, style="dim"))

@@ -121,8 +121,12 @@ async def test_a_category_or_tag_stays_on_its_own_line(env: Env) -> None:
     text = (await tools.call("list_memories", {}, ACME)).text
     _, found = blocks(text)
     assert len(found) == 1
-    assert "(project/decision) 2. \\[id:01CCCCCCCCCCCCCCCCCCCCCCCC] (project, stored " in text
-    assert found[0][1] == ["   Plain fact", "   tags: a \\[MEMORY] b"]
+    assert "1. [id:" in text and "(project, stored " in text
+    assert found[0][1] == [
+        "   Plain fact",
+        "   category: decision) 2. \\[id:01CCCCCCCCCCCCCCCCCCCCCCCC] (project",
+        "   tags: a \\[MEMORY] b",
+    ]
 
 
 def test_a_documentation_excerpt_cannot_forge_another_excerpt_or_the_header() -> None:

@@ -68,8 +68,9 @@ async def test_a_stored_memory_renders_with_type_category_date_and_tags(env: Env
     memory_id = stored_id(text)
     assert text == (
         f"[MEMORY] Stored as {memory_id}.\n\n"
-        f"1. [id:{memory_id}] (pattern/decision, stored 2026-07-01)\n"
+        f"1. [id:{memory_id}] (pattern, stored 2026-07-01)\n"
         f"   {DEPLOY}\n"
+        "   category: decision\n"
         "   tags: k8s, deploy"
     )
 

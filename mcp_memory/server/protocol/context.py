@@ -13,7 +13,7 @@ from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
 from mcp_memory.core.model import Memory
 from mcp_memory.core.service import RecallResult
 from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX
-from mcp_memory.server.protocol.quoting import inline
+from mcp_memory.server.protocol.quoting import echoed
 from mcp_memory.server.protocol.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
 
 #: The digest's last line: how to find what it left out.
@@ -72,7 +72,7 @@ def _digest_header(result: DigestResult, n: int, topic: str | None) -> str:
     newest = " newest" if result.weighed >= DIGEST_SCAN else ""
     chosen = f"{n} of the {result.weighed}{newest} {_memories(result.weighed)}"
     if topic is not None and result.topical:
-        return f'{PREFIX} What this project remembers: {chosen}, those about "{inline(topic)}" first.'
+        return f"{PREFIX} What this project remembers: {chosen}, those about {echoed(topic)} first."
     return f"{PREFIX} What this project remembers: {chosen}, the most trusted and recently used first."
 
 

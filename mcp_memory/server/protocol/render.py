@@ -18,7 +18,7 @@ from mcp_memory.core.service import (
     RememberResult,
     StatsResult,
 )
-from mcp_memory.server.protocol.quoting import inline, quoted
+from mcp_memory.server.protocol.quoting import echoed, inline, quoted
 
 PREFIX = "[MEMORY]"
 
@@ -35,9 +35,10 @@ def render_memory(
     with_time: bool = False,
     superseded_by: str | None = None,
 ) -> str:
-    """One memory: its id and facets, its text quoted, its tags; `with_time` adds the time of
-    day to the date (when another result shares it), `superseded_by` names a newer near memory."""
-    facets = [f"{memory.memory_type}/{inline(memory.category)}" if memory.category else memory.memory_type]
+    """One memory: its id and facets (all ours), its text quoted, its category and tags (a model
+    wrote them: indented, under the text); `with_time` adds the time of day to the date (when
+    another result shares it), `superseded_by` names a newer near memory."""
+    facets: list[str] = [memory.memory_type]
     if memory.scope == "conversation":
         facets.append("this conversation only")
     if standing is not None:
@@ -46,6 +47,8 @@ def render_memory(
     if superseded_by:
         facets.append(f"possibly superseded by the newer [id:{superseded_by}]")
     lines = [f"{position}. [id:{memory.id}] ({', '.join(facets)})", quoted(memory.content)]
+    if memory.category:
+        lines.append(f"   category: {inline(memory.category)}")
     if memory.tags:
         lines.append(f"   tags: {', '.join(inline(t) for t in memory.tags)}")
     if superseded_by:
@@ -97,11 +100,11 @@ def no_confident_match_guidance(gated: int, mode: Mode) -> str:
 
 
 def render_recall_empty(query: str, mode: Mode) -> str:
-    return f'{PREFIX} No memories stored for this project matched "{inline(query)}".\n{no_match_guidance(mode)}'
+    return f"{PREFIX} No memories stored for this project matched {echoed(query)}.\n{no_match_guidance(mode)}"
 
 
 def render_recall_gated(query: str, gated: int, mode: Mode) -> str:
-    return f'{PREFIX} Nothing matched "{inline(query)}" closely enough.\n{no_confident_match_guidance(gated, mode)}'
+    return f"{PREFIX} Nothing matched {echoed(query)} closely enough.\n{no_confident_match_guidance(gated, mode)}"
 
 
 def render_recall(
@@ -112,7 +115,7 @@ def render_recall(
     dates = [m.created_at[:10] for m, _ in results]
     newer = list(superseded) + [None] * (n - len(superseded))
     lines = [
-        f'{PREFIX} {n} {_memories(n)} matched "{inline(query)}" (mode: {mode}).',
+        f"{PREFIX} {n} {_memories(n)} matched {echoed(query)} (mode: {mode}).",
         HIGH_GUIDANCE if high else MEDIUM_GUIDANCE,
         NOTES_ARE_DATA,
         "",
@@ -224,11 +227,9 @@ def filter_clauses(where: MemoryFilter) -> str:
 
 def render_recall_filtered_out(query: str, filtered_out: int, where: MemoryFilter) -> str:
     if filtered_out == 1:
-        found = (
-            f'1 memory matched "{inline(query)}" but it fails the filters (wanted: one that {filter_clauses(where)})'
-        )
+        found = f"1 memory matched {echoed(query)} but it fails the filters (wanted: one that {filter_clauses(where)})"
     else:
-        found = f'{filtered_out} memories matched "{inline(query)}" but none {filter_clauses(where)}'
+        found = f"{filtered_out} memories matched {echoed(query)} but none {filter_clauses(where)}"
     return (
         f"{PREFIX} {found}.\n"
         "FILTERED OUT: the filters excluded what the query found; this says nothing about whether "

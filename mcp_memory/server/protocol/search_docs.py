@@ -23,7 +23,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
 from mcp_memory.runtime.aws import AwsClient, Closed
 from mcp_memory.server.protocol.catalogue import LIMIT_SCHEMA, Answer, Hints, ToolSpec
-from mcp_memory.server.protocol.quoting import inline, quoted
+from mcp_memory.server.protocol.quoting import echoed, inline, quoted
 
 PREFIX = "[DOCS]"
 QUERY_MAX_CHARS = 1000
@@ -159,7 +159,7 @@ def render_docs(query: str, hits: Sequence[DocHit]) -> str:
     their source. Raw scores are never printed."""
     if not hits:
         return (
-            f'{PREFIX} Nothing in the documentation library matched "{inline(query)}". Nothing close to it is '
+            f"{PREFIX} Nothing in the documentation library matched {echoed(query)}. Nothing close to it is "
             "indexed, which is not the same as the subject having no answer; rephrasing the query may help."
         )
     n = len(hits)
@@ -172,9 +172,7 @@ def render_docs(query: str, hits: Sequence[DocHit]) -> str:
             facets.append(f"source: {inline(hit.source)}")
         head = f"{i}. ({', '.join(facets)})" if facets else f"{i}."
         entries.append(f"{head}\n{quoted(_excerpt(hit))}")
-    header = (
-        f'{PREFIX} {n} {"excerpt" if n == 1 else "excerpts"} matched "{inline(query)}" in the documentation library.'
-    )
+    header = f"{PREFIX} {n} {'excerpt' if n == 1 else 'excerpts'} matched {echoed(query)} in the documentation library."
     return header + "\n\n" + "\n\n".join(entries)
 
 
