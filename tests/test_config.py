@@ -543,7 +543,8 @@ def test_an_sqlite_index_threshold_without_the_ann_extra_is_refused_naming_the_i
     monkeypatch.setitem(sys.modules, "usearch", None)  # as if the ann extra were not installed
     assert refusal(SQLITE_ANN_MIN_MEMORIES="200000") == (
         "SQLITE_ANN_MIN_MEMORIES=200000 needs the approximate index library: "
-        "pip install 'mcp-tenant-memory[ann]' (or set SQLITE_ANN_MIN_MEMORIES=0)"
+        "from a checkout, pip install '.[ann]' (once released: pip install 'mcp-tenant-memory[ann]'); "
+        "or set SQLITE_ANN_MIN_MEMORIES=0"
     )
     assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # off needs nothing
 
@@ -680,9 +681,22 @@ def test_redact_url_leaves_a_url_without_a_password_alone() -> None:
     assert redact_url("postgresql://h/db?sslmode=require") == "postgresql://h/db?sslmode=require"
 
 
-def test_redact_url_answers_a_placeholder_for_something_it_cannot_parse() -> None:
-    assert redact_url("postgres://u:secret@[::1") == "<database url>"
-    assert redact_url("postgres://u:secret@h:port/db") == "<database url>"
+def test_redact_url_shows_a_url_it_cannot_parse_as_written_with_the_password_masked() -> None:
+    # the user sees their mistake (issue 36): an unclosed bracket, a port that is not a number
+    assert redact_url("postgres://u:secret@[::1") == "postgres://u:***@[::1"
+    assert redact_url("postgres://u:secret@h:port/db") == "postgres://u:***@h:port/db"
+    assert redact_url("postgres://app:hunter2secret/x@/mem?host=/tmp") == "postgres://app:***@/mem?host=/tmp"
+    assert redact_url("postgres://app:secret/db") == "postgres://app:***/db"  # the @host left off
+    assert redact_url("host=/tmp user=app password='se cret' dbname=mem") == (
+        "host=/tmp user=app password=*** dbname=mem"
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["x", "localhost", "postgres://h1:5432,h2:5433/db", "postgresql://[::1]:5432/db", "postgres:///mem"]
+)
+def test_redact_url_shows_a_value_without_a_password_as_it_is(url: str) -> None:
+    assert redact_url(url) == url
 
 
 @pytest.mark.parametrize(

@@ -90,11 +90,11 @@ def _sqlite_ann_min_memories(env: Env) -> int:
         import importlib.util
 
         if importlib.util.find_spec("usearch") is None:
-            from mcp_memory.core.version import DISTRIBUTION
+            from mcp_memory.core.version import install_hint
 
             raise ConfigError(
                 f"SQLITE_ANN_MIN_MEMORIES={value} needs the approximate index library: "
-                f"pip install '{DISTRIBUTION}[ann]' (or set SQLITE_ANN_MIN_MEMORIES=0)"
+                f"{install_hint('ann')}; or set SQLITE_ANN_MIN_MEMORIES=0"
             )
     return value
 

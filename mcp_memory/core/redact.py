@@ -7,37 +7,37 @@ takes it out is shared by the settings and the stores.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 __all__ = ["redact_url"]
 
-#: libpq also takes the password as a query parameter.
-_PASSWORD_PARAM = re.compile(r"((?:^|&)password=)[^&]*", re.IGNORECASE)
+#: A URL's scheme and the `//` of its authority.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: A password given as a URL query parameter (libpq takes `password=` and `sslpassword=`).
+_QUERY_PASSWORD = re.compile(r"([?&][A-Za-z_]*password=)[^&#]*", re.IGNORECASE)
+#: A password in a libpq `key=value` string: quoted (with `\'` and `\\` escapes) or up to a blank.
+#: A host and port as libpq takes them (a name, an IPv4 or a bracketed IPv6 address; a numeric port).
+_PLACE = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(:\d*)?")
+_KV_PASSWORD = re.compile(r"(\b[A-Za-z_]*password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by `***`; `<database url>` when that cannot be
-    done safely.
+    """The URL as written, with any password replaced by `***`, so a user sees their mistake
+    (`x`, a port that is not a number, a missing host) and never the password.
 
-    A password may sit in the userinfo or in a `password=` query parameter. A libpq
-    `key=value` string, or a URL whose password holds an unescaped `/`, `?`, `#` or `@`
-    that moves the split, could carry it anywhere: those are never echoed.
+    A password may sit in the user-info (everything between the user's `:` and the last `@`:
+    a password may hold `@`, `/`, `?` or `#` unescaped), in a `password=` query parameter, or
+    in a libpq `key=value` string; a URL with no `@` whose authority reads `user:word` where a
+    port should be a number has `word` masked too (a password with the `@host` left off).
     """
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a malformed port, e.g. a password cut at '/'
-    except ValueError:
-        return "<database url>"
-    if not parts.scheme or url.count("@") != parts.netloc.count("@"):
-        return "<database url>"
-    netloc = parts.netloc
-    if parts.password is not None:
-        userinfo, _, hostport = netloc.rpartition("@")
-        netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
-    query = _PASSWORD_PARAM.sub(r"\1***", parts.query)
-    if netloc == parts.netloc and query == parts.query:
-        return url
-    redacted = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    if not netloc and url.startswith(f"{parts.scheme}://"):  # urlunsplit drops an empty authority
-        redacted = f"{parts.scheme}://{redacted[len(parts.scheme) + 1 :]}"
-    return redacted
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return _KV_PASSWORD.sub(r"\1***", url) if "=" in url else url
+    head, rest = url[: scheme.end()], _QUERY_PASSWORD.sub(r"\1***", url[scheme.end() :])
+    if "@" in rest:
+        userinfo, _, after = rest.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        return f"{head}{user}:***@{after}" if colon else f"{head}{rest}"
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if all(_PLACE.fullmatch(place) for place in authority.split(",")):
+        return f"{head}{rest}"
+    return f"{head}{authority.partition(':')[0]}:***{rest[len(authority) :]}"

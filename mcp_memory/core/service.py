@@ -618,7 +618,10 @@ class MemoryService:
 
     async def digest(self, caller: Caller, *, topic: str | None = None) -> DigestResult:
         """The caller's memories most worth having in context, best first (core/digest.py,
-        docs/hooks.md#the-digest); with a `topic`, what recall finds for it comes first."""
+        docs/hooks.md#the-digest); with a `topic`, what recall finds for it comes first. A topic is
+        checked as recall checks a query, and refused naming `topic` (core/arguments.py)."""
+        if topic is not None:
+            topic = arguments.check_text("topic", topic)
         ids = await self._recent_ids(caller, None, digest.DIGEST_SCAN)
         found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)} if ids else {}
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]

@@ -71,7 +71,7 @@ class Provider:
 
 
 LOCAL_MODEL, LOCAL_DIM = "all-MiniLM-L6-v2", 384
-#: EMBEDDING_PROVIDER=local-multilingual (the optional extra mcp-memory[multilingual]).
+#: EMBEDDING_PROVIDER=local-multilingual (the optional extra `multilingual`).
 MULTILINGUAL_MODEL, MULTILINGUAL_DIM = "multilingual-e5-small-q4", 384
 #: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
 TITAN_V2 = "amazon.titan-embed-text-v2:0"

@@ -33,12 +33,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from mcp_memory.core.errors import StartupError
-from mcp_memory.core.version import DISTRIBUTION
+from mcp_memory.core.version import install_hint
 
 T = TypeVar("T")
 
 CONNECT_TIMEOUT_S = 5
-AWS_EXTRA_HINT = f"install the AWS extra: pip install '{DISTRIBUTION}[aws]'"
+AWS_EXTRA_HINT = f"install the AWS extra: {install_hint('aws')}"
 
 #: Bedrock (embedding, documentation search): inside a tool call, so it fails in seconds;
 #: 3 attempts in all.

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
 from mcp_memory.core.redact import redact_url
-from mcp_memory.core.version import DISTRIBUTION
+from mcp_memory.core.version import install_hint
 
 __all__ = ["BACKENDS", "Backend", "StoreSettings", "open_stores"]
 
@@ -55,7 +55,7 @@ class StoreSettings(Protocol):
     def embedding_dim(self) -> int: ...
 
 
-#: What `pip install 'mcp-tenant-memory[postgres]'` provides.
+#: What the postgres extra provides.
 _POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
 
 Stores = tuple[VectorStore, ObjectStore]
@@ -111,8 +111,7 @@ async def _open_postgres(settings: StoreSettings) -> Stores:
         if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
             raise
         raise StartupError(
-            f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): "
-            f"pip install '{DISTRIBUTION}[postgres]'"
+            f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): {install_hint('postgres')}"
         ) from None
 
     return await open_postgres(
@@ -131,7 +130,7 @@ async def _open_s3(settings: StoreSettings) -> Stores:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
             raise
-        raise StartupError(f"the S3 backend needs boto3: pip install '{DISTRIBUTION}[aws]'") from None
+        raise StartupError(f"the S3 backend needs boto3: {install_hint('aws')}") from None
     return await open_s3(settings)
 
 

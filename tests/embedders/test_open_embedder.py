@@ -81,7 +81,7 @@ def test_bedrock_without_boto3_is_refused_at_start_up_with_the_install_hint(monk
 
     assert str(refused.value) == (
         "EMBEDDING_PROVIDER=bedrock needs boto3, which is not installed: "
-        "install the AWS extra: pip install 'mcp-tenant-memory[aws]'"
+        "install the AWS extra: from a checkout, pip install '.[aws]' (once released: pip install 'mcp-tenant-memory[aws]')"
     )
 
 

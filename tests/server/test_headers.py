@@ -18,7 +18,10 @@ CONVERSATION_RULE = "may carry printable ASCII only, with no whitespace"
 def test_a_missing_tenant_header_is_required_with_a_hint_where_to_set_it(raw: str | None) -> None:
     with pytest.raises(ContextError) as refused:
         parse_tenant_header(raw, "x-memory-tenant")
-    assert str(refused.value) == ("x-memory-tenant header is required — set it on the MCP server entry in the registry")
+    assert str(refused.value) == (
+        "x-memory-tenant header is required: send the tenant's name in it with every request "
+        "(an MCP client sends it from the headers of its server entry)"
+    )
 
 
 # --------------------------------------------------------------------------- caller_from_headers (docs/context.md)

@@ -83,7 +83,8 @@ async def test_the_handshake_and_tools_list_need_no_tenant(server: Running, mode
         refused = await client.call_tool("memory_stats", {})
     assert refused.is_error
     assert text(refused) == (
-        "Error: x-memory-tenant header is required — set it on the MCP server entry in the registry"
+        "Error: x-memory-tenant header is required: send the tenant's name in it with every request "
+        "(an MCP client sends it from the headers of its server entry)"
     )
     assert server.tool_calls() == []  # the tool did not run
 

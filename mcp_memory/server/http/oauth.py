@@ -286,9 +286,9 @@ class JwtVerifier:
             import jwt  # noqa: F401  # pyjwt[crypto]: the `oauth` extra
             from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: F401
         except ImportError:
-            raise StartupError(
-                "MCP_OAUTH_ISSUER needs PyJWT with cryptography: pip install 'mcp-tenant-memory[oauth]'"
-            ) from None
+            from mcp_memory.core.version import install_hint
+
+            raise StartupError(f"MCP_OAUTH_ISSUER needs PyJWT with cryptography: {install_hint('oauth')}") from None
         self.settings = settings
         self.jwks = JwksCache(
             settings.jwks_url,

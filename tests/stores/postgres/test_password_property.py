@@ -34,7 +34,7 @@ PASSWORDS = st.text(
 
 
 OUR_WORDS = (
-    "storage: postgres <database url> — DATABASE_URL is set",
+    "storage: postgres postgresql://app:***@/mem?host=/tmp — DATABASE_URL is set",
     "cannot connect to PostgreSQL at",
     "cannot open a connection pool to PostgreSQL at",
     "cannot set up mcp-memory's tables in PostgreSQL at",
@@ -111,8 +111,8 @@ def test_no_piece_of_a_password_reaches_an_error_a_boot_line_or_a_log(shape: str
 
 def test_the_reported_url_now_says_why_without_the_password(tmp_path: Path) -> None:
     [boot, error, *_] = what_a_user_sees("postgresql://app:hunter2secret/x@/mem?host=/tmp")
-    assert boot == "storage: postgres <database url> — DATABASE_URL is set"
+    assert boot == "storage: postgres postgresql://app:***@/mem?host=/tmp — DATABASE_URL is set"
     assert error == (
-        'cannot connect to PostgreSQL at <database url>: connection is bad: invalid integer value "***" '
-        'for connection option "port"'
+        "cannot connect to PostgreSQL at postgresql://app:***@/mem?host=/tmp: connection is bad: invalid "
+        'integer value "***" for connection option "port"'
     )

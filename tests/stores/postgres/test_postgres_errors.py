@@ -171,7 +171,9 @@ def test_without_the_postgres_extra_start_up_says_what_to_install() -> None:
         "    print(exc)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert "pip install 'mcp-tenant-memory[postgres]'" in result.stdout, result.stderr
+    assert result.stdout.strip().endswith(
+        "from a checkout, pip install '.[postgres]' (once released: pip install 'mcp-tenant-memory[postgres]')"
+    ), result.stderr
 
 
 async def test_open_stores_opens_postgres_from_the_database_url(pg_url: str) -> None:

@@ -235,7 +235,10 @@ def test_open_stores_without_boto3_says_which_extra_to_install(tmp_path: Path) -
     )
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "the S3 backend needs boto3: pip install 'mcp-tenant-memory[aws]'"
+    assert result.stdout.strip() == (
+        "the S3 backend needs boto3: from a checkout, pip install '.[aws]' "
+        "(once released: pip install 'mcp-tenant-memory[aws]')"
+    )
 
 
 # --------------------------------------------------------------------------- the CLI on the AWS backend
