@@ -29,7 +29,8 @@ stores/sqlite/sidecar.py) as `<name>.hnsw` and a JSON header `<name>.hnsw.json` 
 (tenant, rows, generation, purged, a digest of the hashes, the file's size and CRC-32); the next
 process, on the building thread, checks the file against the header and maps the graph (`view`:
 the kernel pages in the nodes a search visits) when both agree with its snapshot, and builds it
-again otherwise. Closing the store stops a build or a check between blocks. Every candidate is scored exactly from the database afterwards
+again otherwise. The mapped file is held open and, before each walk, checked not to have been
+written in place since (`GraphFile`). Closing the store stops a build or a check between blocks. Every candidate is scored exactly from the database afterwards
 (store.py `rerank`), so the graph only chooses which rows are looked at.
 """
 
@@ -42,6 +43,7 @@ import logging
 import os
 import sqlite3
 import threading
+import weakref
 import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -83,14 +85,59 @@ class _Closed(Exception):
     """The store was closed while a graph was built or checked: the work is dropped."""
 
 
-def _checksum(path: Path, check_open: Callable[[], None]) -> int:
-    """The CRC-32 of the file at `path`, read a chunk at a time (`check_open` between chunks)."""
+def _checksum(path: Path | int, check_open: Callable[[], None]) -> int:
+    """The CRC-32 of the file at `path` (or open as descriptor `path`, read from its start), a
+    chunk at a time (`check_open` between chunks)."""
     crc = 0
-    with open(path, "rb") as data:
+    with open(path, "rb", closefd=not isinstance(path, int)) as data:
+        data.seek(0)
         while chunk := data.read(CHUNK):
             check_open()
             crc = zlib.crc32(chunk, crc)
     return crc
+
+
+class GraphFile:
+    """The file a graph is mapped from, held open: the inode the process walks, whatever the path
+    names later. A graph is only ever replaced by a rename (`Indexes._saved`), which leaves a
+    mapped inode alone; a write into it (`cp`, `rsync --inplace`, a restore tool) changes what
+    the process walks, and a shorter file ends it with SIGBUS on the next page read. `changed`
+    says so before each walk (docs/storage.md#large-tenants-in-sqlite)."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        self._closer = weakref.finalize(self, os.close, self.fd)
+        self.stat = os.fstat(self.fd)
+
+    def settled(self) -> None:
+        """Take the file as it is now as the one the graph was mapped from (after our own rename)."""
+        self.stat = os.fstat(self.fd)
+
+    def same_as(self, path: Path) -> bool:
+        """Whether `path` names this file still."""
+        try:
+            found = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (found.st_dev, found.st_ino) == (self.stat.st_dev, self.stat.st_ino)
+
+    def changed(self) -> bool:
+        """Whether the file was written since (its size, its modification time, or its change time
+        with the same number of links: a rename over it or a delete changes only the latter two)."""
+        try:
+            now = os.fstat(self.fd)
+        except OSError:
+            return True
+        if (now.st_size, now.st_mtime_ns) != (self.stat.st_size, self.stat.st_mtime_ns):
+            return True
+        if now.st_ctime_ns != self.stat.st_ctime_ns:
+            if now.st_nlink == self.stat.st_nlink:
+                return True  # written and its time put back (cp -p), or its mode changed
+            self.stat = now  # renamed over or deleted: no path reaches it any more
+        return False
+
+    def close(self) -> None:
+        self._closer()
 
 
 def _digest(hashes: np.ndarray) -> str:
@@ -190,6 +237,8 @@ class Graph:
     #: The hashes array last found equal to ours (identity: a snapshot extended in place shares it).
     checked: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The file the graph is mapped from; None while it is held in memory.
+    file: GraphFile | None = None
 
     def matches(self, snapshot: vectors.TenantVectors) -> bool:
         if snapshot.n < self.rows or snapshot.generation < self.generation:
@@ -257,6 +306,18 @@ class Indexes:
             return None
         graph = self._ready(tenant, snapshot)
         if graph is None:
+            self.fell_back += 1
+            return None
+        if graph.file is not None and graph.file.changed():
+            log.warning(
+                "an approximate index file changed under this process (written in place, not renamed); "
+                "it is no longer walked, and is checked again or built again"
+            )
+            with self._guard:
+                if self._graphs.get(tenant) is graph:
+                    del self._graphs[tenant]
+                self._tried_file.discard(tenant)
+            self._schedule(tenant, snapshot, None)
             self.fell_back += 1
             return None
         outside = graph.outside(conn, tenant, snapshot)
@@ -352,10 +413,13 @@ class Indexes:
             ):
                 log.info("an approximate index file does not match its tenant's rows; it is built again")
                 return None
-            if path.stat().st_size != header["bytes"] or _checksum(path, self._check_open) != header["crc32"]:
+            source = GraphFile(path)  # checked, then mapped, through the same inode
+            if source.stat.st_size != header["bytes"] or _checksum(source.fd, self._check_open) != header["crc32"]:
                 log.warning("an approximate index file is damaged (its checksum differs); it is built again")
                 return None
             index = _index_type().restore(str(path), view=True)
+            if not source.same_as(path) or source.changed():  # replaced or written while it was checked
+                return None
             if index is None or len(index) == 0 or index.ndim != self.dim:
                 return None
             index.expansion_search = EXPANSION_SEARCH  # not in the file: a restored graph has the library's
@@ -366,7 +430,7 @@ class Indexes:
                 return None
         except (ImportError, OSError, ValueError, KeyError, TypeError, RuntimeError):
             return None
-        return Graph(index, rows, generation, int(header["purged"]), snapshot.hashes[:rows].copy())
+        return Graph(index, rows, generation, int(header["purged"]), snapshot.hashes[:rows].copy(), file=source)
 
     def _schedule(self, tenant: str, snapshot: vectors.TenantVectors, graph: Graph | None) -> None:
         with self._guard:
@@ -427,9 +491,20 @@ class Indexes:
             or header.get("digest") != _digest(old.hashes)
         ):
             return None  # the file is not (or no longer) this graph
-        if path.stat().st_size != header.get("bytes") or _checksum(path, self._check_open) != header.get("crc32"):
+        try:
+            source = GraphFile(path)
+        except OSError:
             return None
-        index = _index_type().restore(str(path), view=False)
+        try:
+            if source.stat.st_size != header.get("bytes") or _checksum(source.fd, self._check_open) != header.get(
+                "crc32"
+            ):
+                return None
+            index = _index_type().restore(str(path), view=False)  # read into memory: changed here, not later
+            if not source.same_as(path) or source.changed():
+                return None
+        finally:
+            source.close()
         if index is None or len(index) != header.get("size"):
             return None
         index.expansion_add, index.expansion_search = EXPANSION_ADD, EXPANSION_SEARCH
@@ -478,10 +553,12 @@ class Indexes:
                 header["bytes"] = temporary.stat().st_size
                 header["crc32"] = _checksum(temporary, self._check_open)
                 # Mapped before it is renamed: the path may hold another process's graph a moment later.
+                source = GraphFile(temporary)
                 mapped = _index_type().restore(str(temporary), view=True)
                 with contextlib.suppress(FileNotFoundError):
                     marker.unlink()  # a header never describes a graph other than the one beside it
                 os.replace(temporary, path)
+                source.settled()  # the rename is its last change of ours
             except BaseException:  # a full disk, or the store closing: no half-written file left
                 with contextlib.suppress(OSError):
                     temporary.unlink()
@@ -500,7 +577,7 @@ class Indexes:
             return graph
         if mapped is not None:
             mapped.expansion_search = EXPANSION_SEARCH
-            graph.index = mapped
+            graph.index, graph.file = mapped, source
         return graph
 
     def wait(self) -> None:
