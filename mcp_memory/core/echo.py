@@ -35,12 +35,14 @@ SECRET_MARKER = "***"
 
 
 def spellings(value: str) -> set[str]:
-    """`value` as a server may quote it: as is, JSON-escaped (ASCII or not), as a
-    Python repr, with its whitespace collapsed, URL-unescaped pieces aside."""
+    """`value` as a server may quote it: as is, JSON-escaped (ASCII or not) once or twice (the
+    request's JSON quoted inside the server's own JSON answer), as a Python repr, with its
+    whitespace collapsed, URL-unescaped pieces aside."""
     forms = {value, " ".join(value.split())}
     for form in list(forms):
-        forms.add(json.dumps(form)[1:-1])
-        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+        for ensure_ascii in (True, False):
+            once = json.dumps(form, ensure_ascii=ensure_ascii)[1:-1]
+            forms.update((once, json.dumps(once, ensure_ascii=ensure_ascii)[1:-1]))
         forms.add(repr(form)[1:-1])
     return {form for form in forms if form}
 

@@ -14,6 +14,7 @@ import io
 import json
 import string
 
+import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -128,3 +129,20 @@ def test_no_piece_of_the_content_or_the_key_survives_an_echoing_embedding_server
     for output in (text, message):
         assert survivors(output, content, TEXT_PIECE) == [], (style, output)
         assert survivors(output, key, KEY_PIECE) == [], (style, output)
+
+
+@pytest.mark.parametrize(
+    ("content", "fragments"),
+    [
+        ("first line of the note\n4711\nlast line of the note", ["4711"]),
+        ("deploy window\nab12\nQz\nnotes é日本 here", ["ab12", "Qz", "00e9", "65e5", "672c"]),
+        ('a "quoted" word\n\tpin 99\nend of the note', ["pin 99", "quoted"]),
+    ],
+)
+def test_no_short_fragment_of_a_twice_escaped_multi_line_echo_survives(content: str, fragments: list[str]) -> None:
+    # Issue 36, defect 12: a server that quotes the request JSON inside its own JSON error body
+    # escapes the content twice; the lines under 8 characters between the escaped line breaks
+    # were not recognised as pieces of it and reached the tool result and the tool_failed line.
+    text, message = asyncio.run(remembered(content, "sk-proj-0123456789abcdef", "request", 20))
+    for output in (text, message):
+        assert [f for f in fragments if f.lower() in output.lower()] == [], output
