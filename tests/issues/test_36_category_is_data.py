@@ -11,11 +11,11 @@ import io
 import json
 import re
 
-from mcp_memory.core.hooks import Ask
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server import hook_answers
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.hooks import answers as hook_answers
+from mcp_memory.server.hooks.wire import Ask
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
 from tests.conftest import Clock, make_env
 

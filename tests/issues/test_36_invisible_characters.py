@@ -18,13 +18,13 @@ import re
 
 import pytest
 
-from mcp_memory.core.hooks import Ask
 from mcp_memory.core.ids import iso, ulid
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
 from mcp_memory.core.object_keys import index_key
-from mcp_memory.server import hook_answers
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.hooks import answers as hook_answers
+from mcp_memory.server.hooks.wire import Ask
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
 from tests.conftest import T0, Clock, Env, make_env, open_env
 from tests.web.conftest import logged_in, make_view

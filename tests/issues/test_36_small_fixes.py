@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
-from mcp_memory.server.tools import ToolLayer
+from mcp_memory.server.protocol.tools import ToolLayer
 from tests.conftest import ROOT, Clock, Env, make_env
 from tests.support.http_support import mcp_client, serving
 
@@ -104,7 +104,7 @@ async def test_a_curl_user_without_the_tenant_header_is_told_what_to_send(tmp_pa
 async def test_prompts_get_with_a_nul_in_topic_is_refused_naming_topic(tmp_path: Path) -> None:
     from mcp_memory.app import open_service
     from mcp_memory.config import Settings
-    from mcp_memory.server.resources import PROMPT_NAME
+    from mcp_memory.server.protocol.resources import PROMPT_NAME
 
     settings = Settings.from_env({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake"})
     async with serving(await open_service(settings)) as running:
