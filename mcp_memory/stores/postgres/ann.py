@@ -2,8 +2,11 @@
 
 Below `POSTGRES_HNSW_MIN_MEMORIES` memories a tenant is searched by the exact scan. A tenant that
 reaches it gets its own index, `CREATE INDEX CONCURRENTLY … USING hnsw (embedding) WHERE tenant_id
-= '<tenant>'`, built in the background without blocking writes (one builder across replicas, by
-an advisory lock); until it is valid every query stays exact. The index is partial so the walk
+= '<tenant>'`, built in the background without blocking writes; until it is valid every query
+stays exact. The builds of one table run one at a time, across replicas too: two concurrent
+builds on one table wait for each other's snapshots, and PostgreSQL ended one with "deadlock
+detected" (issue 36). A process that finds the table's build lock taken asks again after a
+pause, so every large tenant gets its index without waiting for a write. The index is partial so the walk
 never spends its candidates on other tenants' rows, and small tenants keep their exact scan.
 What walks it: the closeness questions (`VectorStore.near`: remember's duplicate check, a
 memory's neighbours) always; recall's ranking only when `ranks` (POSTGRES_HNSW_RECALL).
@@ -27,6 +30,7 @@ import asyncio
 import hashlib
 import sys
 from collections import Counter
+from typing import Any
 
 import psycopg
 
@@ -49,6 +53,9 @@ CHECK_EVERY = 1000
 #: maintenance_work_mem of a build: pgvector builds in memory while the graph fits (about 2 kB a
 #: memory of 384 dimensions), far slower beyond.
 BUILD_MEMORY = "1GB"
+#: Pauses (seconds) between a process's tries for the table's build lock while another builds:
+#: not a waiting statement, whose open snapshot the running build would wait for in turn.
+LOCK_RETRY, LOCK_RETRY_MAX = 0.05, 2.0
 PREFIX = "memories_hnsw_"
 
 
@@ -67,8 +74,9 @@ def walk_settings(ef_search: int) -> str:
     )
 
 
-def _lock_key(namespace: str, tenant: str) -> int:
-    digest = hashlib.sha256(f"mcp-memory/hnsw/{namespace}/{tenant}".encode()).digest()
+def _lock_key(namespace: str) -> int:
+    """The build lock of the namespace's memories table (one build at a time on it)."""
+    digest = hashlib.sha256(f"mcp-memory/hnsw/{namespace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
@@ -99,6 +107,7 @@ class AnnIndexes:
         self._ready: set[str] = set()
         self._written: Counter[str] = Counter()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._building = asyncio.Lock()  # this process's builds, one at a time
         self._closed = False
 
     @property
@@ -193,37 +202,48 @@ class AnnIndexes:
             print(f"mcp-memory: the HNSW index of a large tenant was not built: {exc}", file=sys.stderr)
 
     async def _build(self, tenant: str) -> None:
-        """CREATE INDEX CONCURRENTLY on a connection of its own (not in a transaction), by one
-        process at a time; an invalid leftover of an interrupted build is dropped first."""
+        """CREATE INDEX CONCURRENTLY on a connection of its own (not in a transaction), one build
+        of the table at a time; an invalid leftover of an interrupted build is dropped first, and
+        an index another process built meanwhile is taken as it is."""
         name = index_name(tenant)
-        conn = await self._db.connect_once()
-        try:  # the session's advisory lock goes with the connection, however the build ends
-            key = _lock_key(self._db.namespace, tenant)
+        async with self._building:
+            conn = await self._db.connect_once()
+            try:  # the session's advisory lock goes with the connection, however the build ends
+                await self._lock_table(conn)
+                found = await (
+                    await conn.execute(
+                        "SELECT i.indisvalid FROM pg_index i "
+                        "WHERE i.indexrelid = to_regclass(quote_ident(current_schema()) || '.' || %s)",
+                        (_quoted(name),),
+                    )
+                ).fetchone()
+                if found is None or not found[0]:
+                    if found is not None:
+                        await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {_quoted(name)}")
+                    await conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (self.build_memory,))
+                    literal = "'" + tenant.replace("'", "''") + "'"
+                    await conn.execute(
+                        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {_quoted(name)} ON memories "
+                        f"USING hnsw (embedding {self._opclass}) WITH (m = {int(self.m)}, ef_construction = {int(self.ef_construction)}) "
+                        f"WHERE tenant_id = {literal}"
+                    )
+                self._ready.add(tenant)
+            except psycopg.Error as exc:
+                raise RuntimeError(str(exc.diag.message_primary or type(exc).__name__)) from None
+            finally:
+                await conn.close()
+
+    async def _lock_table(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Take the table's build lock on `conn`'s session, trying again after a pause while
+        another process holds it (pg_advisory_lock would wait inside a statement, and the
+        holder's build waits for that statement's snapshot: the deadlock this lock prevents)."""
+        key, pause = _lock_key(self._db.namespace), LOCK_RETRY
+        while True:
             got = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
-            if not got or not got[0]:
-                return  # another process builds it; this one finds it valid at its next check
-            found = await (
-                await conn.execute(
-                    "SELECT i.indisvalid FROM pg_index i "
-                    "WHERE i.indexrelid = to_regclass(quote_ident(current_schema()) || '.' || %s)",
-                    (_quoted(name),),
-                )
-            ).fetchone()
-            if found is None or not found[0]:
-                if found is not None:
-                    await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {_quoted(name)}")
-                await conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (self.build_memory,))
-                literal = "'" + tenant.replace("'", "''") + "'"
-                await conn.execute(
-                    f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {_quoted(name)} ON memories "
-                    f"USING hnsw (embedding {self._opclass}) WITH (m = {int(self.m)}, ef_construction = {int(self.ef_construction)}) "
-                    f"WHERE tenant_id = {literal}"
-                )
-            self._ready.add(tenant)
-        except psycopg.Error as exc:
-            raise RuntimeError(str(exc.diag.message_primary or type(exc).__name__)) from None
-        finally:
-            await conn.close()
+            if got and got[0]:
+                return
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LOCK_RETRY_MAX)
 
     # ------------------------------------------------------------------ closing
 
