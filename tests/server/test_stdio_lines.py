@@ -160,6 +160,16 @@ BAD_LINES = [
         -32700,
         "Parse error: an unpaired surrogate outside a tool argument",
     ),
+    *[
+        (
+            f"a request whose id is {raw_id}",  # the SDK took it for a notification: no answer, no line
+            b'{"jsonrpc":"2.0","id":' + raw_id.encode() + b',"method":"tools/list"}',
+            None,
+            -32600,
+            "Invalid request: a request's id must be a string or an integer",
+        )
+        for raw_id in ("null", "true", "1.5", '{"n":20}', "[21]")
+    ],
     (
         "a line over the size limit",
         tool_call(19, MARKER + "x" * MAX_LINE_BYTES).encode(),

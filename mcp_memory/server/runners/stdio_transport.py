@@ -11,6 +11,8 @@ transport screens each line first (docs/tools.md, "Over stdio"):
 - not JSON, bytes after the JSON, NaN → `-32700`; nested deeper than
   `json_limits.MAX_DEPTH` → `-32600`;
 - a batch (a JSON array) or anything that is not a JSON-RPC message → `-32600`;
+- a request whose `id` is not a string or an integer (null, true, 1.5, an object),
+  which the SDK would take for a notification and never answer → `-32600`, id `null`;
 - a lone surrogate (`"\\ud800"`) in a tool argument's text reaches the tool, which
   refuses it naming the argument (as the README says); anywhere else (a method, an
   id, a key) it is `-32700`.
@@ -83,6 +85,9 @@ def screen(line: bytes) -> Any:
     found = _id_of(parsed)
     if _stray_surrogate(parsed):
         return Refused(PARSE_ERROR, "an unpaired surrogate outside a tool argument's text is not valid Unicode", found)
+    if isinstance(parsed, dict) and "method" in parsed and "id" in parsed and found is None:
+        # null, true, 1.5, an object: the SDK reads the line as a notification and drops it
+        return Refused(INVALID_REQUEST, "a request's id must be a string or an integer (MCP: never null)", None)
     try:
         message = types.jsonrpc_message_adapter.validate_python(parsed, by_name=False)
     except ValidationError:
