@@ -13,7 +13,13 @@ import pytest
 
 from mcp_memory.core.logs import NullLog
 from mcp_memory.server.http import introspection
-from mcp_memory.server.http.introspection import FAILURE_BURST, IntrospectionVerifier, TokenVerifiers
+from mcp_memory.server.http.introspection import (
+    ALL_FAILURE_BURST,
+    ALL_FAILURES_PER_S,
+    FAILURE_BURST,
+    IntrospectionVerifier,
+    TokenVerifiers,
+)
 from mcp_memory.server.http.oauth import JwtVerifier, TokenRefused
 from tests.server.test_introspection import Clock, description, post, service, settings_for
 from tests.support.http_support import serving
@@ -104,3 +110,23 @@ async def test_over_http_the_flooding_client_gets_401_saying_why(tmp_path: Path,
     assert issuer.introspections == FAILURE_BURST
     assert description(answers[0]) == "the authorization server says the token is not active"
     assert description(answers[-1]).startswith("too many failed authentications from this address; try again in ")
+
+
+async def test_random_tokens_spread_over_100_addresses_make_a_bounded_number_of_calls(issuer: Issuer) -> None:
+    # Issue 36, defect 10: 300 tokens from 100 loopback addresses made 300 calls (3 each, under
+    # every address's own budget). All addresses together now have one budget too.
+    clock = Clock()
+    verifier = IntrospectionVerifier(settings_for(issuer), NullLog(), clock=clock)
+    good = issuer.opaque()
+    await verifier.check(good, "127.0.0.200")
+    reasons = [await refused(verifier, secrets.token_urlsafe(24), f"127.0.0.{n % 100 + 1}") for n in range(300)]
+    assert issuer.introspections == 1 + ALL_FAILURE_BURST
+    assert reasons[ALL_FAILURE_BURST - 1] == "the authorization server says the token is not active"
+    assert reasons[ALL_FAILURE_BURST:] == ["too many failed authentications; try again in 1 s"] * (
+        300 - ALL_FAILURE_BURST
+    )
+    assert (await verifier.check(good, "127.0.0.200")).client_id == "agent"  # cached: still served
+    clock.now += 2  # two seconds later: ten more may be asked about, from any address
+    for n in range(20):
+        await refused(verifier, secrets.token_urlsafe(24), f"127.0.1.{n + 1}")
+    assert issuer.introspections == 1 + ALL_FAILURE_BURST + 2 * ALL_FAILURES_PER_S

@@ -14,7 +14,9 @@ again (in a cache of its own, so refusals never evict good tokens); a token bein
 introspected is introspected once, however many requests carry it. Each client address may
 cause FAILURE_BURST failed introspections at once and FAILURES_PER_S after that: past it, a
 token it sends that is not already cached is refused without an outbound call, so a flood of
-random tokens cannot make one call each. When the endpoint cannot be reached or answers anything but a
+random tokens cannot make one call each. All addresses together are held to ALL_FAILURE_BURST
+and ALL_FAILURES_PER_S the same way, so a flood spread over many addresses (a /64, loopback's
+whole /8) is bounded too (issue 36). When the endpoint cannot be reached or answers anything but a
 JSON object with `active`, the token is refused (fail closed). The client secret and the
 tokens never appear in a log line or an answer.
 """
@@ -49,6 +51,9 @@ REFUSED_CACHE_S = 60
 #: before its new opaque tokens are refused without asking the authorization server.
 FAILURE_BURST = 20
 FAILURES_PER_S = 1.0
+#: Failed authentications all addresses together may cause at once, and per second after that.
+ALL_FAILURE_BURST = 100
+ALL_FAILURES_PER_S = 5.0
 #: Client addresses whose failures are remembered at most (the least recently failed go first).
 MAX_CLIENTS = 10_000
 ANSWER_MAX_BYTES = 64 * 1024
@@ -113,6 +118,7 @@ class IntrospectionVerifier:
         self._refused: OrderedDict[str, tuple[float, AccessToken | TokenRefused]] = OrderedDict()
         self._running: dict[str, asyncio.Task[AccessToken]] = {}
         self.failures = FailureBudget(clock)
+        self.all_failures = FailureBudget(clock, burst=ALL_FAILURE_BURST, per_s=ALL_FAILURES_PER_S)
         self.calls = 0
 
     async def check(self, token: str, client: str | None = None) -> AccessToken:
@@ -137,13 +143,17 @@ class IntrospectionVerifier:
                 raise TokenRefused(
                     f"too many failed authentications from this address; try again in {math.ceil(wait)} s"
                 )
+            if (wait := self.all_failures.wait("")) > 0:
+                raise TokenRefused(f"too many failed authentications; try again in {math.ceil(wait)} s")
             task = self._running[digest] = asyncio.create_task(self._introspect(token, digest))
             task.add_done_callback(lambda _: self._running.pop(digest, None))
         try:
             return await asyncio.shield(task)
         except TokenRefused:
-            if started and client is not None:
-                self.failures.spend(client)
+            if started:
+                self.all_failures.spend("")
+                if client is not None:
+                    self.failures.spend(client)
             raise
 
     async def _introspect(self, token: str, digest: str) -> AccessToken:
