@@ -18,8 +18,9 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
+from mcp_memory.core import actions, arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
+from mcp_memory.core.actions import Action
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.digest import DigestResult
@@ -71,6 +72,8 @@ FILTER_SCAN_CAP = 10_000
 NEAR_SIMILARITY = supersede.NEAR_SIMILARITY
 #: memory_stats scans at most this many index keys, then reports a lower bound.
 STATS_SCAN_CAP = 10_000
+#: How many of recall's results, and of the memories tagged for a file, a tool call's question weighs.
+ACTION_CANDIDATES = 10
 LIST_PAGE = 1000
 
 
@@ -111,6 +114,31 @@ class RecallResult:
     where: MemoryFilter = field(default_factory=MemoryFilter)
     #: When the filters left nothing: how many memories the query found without them.
     filtered_out: int = 0
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What memory holds about a tool call: recall's answer for it, and the memories tagged for its files."""
+
+    action: Action
+    recalled: RecallResult
+    #: The memories whose `path:` tags apply to one of the call's files, nearest first.
+    declared: list[Memory]
+
+    def chosen(self, exclude: frozenset[str], limit: int, confidences: tuple[str, ...]) -> list[tuple[Memory, str]]:
+        """The memories to put before the agent, best first, with why: those declared for its
+        files, those whose text names what it touches (among recall's results), then recall's
+        results when its confidence is one of `confidences`; none in `exclude`, `limit` at most."""
+        picked: dict[str, tuple[Memory, str]] = {}
+        for memory in self.declared:
+            picked.setdefault(memory.id, (memory, "declared"))
+        for ranked in self.recalled.results:
+            if actions.names(ranked.memory.content, self.action):
+                picked.setdefault(ranked.memory.id, (ranked.memory, "named"))
+        if self.recalled.confidence in confidences:
+            for ranked in self.recalled.results:
+                picked.setdefault(ranked.memory.id, (ranked.memory, self.recalled.confidence))
+        return [p for p in picked.values() if p[0].id not in exclude][:limit]
 
 
 @dataclass(frozen=True)
@@ -259,11 +287,22 @@ class MemoryService:
         )
         query, tags = checked["query"], checked.get("tags", ())
         where = MemoryFilter(memory_type, tuple(tags), timespan.span(since, until, self.clock()))
+        return await self._recall(caller, query, await self._embed(query), limit, mode, where)
+
+    async def _recall(
+        self,
+        caller: Caller,
+        query: str,
+        embedding: np.ndarray,
+        limit: int | None,
+        mode: Mode | None,
+        where: MemoryFilter,
+    ) -> RecallResult:
+        """Recall for a checked query whose embedding is known (recall's steps, after the checks)."""
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
         retrieval = self.retrieval_mode
-        embedding = await self._embed(query)
         terms = await _query_terms(query) if retrieval.keywords else []
         found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), where)
         scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
@@ -289,6 +328,21 @@ class MemoryService:
         return RecallResult(
             query, mode, limit, results, confidence, gated.gated, found_any=True, gated_out=gated.dropped, where=where
         )
+
+    async def concerning(self, caller: Caller, action: Action, *, limit: int = ACTION_CANDIDATES) -> ActionResult:
+        """What memory holds about a pending tool call (core/actions.py; docs/hooks.md#at-the-moment-of-action):
+        recall for the call (precision mode, `limit` results) and the memories whose `path:` tags
+        apply to its files, one embedding for both. Refused (InvalidArgument) as recall refuses its query."""
+        checked = arguments.recall_args({"query": actions.query_of(action)})
+        query = checked["query"]
+        embedding = await self._embed(query)
+        recalled = await self._recall(caller, query, embedding, limit, "precision", MemoryFilter())
+        tags = tuple(t for path in action.paths for t in actions.path_tags(path))
+        declared: builtins.list[Memory] = []
+        if tags:
+            hits = await self._filtered_nearest(caller, embedding, ACTION_CANDIDATES, MemoryFilter(tags=tags))
+            declared = [h.memory for h in hits if actions.declared(h.memory.tags, action)]
+        return ActionResult(action, recalled, declared)
 
     async def _search(
         self, caller: Caller, embedding: np.ndarray, terms: Sequence[str], wanted: int, where: MemoryFilter

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.cli.hooks import command as hook
-from mcp_memory.cli.hooks import state as hook_state
+from mcp_memory.server.hooks import state as hook_state
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.hooks import folder as hooks

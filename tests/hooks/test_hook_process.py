@@ -208,11 +208,14 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
     }
     assert "mcp_memory.cli.hooks.command" in loaded
     assert not heavy & loaded
-    # of the server's rooms only the hooks' wire and folder, and the budget they are held to: no tool, HTTP or store module
+    # of the server's rooms only the hooks' events, wire, folder and session state, and the budget they are
+    # held to: no tool, HTTP or store module
     assert {m for m in loaded if m.startswith(("mcp_memory.server", "mcp_memory.stores", "mcp_memory.app"))} == {
         "mcp_memory.server",
         "mcp_memory.server.hooks",
+        "mcp_memory.server.hooks.events",
         "mcp_memory.server.hooks.folder",
+        "mcp_memory.server.hooks.state",
         "mcp_memory.server.hooks.wire",
         "mcp_memory.server.protocol",
         "mcp_memory.server.protocol.budget",

@@ -21,8 +21,20 @@ import sys
 import time
 
 from mcp_memory.server.hooks import folder
-from mcp_memory.server.hooks.wire import CONFIDENCES, Ask
-from mcp_memory.server.protocol.budget import BUDGET_MAX, BUDGET_MIN, DEFAULT_BUDGET, DEFAULT_LIMIT, LIMIT_MAX, query_of
+from mcp_memory.server.hooks.events import (  # noqa: F401 - the names the hook's tests and entry points read here
+    CAPTURE_AFTER_PROMPTS,
+    CAPTURE_REASON,
+    DEFAULT_TIMEOUT_MS,
+    EVENTS,
+    STARTING_SECONDS,
+    STARTING_WAIT_MS,
+    HookSettings,
+    Options,
+    caller_of,
+    handle,
+    log,
+)
+from mcp_memory.server.hooks.wire import Ask
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -30,55 +42,23 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
-#: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer, or for its own
-#: process to open the store and answer when none listens.
-DEFAULT_TIMEOUT_MS = 1000
-TIMEOUT_MS_MIN, TIMEOUT_MS_MAX = 100, 10_000
 FALLBACK_SECONDS = DEFAULT_TIMEOUT_MS / 1000
-#: What SessionStart waits by default, and a prompt while the serving process is still starting
-#: (its marker beside the socket: it listens before its store opens and its model loads). A session's
-#: first hooks run while Claude Code starts serve-stdio; the plugin gives them 10 and 5 seconds.
-STARTING_WAIT_MS = 4000
-STARTING_SECONDS = STARTING_WAIT_MS / 1000
 #: How often a hook answering itself looks whether a serving process has started listening.
 LOOK_AGAIN_SECONDS = 0.1
 #: How long a prompt with nothing listening looks for serve-stdio's marker before loading the model
 #: itself (a serve-stdio started at the same moment writes it within a fraction of a second).
 PROMPT_LOOKS_FIRST_SECONDS = 0.3
-#: Capture asks once a session has sent this many prompts (or has been compacted).
-CAPTURE_AFTER_PROMPTS = 3
 #: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
 STDIN_BYTES_MAX = 4 * 1024 * 1024
 
-CAPTURE_REASON = (
-    "Before you stop: if this session settled anything a later session should know (a decision and "
-    "its reason, a convention, a command that worked, a correction the user made), store each as one "
-    "self-contained fact with the memory server's remember tool. When a fact corrects a memory that was "
-    "recalled or injected earlier, pass that memory's id in replaces. If there is nothing durable, say "
-    "so in one line and stop. This is asked once per session."
-)
-
 USAGE = (
-    "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreCompact,Stop} "
+    "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreToolUse,PostToolUseFailure,PreCompact,Stop} "
     "[--tenant T] [--conversation C] [--conversation-from-session]"
 )
 
 
 class Usage(Exception):
     pass
-
-
-class Options:
-    """The hook's arguments (plain classes here: dataclasses and Typer cost more than the hook)."""
-
-    def __init__(
-        self, event: str, tenant: str | None = None, conversation: str | None = None, from_session: bool = False
-    ) -> None:
-        self.event = event
-        self.tenant = tenant
-        self.conversation = conversation
-        self.from_session = from_session
 
 
 def parse(argv: Sequence[str]) -> Options:
@@ -104,16 +84,6 @@ def parse(argv: Sequence[str]) -> Options:
     return options
 
 
-def log(event: str, hook: str | None, **context: Any) -> None:
-    """One JSON line on stderr: the hook's event, and fixed words or counts, never a payload's text."""
-    record = {"level": "warn", "event": event, "hook": hook, **context}
-    try:
-        sys.stderr.write(json.dumps(record, separators=(",", ":")) + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
 def read_payload(stream: Any, hook: str) -> dict[str, Any]:
     """The event's JSON object; {} for an empty, malformed or non-object stdin (logged)."""
     try:
@@ -132,94 +102,6 @@ def read_payload(stream: Any, hook: str) -> dict[str, Any]:
         log("hook_malformed_input", hook)
         return {}
     return data
-
-
-# --------------------------------------------------------------------------- settings
-
-
-def _integer(environ: Mapping[str, str], name: str, default: int, low: int, high: int, hook: str) -> int:
-    raw = environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        log("hook_setting_ignored", hook, setting=name, expected=f"{low}-{high}", using=default)
-        return default
-    return value
-
-
-class HookSettings:
-    """MEMORY_HOOK_BUDGET, MEMORY_HOOK_LIMIT, MEMORY_HOOK_MIN_CONFIDENCE, MEMORY_HOOK_CAPTURE (docs/hooks.md)."""
-
-    def __init__(
-        self,
-        budget: int = DEFAULT_BUDGET,
-        limit: int = DEFAULT_LIMIT,
-        min_confidence: str = "high",
-        capture: bool = False,
-        timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    ) -> None:
-        self.budget = budget
-        self.limit = limit
-        self.min_confidence = min_confidence
-        self.capture = capture
-        self.timeout_ms = timeout_ms
-
-    @property
-    def starting_ms(self) -> int:
-        """How long to wait for a serving process that is still starting."""
-        return max(self.timeout_ms, STARTING_WAIT_MS)
-
-    @classmethod
-    def read(cls, environ: Mapping[str, str], hook: str) -> HookSettings:
-        confidence = (environ.get("MEMORY_HOOK_MIN_CONFIDENCE") or "high").strip().lower()
-        if confidence not in CONFIDENCES:
-            log("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected="high|medium")
-            confidence = "high"
-        capture = (environ.get("MEMORY_HOOK_CAPTURE") or "").strip().lower()
-        if capture not in ("", "0", "1", "true", "false", "yes", "no", "on", "off"):
-            log("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
-        return cls(
-            budget=_integer(environ, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook),
-            limit=_integer(environ, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook),
-            min_confidence=confidence,
-            capture=capture in ("1", "true", "yes", "on"),
-            timeout_ms=_integer(
-                environ,
-                "MEMORY_HOOK_TIMEOUT_MS",
-                STARTING_WAIT_MS if hook == "SessionStart" else DEFAULT_TIMEOUT_MS,
-                TIMEOUT_MS_MIN,
-                TIMEOUT_MS_MAX,
-                hook,
-            ),
-        )
-
-
-def caller_of(options: Options, payload: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, str | None]:
-    """(tenant, conversation), as for serve-stdio; the payload gives only the session id, and only
-    with --conversation-from-session. Raises ValueError naming what is wrong (core/identity.py)."""
-    from mcp_memory.core.errors import ContextError
-    from mcp_memory.core.identity import parse_conversation, parse_tenant
-
-    tenant, tenant_name = options.tenant, "--tenant"
-    if tenant is None or not tenant.strip():
-        tenant, tenant_name = environ.get("MEMORY_TENANT"), "MEMORY_TENANT"
-    if tenant is None or not tenant.strip():
-        tenant = folder.DEFAULT_TENANT
-    conversation, conversation_name = options.conversation, "--conversation"
-    if conversation is None:
-        conversation, conversation_name = environ.get("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
-    if options.from_session:
-        session_id = payload.get("session_id")
-        conversation = session_id if isinstance(session_id, str) else None
-        conversation_name = "--conversation-from-session (the session id)"
-    try:
-        return parse_tenant(tenant, tenant_name), parse_conversation(conversation, conversation_name)
-    except ContextError as exc:
-        raise ValueError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- asking
@@ -327,9 +209,9 @@ def ask(
         starting = folder.server_starting(path)
         if starting and deadline < starting_deadline:  # serve-stdio is on its way
             deadline = starting_deadline
-        # a prompt answered here loads the model: not while serve-stdio, loading it too, is on its way
+        # a prompt or tool call answered here loads the model: not while serve-stdio, loading it too, is on its way
         looking_first = time.monotonic() < started + PROMPT_LOOKS_FIRST_SECONDS
-        if here is None and not (question.kind == "prompt" and (starting or looking_first)):
+        if here is None and not (question.kind in ("prompt", "tool") and (starting or looking_first)):
             here = Here(question, environ)
         wait = max(0.0, min(LOOK_AGAIN_SECONDS, deadline - time.monotonic()))
         if here is None:
@@ -378,78 +260,6 @@ class TimedOut(Exception):
 # --------------------------------------------------------------------------- the events
 
 
-def _context(event: str, text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-
-
-def _session_id(payload: Mapping[str, Any]) -> str | None:
-    session_id = payload.get("session_id")
-    return session_id if isinstance(session_id, str) and session_id else None
-
-
-def handle(options: Options, payload: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
-    """The JSON to print for this event, or None to print nothing."""
-    from mcp_memory.cli.hooks import state as hook_state
-
-    event = options.event
-    settings = HookSettings.read(environ, event)
-    session_id = _session_id(payload)
-    state_file = None
-    if event in ("Stop", "PreCompact"):
-        if not settings.capture or session_id is None:
-            return None
-        tenant, _ = caller_of(options, payload, environ)
-        with hook_state.session(folder.state_path(tenant, environ), session_id) as state:
-            if event == "PreCompact":  # a long session: the next stop asks, whatever its prompt count
-                state.compacted = True
-                return None
-            if payload.get("stop_hook_active") is True or state.asked:
-                return None
-            if state.prompts < CAPTURE_AFTER_PROMPTS and not state.compacted:
-                return None
-            state.asked = True
-        return {"decision": "block", "reason": CAPTURE_REASON}
-
-    tenant, conversation = caller_of(options, payload, environ)
-    if session_id is not None:
-        state_file = folder.state_path(tenant, environ)
-    shown: frozenset[str] = frozenset()
-    if event == "SessionStart":
-        kind, prompt = "digest", ""
-        source = payload.get("source")
-        if state_file is not None and session_id is not None:
-            with hook_state.session(state_file, session_id) as state:
-                if source != "resume":  # a new, cleared or compacted context holds none of them
-                    state.shown = []
-                shown = frozenset(state.shown)
-    else:
-        sent = payload.get("prompt")
-        if not isinstance(sent, str) or not sent.strip():
-            return None
-        kind, prompt = "prompt", query_of(sent)
-        if state_file is not None and session_id is not None:
-            with hook_state.session(state_file, session_id) as state:
-                state.prompts += 1
-                shown = frozenset(state.shown)
-    question = Ask(
-        kind,
-        tenant,
-        conversation,
-        prompt,
-        shown,
-        settings.budget,
-        settings.limit,
-        settings.min_confidence,
-    )
-    text, ids = ask(question, event, environ, settings.timeout_ms / 1000, settings.starting_ms / 1000)
-    if text and state_file is not None and session_id is not None:
-        with hook_state.session(state_file, session_id) as state:
-            state.show(ids)
-    return _context(event, text)
-
-
 def main(
     argv: Sequence[str], *, stdin: Any = None, stdout: Any = None, environ: Mapping[str, str] | None = None
 ) -> int:
@@ -464,7 +274,7 @@ def main(
         return 0
     payload = read_payload(stdin or sys.stdin, options.event)
     try:
-        result = handle(options, payload, env)
+        result = handle(options, payload, env, ask)
     except TimedOut:
         _flush_and_exit(out)
         return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from mcp_memory.core import actions
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.invisible import tidy
 from mcp_memory.core.model import Caller
@@ -30,6 +31,8 @@ async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str 
     """(the text to inject or None, the ids of the memories in it)."""
     if ask.kind == "digest":
         return context.digest_text(await service.digest(caller), ask.budget, ask.exclude)
+    if ask.kind == "tool":
+        return await _tool(service, caller, ask)
     query = _readable(query_of(ask.prompt)).strip()
     if not query:
         return None, []
@@ -38,3 +41,20 @@ async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str 
     except InvalidArgument:  # whatever recall refuses, the prompt goes on without memories
         return None, []
     return context.prompt_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)
+
+
+async def _tool(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str | None, list[str]]:
+    """A tool call's memories (docs/hooks.md#at-the-moment-of-action); nothing for a call with
+    nothing to go on, or whatever recall refuses."""
+    call = ask.call or {}
+    error = _readable(call.get("error", ""))
+    action = actions.action_of(
+        call.get("event", ""), call.get("tool", ""), call.get("input"), call.get("cwd", ""), error
+    )
+    if action is None:
+        return None, []
+    try:
+        result = await service.concerning(caller, action)
+    except InvalidArgument:
+        return None, []
+    return context.tool_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)

@@ -90,7 +90,7 @@ def socket_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
 
 
 def state_path(tenant: str, environ: Mapping[str, str] | None = None) -> Path:
-    """The per-session state of this (store, tenant)'s hooks (cli/hooks/state.py)."""
+    """The per-session state of this (store, tenant)'s hooks (server/hooks/state.py)."""
     return data_dir(environ) / SOCKET_DIR_NAME / f"{store_key(tenant, environ)}.sessions.json"
 
 

@@ -27,7 +27,12 @@ EXCLUDE_MAX = 2000
 #: The longest question line the serving process reads.
 REQUEST_BYTES_MAX = 64 * 1024
 
-KINDS = ("digest", "prompt")
+KINDS = ("digest", "prompt", "tool")
+#: The tool events a question may come from: before a call, and after a call that failed.
+TOOL_EVENTS = ("PreToolUse", "PostToolUseFailure")
+#: The fields of a tool's input a question carries (what it touches), and the longest text of each.
+CALL_FIELDS = ("file_path", "notebook_path", "command")
+CALL_TEXT_MAX = 2000
 CONFIDENCES = ("high", "medium")
 
 
@@ -36,7 +41,7 @@ class Ask:
 
     A plain class, not a dataclass: importing dataclasses costs the hook more than its socket round trip."""
 
-    __slots__ = ("budget", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
+    __slots__ = ("budget", "call", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
 
     def __init__(
         self,
@@ -48,6 +53,7 @@ class Ask:
         budget: int = DEFAULT_BUDGET,
         limit: int = DEFAULT_LIMIT,
         min_confidence: str = "high",
+        call: dict[str, Any] | None = None,
     ) -> None:
         self.kind = kind
         self.tenant = tenant
@@ -57,12 +63,18 @@ class Ask:
         self.budget = budget
         self.limit = limit
         self.min_confidence = min_confidence
+        #: A tool question's call (events.tool_call): its event, tool, input fields, folder and error.
+        self.call = call
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Ask) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self.__slots__))
+        return hash(
+            tuple(
+                json.dumps(v, sort_keys=True) if n == "call" else v for n in self.__slots__ for v in [getattr(self, n)]
+            )
+        )
 
     def to_line(self) -> bytes:
         body = {
@@ -76,6 +88,8 @@ class Ask:
             "limit": self.limit,
             "min_confidence": self.min_confidence,
         }
+        if self.call is not None:
+            body["call"] = self.call
         # ASCII escapes: a prompt may hold a lone surrogate, which has no UTF-8 form
         return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
 
@@ -108,4 +122,25 @@ def parse_ask(data: Any) -> Ask:
     min_confidence = data.get("min_confidence", "high")
     if min_confidence not in CONFIDENCES:
         raise ValueError("min_confidence")
-    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence)
+    call = _call(data.get("call")) if kind == "tool" else None
+    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence, call)
+
+
+def _call(data: Any) -> dict[str, Any]:
+    """A tool question's call, checked field by field (ValueError names "call")."""
+    if not isinstance(data, Mapping) or data.get("event") not in TOOL_EVENTS:
+        raise ValueError("call")
+    given = data.get("input")
+    texts = [data.get("tool"), data.get("cwd", ""), data.get("error", "")]
+    if not isinstance(given, Mapping) or not given or not set(given) <= set(CALL_FIELDS):
+        raise ValueError("call")
+    texts += list(given.values())
+    if not all(isinstance(t, str) and len(t) <= CALL_TEXT_MAX for t in texts) or not data.get("tool"):
+        raise ValueError("call")
+    return {
+        "event": data["event"],
+        "tool": data["tool"],
+        "input": dict(given),
+        "cwd": data.get("cwd", ""),
+        "error": data.get("error", ""),
+    }

@@ -18,6 +18,12 @@ CONTEXT_CHARS_MAX = 9500
 #: MEMORY_HOOK_LIMIT: at most this many memories on one prompt.
 DEFAULT_LIMIT = 3
 LIMIT_MAX = 10
+#: MEMORY_HOOK_TOOL_BUDGET: the most a tool hook injects for one call, in estimated tokens; tool
+#: calls come often, so less than a prompt's (docs/hooks.md#at-the-moment-of-action).
+DEFAULT_TOOL_BUDGET = 600
+TOOL_BUDGET_MIN = 100
+#: At most this many memories for one tool call (or MEMORY_HOOK_LIMIT, when that is lower).
+TOOL_LIMIT = 2
 #: Recall reads the start of a long prompt: the embedder reads 256 tokens, and recall refuses
 #: a query over 32,000 bytes; this many characters keep the question and stay far below it.
 QUERY_CHARS = 2000

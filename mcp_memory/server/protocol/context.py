@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
 from mcp_memory.core.model import Memory
-from mcp_memory.core.service import RecallResult
+from mcp_memory.core.service import ActionResult, RecallResult
 from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX
 from mcp_memory.server.protocol.quoting import echoed
 from mcp_memory.server.protocol.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
@@ -76,13 +76,50 @@ def _digest_header(result: DigestResult, n: int, topic: str | None) -> str:
     return f"{PREFIX} What this project remembers: {chosen}, the most trusted and recently used first."
 
 
+def injected_confidences(min_confidence: str) -> tuple[str, ...]:
+    """The confidence labels a hook injects recall's results at: HIGH, and MEDIUM too when
+    MEMORY_HOOK_MIN_CONFIDENCE is `medium` (the one rule for prompts and tool calls)."""
+    return ("high", "medium") if min_confidence == "medium" else ("high",)
+
+
+#: What a tool hook's text is about, by the kind of call (core/actions.py).
+_CONCERNS = {
+    "file": ("concerns this file", "concern this file"),
+    "command": ("concerns this command", "concern this command"),
+    "failure": ("may explain this failure", "may explain this failure"),
+}
+TOOL_GUIDANCE = (
+    "They were stored for what this call touches, or recall found them for it: weigh them before "
+    "your next step, and say so when you act against one."
+)
+
+
+def tool_text(
+    result: ActionResult, budget: int, limit: int, min_confidence: str, exclude: frozenset[str] = frozenset()
+) -> tuple[str | None, list[str]]:
+    """What memory holds about a tool call as injected text (docs/hooks.md#at-the-moment-of-action):
+    the memories tagged for its files or naming what it touches, and recall's results at the
+    prompts' rule; none this session was already shown, `limit` at most within `budget`."""
+    chosen = result.chosen(exclude, limit, injected_confidences(min_confidence))
+    if not chosen:
+        return None, []
+    one, many = _CONCERNS[result.action.kind]
+    probe = f"{PREFIX} {limit} memories stored earlier {many}."
+    newer = {r.memory.id: r.superseded_by for r in result.recalled.results if r.superseded_by}
+    blocks, ids = _fit([probe, TOOL_GUIDANCE, NOTES_ARE_DATA], [], [(m, None) for m, _ in chosen], budget, newer)
+    if not blocks:
+        return None, []
+    n = len(blocks)
+    header = f"{PREFIX} {n} {_memories(n)} stored earlier {one if n == 1 else many}."
+    return "\n".join([header, TOOL_GUIDANCE, NOTES_ARE_DATA, "", *blocks]), ids
+
+
 def prompt_text(
     result: RecallResult, budget: int, limit: int, min_confidence: str, exclude: frozenset[str] = frozenset()
 ) -> tuple[str | None, list[str]]:
     """What recall found for a prompt as injected text, only when recall labels it HIGH (or
     MEDIUM, when allowed), without the memories this session was already shown."""
-    allowed = ("high", "medium") if min_confidence == "medium" else ("high",)
-    if result.confidence not in allowed:
+    if result.confidence not in injected_confidences(min_confidence):
         return None, []
     items: list[tuple[Memory, float | None]] = []
     for r in result.results:
