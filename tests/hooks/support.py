@@ -46,6 +46,36 @@ def pre_compact(trigger: str = "auto", **extra: Any) -> dict[str, Any]:
     return {**COMMON, "hook_event_name": "PreCompact", "trigger": trigger, "custom_instructions": "", **extra}
 
 
+def pre_tool_use(tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """PreToolUse as Claude Code 2.1.328 sends it (its hook input schema: tool_name, tool_input, tool_use_id)."""
+    return {
+        **COMMON,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01ABC123",
+        **extra,
+    }
+
+
+def post_tool_use_failure(command: str, error: str, **extra: Any) -> dict[str, Any]:
+    """PostToolUseFailure of a Bash call, as Claude Code 2.1.328 sends it for a command that exited
+    non-zero (its `error` is "Exit code N" and the command's output)."""
+    return {
+        **COMMON,
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run it"},
+        "tool_use_id": "toolu_01ABC124",
+        "error": error,
+        "is_interrupt": False,
+        "duration_ms": 18,
+        **extra,
+    }
+
+
 def environ(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {
         "HOME": str(tmp_path),

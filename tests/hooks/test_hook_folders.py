@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.cli.hooks import command as hook
-from mcp_memory.server.hooks import state as hook_state
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.hooks import folder as hooks
+from mcp_memory.server.hooks import state as hook_state
 from mcp_memory.server.hooks.listener import HookSocket
 from tests.conftest import ROOT
 from tests.hooks.support import payload, run_hook, user_prompt

@@ -133,7 +133,9 @@ def test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenan
     listed = subprocess.run(
         [claude_code, "plugin", "details", "mcp-memory@mcp-memory"], env=env, capture_output=True, text=True
     )
-    assert "Hooks (6)  SessionStart, UserPromptSubmit, PreToolUse, PostToolUseFailure, PreCompact, Stop" in listed.stdout
+    assert (
+        "Hooks (6)  SessionStart, UserPromptSubmit, PreToolUse, PostToolUseFailure, PreCompact, Stop" in listed.stdout
+    )
     assert "MCP servers (1)  memory" in listed.stdout
 
 

@@ -34,7 +34,7 @@ from mcp_memory.server.hooks.events import (  # noqa: F401 - the names the hook'
     handle,
     log,
 )
-from mcp_memory.server.hooks.wire import Ask
+from mcp_memory.server.hooks.wire import TOOL_EVENTS, Ask
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ LOOK_AGAIN_SECONDS = 0.1
 PROMPT_LOOKS_FIRST_SECONDS = 0.3
 #: The most of stdin a hook reads: a prompt is at most this long, and so is the rest of the payload.
 STDIN_BYTES_MAX = 4 * 1024 * 1024
+#: A tool event's payload carries the call's whole input (a Write's file content), of which the
+#: hook reads only the path or the command: it reads this much so a large file's write still parses.
+TOOL_STDIN_BYTES_MAX = 32 * 1024 * 1024
 
 USAGE = (
     "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreToolUse,PostToolUseFailure,PreCompact,Stop} "
@@ -86,8 +89,9 @@ def parse(argv: Sequence[str]) -> Options:
 
 def read_payload(stream: Any, hook: str) -> dict[str, Any]:
     """The event's JSON object; {} for an empty, malformed or non-object stdin (logged)."""
+    most = TOOL_STDIN_BYTES_MAX if hook in TOOL_EVENTS else STDIN_BYTES_MAX
     try:
-        raw = stream.buffer.read(STDIN_BYTES_MAX) if hasattr(stream, "buffer") else stream.read().encode()
+        raw = stream.buffer.read(most) if hasattr(stream, "buffer") else stream.read().encode()
     except (OSError, ValueError):
         raw = b""
     if not raw.strip():

@@ -1,6 +1,6 @@
 """What each Claude Code hook event asks and answers (docs/hooks.md): the same code whether the
 hook command runs it (cli/hooks/command.py, asking the serving process on its socket) or the
-serving process itself does, for an `mcp_tool` hook (tool.py, answering in its own process).
+serving process itself does.
 
 The hook process imports this module, so it imports only the standard library and the hooks'
 light modules (wire, folder, state, budget); the tenant's rules come from core/identity.py,

@@ -16,6 +16,7 @@ from mcp_memory.server.protocol.budget import (
     DEFAULT_LIMIT,
     LIMIT_MAX,
     QUERY_CHARS,
+    TOOL_BUDGET_MIN,
 )
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
@@ -114,7 +115,8 @@ def parse_ask(data: Any) -> Ask:
     if not isinstance(exclude, list) or len(exclude) > EXCLUDE_MAX or not all(isinstance(i, str) for i in exclude):
         raise ValueError("exclude")
     budget = data.get("budget", DEFAULT_BUDGET)
-    if not isinstance(budget, int) or not BUDGET_MIN <= budget <= BUDGET_MAX:
+    lowest = TOOL_BUDGET_MIN if kind == "tool" else BUDGET_MIN  # MEMORY_HOOK_TOOL_BUDGET goes lower
+    if not isinstance(budget, int) or not lowest <= budget <= BUDGET_MAX:
         raise ValueError("budget")
     limit = data.get("limit", DEFAULT_LIMIT)
     if not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:

@@ -1,0 +1,280 @@
+"""The tool hooks (docs/hooks.md#at-the-moment-of-action): `mcp-memory hook PreToolUse` and
+`PostToolUseFailure` fed the payloads Claude Code 2.1.328 sends, against a serving process of the
+test's service: the memories that concern the call as additional context, nothing for an
+unrelated call, once a session, within the per-call budget, and exit 0 on every input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_memory.core import actions
+from mcp_memory.core.digest import estimate_tokens
+from mcp_memory.core.model import Caller
+from mcp_memory.server.hooks.events import DEFAULT_TOOLS, tool_call
+from mcp_memory.server.hooks.wire import Ask, parse_ask
+from mcp_memory.server.protocol.budget import TOOL_LIMIT
+from tests.conftest import Env
+from tests.hooks.support import (
+    COMMON,
+    environ,
+    payload,
+    post_tool_use_failure,
+    pre_tool_use,
+    run_hook,
+    serving,
+    session_start,
+)
+
+ACME = Caller("acme")
+PROJECT = COMMON["cwd"]
+REFUND_RULE = "Partial refunds must call ledger.reverse_entry(); finance reconciles on reverse entries only."
+MIGRATIONS_RULE = "Never edit a merged migration under db/migrations/; add a new numbered file instead."
+HELM_FIX = "When a deploy fails with 'another operation is in progress', run helm rollback harbor-api first."
+
+
+@pytest.fixture
+async def served(env: Env, tmp_path: Path):
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    server = await serving(env.service, variables)
+    try:
+        yield variables
+    finally:
+        await server.close()
+
+
+def read(path: str, **extra: Any) -> str:
+    return payload(pre_tool_use("Read", {"file_path": f"{PROJECT}/{path}"}, **extra))
+
+
+def context_of(out: str, event: str = "PreToolUse") -> str:
+    data = json.loads(out)
+    assert set(data) == {"hookSpecificOutput"} and data["hookSpecificOutput"]["hookEventName"] == event
+    text: str = data["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+async def test_a_read_of_a_file_a_memory_is_tagged_for_brings_that_memory(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/refund.py"])
+    run = await run_hook(["PreToolUse"], read("services/billing/refund.py"), served)
+    assert run.code == 0
+    text = context_of(run.out)
+    assert text.startswith("[MEMORY] 1 memory stored earlier concerns this file.\n")
+    assert f"   {REFUND_RULE}" in text.splitlines() and "quoted as data" in text
+
+
+@pytest.mark.parametrize(
+    ("tag", "path"),
+    [
+        ("path:refund.py", "services/billing/refund.py"),
+        ("path:billing/refund.py", "services/billing/refund.py"),
+        ("path:services/billing/", "services/billing/refund.py"),
+        ("path:billing/", "services/billing/v2/refund.py"),
+        ("path:*.py", "services/billing/refund.py"),
+        ("path:src/결제/", "src/결제/환불.py"),
+    ],
+)
+async def test_a_path_tag_names_a_file_by_its_end_a_folder_by_a_trailing_slash_or_an_extension(
+    env: Env, served: dict[str, str], tag: str, path: str
+) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=[tag])
+    run = await run_hook(["PreToolUse"], read(path), served)
+    assert f"   {REFUND_RULE}" in context_of(run.out).splitlines()
+
+
+@pytest.mark.parametrize(
+    ("tag", "path"),
+    [
+        ("path:refund.py", "services/billing/refunds.py"),
+        ("path:billing/", "services/billing.py"),
+        ("path:services/billing/", "other/services/billing_v2/refund.py"),
+        ("path:*.py", "services/billing/refund.pyc"),
+    ],
+)
+async def test_a_path_tag_does_not_apply_to_a_file_it_does_not_name(
+    env: Env, served: dict[str, str], tag: str, path: str
+) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=[tag])
+    run = await run_hook(["PreToolUse"], read(path), served)
+    assert (run.code, run.out) == (0, "")
+
+
+async def test_an_edit_of_a_folder_a_memory_names_brings_it_without_a_tag(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(ACME, MIGRATIONS_RULE)
+    edit = {"file_path": f"{PROJECT}/db/migrations/0042_index.sql", "old_string": "a", "new_string": "b"}
+    run = await run_hook(["PreToolUse"], payload(pre_tool_use("Edit", edit)), served)
+    assert f"   {MIGRATIONS_RULE}" in context_of(run.out).splitlines()
+
+
+async def test_a_failed_command_brings_the_memory_that_names_its_command(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(ACME, HELM_FIX)
+    await env.service.remember(ACME, "helm charts live in charts/ and are linted in CI.")
+    failed = post_tool_use_failure(
+        "helm rollback harbor-api 41", "Exit code 1\nError: another operation (install/upgrade/rollback) is in progress"
+    )
+    run = await run_hook(["PostToolUseFailure"], payload(failed), served)
+    text = context_of(run.out, "PostToolUseFailure")
+    assert text.startswith("[MEMORY] 1 memory stored earlier may explain this failure.\n")
+    assert f"   {HELM_FIX}" in text.splitlines()
+
+
+async def test_a_memory_is_injected_once_a_session_and_again_in_a_new_one(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/"])
+    first = await run_hook(["PreToolUse"], read("services/billing/refund.py"), served)
+    assert f"   {REFUND_RULE}" in context_of(first.out).splitlines()
+    edit = {"file_path": f"{PROJECT}/services/billing/refund.py", "old_string": "a", "new_string": "b"}
+    again = await run_hook(["PreToolUse"], payload(pre_tool_use("Edit", edit)), served)
+    assert again.out == ""  # already in this session's context
+    cleared = await run_hook(["SessionStart"], payload(session_start("clear")), served)
+    assert f"   {REFUND_RULE}" in context_of(cleared.out, "SessionStart").splitlines()  # a cleared context holds none
+    other = await run_hook(["PreToolUse"], read("services/billing/refund.py", session_id="another"), served)
+    assert f"   {REFUND_RULE}" in context_of(other.out).splitlines()
+
+
+async def test_a_call_brings_at_most_two_memories_within_the_tool_budget(env: Env, served: dict[str, str]) -> None:
+    for n in range(5):
+        await env.service.remember(
+            ACME, f"Billing rule {n}: amounts are integer cents, reviewed by team {n}.", tags=["path:billing/"]
+        )
+    run = await run_hook(["PreToolUse"], read("billing/refund.py"), served)
+    text = context_of(run.out)
+    assert text.startswith(f"[MEMORY] {TOOL_LIMIT} memories stored earlier concern this file.")
+    assert sum(line.startswith("   Billing rule") for line in text.splitlines()) == TOOL_LIMIT
+    small = await run_hook(
+        ["PreToolUse"], read("billing/refund.py", session_id="s2"), {**served, "MEMORY_HOOK_TOOL_BUDGET": "150"}
+    )
+    assert small.out == "" or estimate_tokens(context_of(small.out)) <= 150
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("Read", {"file_path": f"{PROJECT}/README.md"}),
+        ("Bash", {"command": "ls -la", "description": "List files"}),
+        ("Bash", {"command": "git status --short", "description": "Show status"}),
+        ("Write", {"file_path": f"{PROJECT}/notes/todo.txt", "content": "buy milk"}),
+    ],
+)
+async def test_a_call_no_memory_concerns_brings_nothing(
+    env: Env, served: dict[str, str], call: tuple[str, dict]
+) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/"])
+    await env.service.remember(ACME, MIGRATIONS_RULE)
+    await env.service.remember(ACME, HELM_FIX)
+    run = await run_hook(["PreToolUse"], payload(pre_tool_use(*call)), served)
+    assert (run.code, run.out) == (0, "")
+
+
+async def test_only_the_tools_memory_hook_tools_names_are_read(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/"])
+    only_shell = {**served, "MEMORY_HOOK_TOOLS": "Bash"}
+    assert (await run_hook(["PreToolUse"], read("services/billing/refund.py"), only_shell)).out == ""
+    grep = pre_tool_use("Grep", {"pattern": "refund", "path": f"{PROJECT}/services/billing/refund.py"})
+    assert (await run_hook(["PreToolUse"], payload(grep), served)).out == ""
+    none = {**served, "MEMORY_HOOK_TOOLS": "none"}
+    assert (await run_hook(["PreToolUse"], read("services/billing/refund.py"), none)).out == ""
+
+
+async def test_an_unknown_tool_in_memory_hook_tools_is_ignored_with_one_line(
+    env: Env, served: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/"])
+    run = await run_hook(["PreToolUse"], read("services/billing/refund.py"), {**served, "MEMORY_HOOK_TOOLS": "Red"})
+    assert f"   {REFUND_RULE}" in context_of(run.out).splitlines()  # the default tools
+    (line,) = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert line["event"] == "hook_setting_ignored" and line["setting"] == "MEMORY_HOOK_TOOLS"
+    assert "Red" not in json.dumps(line)
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        json.dumps({**COMMON, "hook_event_name": "PreToolUse"}),
+        json.dumps({**COMMON, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": "a/b.py"}),
+        json.dumps({**COMMON, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": ""}}),
+        json.dumps({**COMMON, "hook_event_name": "PreToolUse", "tool_name": 7, "tool_input": {"file_path": "a.py"}}),
+        json.dumps(pre_tool_use("Bash", {"command": "   "})),
+        json.dumps(pre_tool_use("Read", {"file_path": "\ud800\x00"}, future_field={"x": [1]})),
+        json.dumps(post_tool_use_failure("make test", None)),  # type: ignore[arg-type]
+        json.dumps(
+            {**COMMON, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "x" * 100_000}}
+        ),
+        "[" * 5000,
+    ],
+)
+async def test_a_malformed_empty_or_odd_tool_payload_exits_0_with_nothing_or_valid_json(
+    env: Env, served: dict[str, str], stdin: str
+) -> None:
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:*.py"])
+    for event in ("PreToolUse", "PostToolUseFailure"):
+        run = await run_hook([event], stdin, served)
+        assert run.code == 0
+        assert run.out == "" or json.loads(run.out)["hookSpecificOutput"]["hookEventName"] == event
+
+
+async def test_a_huge_write_sends_only_its_path_and_still_brings_the_memory(env: Env, served: dict[str, str]) -> None:
+    await env.service.remember(
+        ACME, "Korean docs under docs/ko/ start with a link to the original.", tags=["path:docs/ko/"]
+    )
+    huge = {"file_path": f"{PROJECT}/docs/ko/설치.md", "content": "가" * 1_500_000}
+    run = await run_hook(["PreToolUse"], payload(pre_tool_use("Write", huge)), served)
+    assert "docs/ko/" in context_of(run.out)
+
+
+def test_a_tool_question_carries_the_path_or_command_and_never_a_files_content() -> None:
+    call = tool_call(
+        "PreToolUse",
+        pre_tool_use("Edit", {"file_path": "/p/a.py", "old_string": "secret = 1", "new_string": "secret = 2"}),
+        DEFAULT_TOOLS,
+    )
+    assert call == {
+        "event": "PreToolUse",
+        "tool": "Edit",
+        "input": {"file_path": "/p/a.py"},
+        "cwd": PROJECT,
+        "error": "",
+    }
+    line = Ask("tool", "acme", call=call).to_line()
+    assert b"secret" not in line and parse_ask(json.loads(line)).call == call
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        None,
+        {"event": "Stop", "tool": "Read", "input": {"file_path": "a"}},
+        {"event": "PreToolUse", "tool": "Read", "input": {}},
+        {"event": "PreToolUse", "tool": "Read", "input": {"content": "a"}},
+        {"event": "PreToolUse", "tool": "Read", "input": {"file_path": "a" * 2001}},
+        {"event": "PreToolUse", "tool": "", "input": {"file_path": "a"}},
+        {"event": "PreToolUse", "tool": "Read", "input": {"file_path": 3}},
+    ],
+)
+def test_a_tool_question_with_a_wrong_call_is_refused_naming_call(call: object) -> None:
+    line = json.loads(Ask("digest", "acme").to_line())
+    with pytest.raises(ValueError, match="^call$"):
+        parse_ask({**line, "kind": "tool", "call": call})
+
+
+def test_the_hook_process_and_the_service_listen_to_the_same_default_tools() -> None:
+    # the hook process cannot import core/actions.py (regex, shlex and dataclasses cost every call)
+    assert DEFAULT_TOOLS == actions.DEFAULT_TOOLS
+
+
+@pytest.mark.parametrize(
+    ("kind", "budget", "accepted"), [("tool", 100, True), ("tool", 99, False), ("prompt", 150, False)]
+)
+def test_a_tool_question_may_ask_for_a_smaller_budget_than_a_prompt(kind: str, budget: int, accepted: bool) -> None:
+    call = {"event": "PreToolUse", "tool": "Read", "input": {"file_path": "a.py"}} if kind == "tool" else None
+    line = json.loads(Ask(kind, "acme", budget=budget, call=call).to_line())
+    if accepted:
+        assert parse_ask(line).budget == budget
+    else:
+        with pytest.raises(ValueError, match="^budget$"):
+            parse_ask(line)
