@@ -18,9 +18,8 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import actions, arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
+from mcp_memory.core import arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
-from mcp_memory.core.actions import Action
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.digest import DigestResult
@@ -52,9 +51,19 @@ from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsRe
 if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when asked
     import numpy as np
 
+    from mcp_memory.core.actions import Action
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
     from mcp_memory.core.transfer.exporting import ExportResult
     from mcp_memory.core.transfer.importing import ImportResult, Refusal
+
+
+def _actions() -> Any:
+    """core/actions.py, imported when a tool hook first asks: serve-stdio's handshake loads no more
+    than it did (tests/cli/test_stdio_imports.py)."""
+    from mcp_memory.core import actions
+
+    return actions
+
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
 DEDUP_CANDIDATES = 5
@@ -133,7 +142,7 @@ class ActionResult:
         for memory in self.declared:
             picked.setdefault(memory.id, (memory, "declared"))
         for ranked in self.recalled.results:
-            if actions.names(ranked.memory.content, self.action):
+            if _actions().names(ranked.memory.content, self.action):
                 picked.setdefault(ranked.memory.id, (ranked.memory, "named"))
         if self.recalled.confidence in confidences:
             for ranked in self.recalled.results:
@@ -333,6 +342,7 @@ class MemoryService:
         """What memory holds about a pending tool call (core/actions.py; docs/hooks.md#at-the-moment-of-action):
         recall for the call (precision mode, `limit` results) and the memories whose `path:` tags
         apply to its files, one embedding for both. Refused (InvalidArgument) as recall refuses its query."""
+        actions = _actions()
         checked = arguments.recall_args({"query": actions.query_of(action)})
         query = checked["query"]
         embedding = await self._embed(query)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from mcp_memory.core import actions
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.invisible import tidy
 from mcp_memory.core.model import Caller
@@ -46,6 +45,8 @@ async def answer(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str 
 async def _tool(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str | None, list[str]]:
     """A tool call's memories (docs/hooks.md#at-the-moment-of-action); nothing for a call with
     nothing to go on, or whatever recall refuses."""
+    from mcp_memory.core import actions  # when a tool hook first asks: the handshake loads no more
+
     call = ask.call or {}
     error = _readable(call.get("error", ""))
     action = actions.action_of(
