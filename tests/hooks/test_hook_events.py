@@ -142,6 +142,24 @@ async def test_the_session_state_file_is_private_and_holds_no_session_id(env: En
     assert "abc123" not in path.read_text()
 
 
+async def test_the_hooks_leave_no_lock_file_behind_and_remove_an_earlier_versions(
+    env: Env, served: dict[str, str]
+) -> None:
+    # issue 36: each hook left a zero-byte lock file per store and tenant, forever
+    await env.service.remember(ACME, DEPLOY)
+    state = hooks.state_path("acme", served)
+    state.parent.mkdir(parents=True, exist_ok=True)
+    earlier = state.with_name(state.name + ".lock")
+    earlier.touch(mode=0o600)  # what an earlier version left
+    await run_hook(["SessionStart"], payload(session_start("startup")), served)
+    await run_hook(["UserPromptSubmit"], payload(user_prompt("when do deploys go out")), served)
+    marker = hooks.mark_starting(hooks.socket_path("acme", served))
+    hooks.unmark_starting(marker)
+    left = sorted(p.name for p in state.parent.iterdir())
+    assert [name for name in left if name.endswith(".lock")] == []
+    assert state.name in left and not marker.exists()
+
+
 @pytest.mark.parametrize(
     "stdin",
     [

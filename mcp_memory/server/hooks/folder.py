@@ -173,19 +173,32 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _lock(marker: Path) -> int | None:
-    """An exclusive lock for changing `marker` (its .lock file beside it), or None without flock."""
+def lock_folder(folder: Path, legacy: Path | None = None) -> int | None:
+    """An exclusive lock on the hooks folder itself (flock on its directory), held until the
+    returned descriptor is closed; None without flock. Changing a marker or the sessions' state
+    takes it: a lock file of its own per store and tenant was left behind forever. `legacy`, a
+    lock file an earlier version left beside what is changed, is removed under the lock."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows, where serve-stdio drops its marker anyway
         return None
-    lock = os.open(f"{marker}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
     except BaseException:
         os.close(lock)
         raise
+    if legacy is not None:
+        try:
+            legacy.unlink()
+        except OSError:
+            pass
     return lock
+
+
+def _lock(marker: Path) -> int | None:
+    """The folder's lock, for changing `marker`."""
+    return lock_folder(marker.parent, Path(f"{marker}.lock"))
 
 
 def mark_starting(socket: Path, take_over: bool = False) -> Path:

@@ -2,7 +2,7 @@
 
 Which memories a session has been shown (none is injected twice), how many prompts it has
 sent and whether capture has asked yet. One small JSON file per store and tenant in the data
-directory, mode 0600, changed under an exclusive lock; it holds at most SESSIONS_MAX
+directory, mode 0600, changed under the hooks folder's lock (no lock file of its own); it holds at most SESSIONS_MAX
 sessions (the least recently seen go first) of at most SHOWN_MAX ids each, and session ids
 only as hashes.
 """
@@ -10,13 +10,12 @@ only as hashes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
 from pathlib import Path
 
-from mcp_memory.server.hooks.folder import digest_hex, private_folder
+from mcp_memory.server.hooks.folder import digest_hex, lock_folder, private_folder
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -73,9 +72,8 @@ def _session(raw: Any) -> Session:
 def session(path: Path, session_id: str) -> Iterator[Session]:
     """The session's state, saved when the block ends without an error."""
     private_folder(path.parent)
-    lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = lock_folder(path.parent, Path(f"{path}.lock"))
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         data = _load(path)
         found = data.get("sessions")
         sessions: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -92,7 +90,8 @@ def session(path: Path, session_id: str) -> Iterator[Session]:
         kept = sorted(sessions.items(), key=lambda kv: _seen(kv[1]), reverse=True)[:SESSIONS_MAX]
         _write(path, {"sessions": dict(kept)})
     finally:
-        os.close(lock)
+        if lock is not None:
+            os.close(lock)
 
 
 def _seen(raw: Any) -> float:
