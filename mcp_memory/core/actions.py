@@ -25,8 +25,6 @@ from mcp_memory.core.arguments import TAG_MAX_BYTES
 
 #: The tag prefix that says which files a memory applies to.
 PATH_TAG = "path:"
-#: The tag that marks a memory as a rule: always in the session-start digest, first.
-RULE_TAG = "rule"
 #: The tools whose calls a tool hook reads, by what they touch (Claude Code's names).
 FILE_TOOLS: Mapping[str, str] = {
     "Read": "file_path",

@@ -18,6 +18,10 @@ from mcp_memory.core.model import EMPTY_STATS, AccessStats, Memory
 
 #: How many of the newest visible memories the digest weighs.
 DIGEST_SCAN = 200
+#: The tag that marks a memory as a rule: in every digest, first, however old (docs/hooks.md#rules-that-always-hold).
+RULE_TAG = "rule"
+#: At most this many rules lead the digest (the newest, when a tenant has more).
+RULES_MAX = 20
 #: The share of recency and of use in the digest's order (trust multiplies both).
 RECENCY_SHARE = 0.6
 ACCESS_SHARE = 0.4
@@ -34,6 +38,8 @@ class DigestResult:
     topical: int = 0
     #: A memory a newer near one of them may supersede -> that newer one's id (core/supersede.py).
     superseded_by: Mapping[str, str] = field(default_factory=dict)
+    #: How many of `memories`, at the very front, are rules (tagged RULE_TAG).
+    rules: int = 0
 
 
 def order(memories: Sequence[Memory], stats: Mapping[str, AccessStats], at_ms: float) -> list[Memory]:

@@ -691,17 +691,23 @@ class MemoryService:
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
         if not memories:
             return DigestResult([], 0)
+        # rules come first however old (docs/hooks.md#rules-that-always-hold)
+        rules = await self._tagged(caller, MemoryFilter(tags=(digest.RULE_TAG,)), digest.RULES_MAX)
         topical: builtins.list[Memory] = []
         if topic is not None and topic.strip():
             topical = [r.memory for r in (await self.recall(caller, topic, mode="exploratory")).results]
+        weighed = {m.id for m in memories}
+        memories += [m for m in rules if m.id not in weighed]
         stats = await self.counters.load(caller.tenant, [m.id for m in memories])
-        first = {m.id for m in topical}
+        ruled = digest.order(rules, stats, self.clock())
+        first = {m.id for m in [*ruled, *topical]}
+        topical = [m for m in topical if m.id not in {r.id for r in ruled}]
         rest = [m for m in digest.order(memories, stats, self.clock()) if m.id not in first]
-        ordered = [*topical, *rest]
+        ordered = [*ruled, *topical, *rest]
         # the stored vectors only: the digest never loads the model (docs/hooks.md#the-digest)
         vectors = await self.vectors.vectors(caller.tenant, [m.id for m in ordered])
         newer = supersede.newer_of(ordered, vectors) if vectors else {}
-        return DigestResult(ordered, len(memories), len(topical), newer)
+        return DigestResult(ordered, len(memories), len(topical), newer, len(ruled))
 
     async def get(self, caller: Caller, memory_id: str) -> Memory | None:
         """One memory by id, or None when it is missing or not visible to the caller (another

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_memory.core.digest import estimate_tokens
+from mcp_memory.core.digest import DIGEST_SCAN, estimate_tokens
 from mcp_memory.core.model import Caller
 from mcp_memory.server.protocol.context import RECALL_MORE, digest_text
 from mcp_memory.server.protocol.render import NOTES_ARE_DATA
@@ -106,3 +106,32 @@ async def test_a_topic_puts_what_recall_finds_for_it_first(env: Env) -> None:
     assert result.memories[0].id == deploy.id and result.topical >= 1
     text, _ = digest_text(result, 1500, topic="when do deploys go out")
     assert text is not None and 'those about "when do deploys go out" first' in text.splitlines()[0]
+
+
+async def test_a_rule_leads_the_digest_however_old_and_past_the_newest_200(env: Env) -> None:
+    rule = (
+        await env.service.remember(ACME, "Never edit a merged migration; add a new numbered file.", tags=["rule"])
+    ).memory
+    for n in range(DIGEST_SCAN + 5):
+        env.clock.advance(DAY)
+        await env.service.remember(ACME, f"Build note {n}: job {n * 7919 % 10007} runs nightly on runner {n}.")
+    result = await env.service.digest(ACME)
+    assert result.memories[0].id == rule.id and result.rules == 1
+    text, ids = digest_text(result, 300)
+    assert ids[0] == rule.id and text is not None
+    assert "its rules (tagged rule) first" in text.splitlines()[0]
+
+
+async def test_a_rule_comes_back_after_a_compaction_but_not_twice_in_one_context(env: Env) -> None:
+    rule = (await env.service.remember(ACME, "Amounts are integer cents everywhere.", tags=["rule"])).memory
+    await env.service.remember(ACME, "The API is versioned in the path.")
+    result = await env.service.digest(ACME)
+    assert digest_text(result, 1500, frozenset({rule.id}))[1] == [m.id for m in result.memories[1:]]
+    assert digest_text(result, 1500)[1][0] == rule.id  # a compacted context holds none: it leads again
+
+
+async def test_another_conversations_rule_is_not_in_this_digest(env: Env) -> None:
+    await env.service.remember(Caller("acme", "conv-b"), "Rule for b only.", tags=["rule"], scope="conversation")
+    await env.service.remember(ACME, "The API is versioned in the path.")
+    result = await env.service.digest(Caller("acme", "conv-a"))
+    assert [m.content for m in result.memories] == ["The API is versioned in the path."] and result.rules == 0

@@ -71,9 +71,10 @@ def digest_text(
 def _digest_header(result: DigestResult, n: int, topic: str | None) -> str:
     newest = " newest" if result.weighed >= DIGEST_SCAN else ""
     chosen = f"{n} of the {result.weighed}{newest} {_memories(result.weighed)}"
+    rules = "its rules (tagged rule) first, then " if result.rules else ""
     if topic is not None and result.topical:
-        return f"{PREFIX} What this project remembers: {chosen}, those about {echoed(topic)} first."
-    return f"{PREFIX} What this project remembers: {chosen}, the most trusted and recently used first."
+        return f"{PREFIX} What this project remembers: {chosen}, {rules}those about {echoed(topic)} first."
+    return f"{PREFIX} What this project remembers: {chosen}, {rules}the most trusted and recently used first."
 
 
 def injected_confidences(min_confidence: str) -> tuple[str, ...]:
