@@ -144,3 +144,25 @@ def test_the_install_command_in_docs_is_the_one_tested() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     line = "claude plugin install mcp-memory --marketplace /path/to/mcp-memory --config tenant=my-project"
     assert line in docs and line in readme
+
+
+def test_a_claude_on_path_never_replaces_the_pinned_cli_the_tests_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support import needs
+
+    pinned = tmp_path / "pinned" / "node_modules" / ".bin" / "claude"
+    pinned.parent.mkdir(parents=True)
+    pinned.write_text("#!/bin/sh\necho 2.1.328\n")
+    older = tmp_path / "claude"
+    older.write_text("#!/bin/sh\necho 2.1.197 >&2; exit 1\n")
+    for script in (pinned, older):
+        script.chmod(0o755)
+    monkeypatch.setattr(needs, "CLAUDE_CODE_PREFIX", tmp_path / "pinned")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CLAUDE_CODE_BIN", raising=False)
+    assert needs.claude_code_path() == str(pinned)
+    pinned.unlink()
+    assert needs.claude_code_path() is None  # the run then stops naming what to install, never takes PATH's
+    monkeypatch.setenv("CLAUDE_CODE_BIN", str(older))  # named on purpose: that one is used
+    assert needs.claude_code_path() == str(older)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +24,14 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 def claude_code_path() -> str | None:
-    """Claude Code's CLI: $CLAUDE_CODE_BIN, `claude` on PATH, or where .ci/run installs it."""
-    found = os.environ.get("CLAUDE_CODE_BIN") or shutil.which("claude")
+    """Claude Code's CLI: $CLAUDE_CODE_BIN, else the pinned one where .ci/run installs it; never a
+    `claude` on PATH, whose version would change the tests' result (issue 35: an older one on PATH
+    turned .ci/run red)."""
+    named = os.environ.get("CLAUDE_CODE_BIN")
+    if named:
+        return named
     cached = CLAUDE_CODE_PREFIX / "node_modules" / ".bin" / "claude"
-    if not found and cached.is_file():
-        found = str(cached)
-    return found
+    return str(cached) if cached.is_file() else None
 
 
 def _importable(name: str) -> bool:
