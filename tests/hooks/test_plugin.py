@@ -139,11 +139,46 @@ def test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenan
     assert "MCP servers (1)  memory" in listed.stdout
 
 
+def test_the_two_step_install_for_a_claude_code_without_marketplace_installs_the_same_plugin(
+    tmp_path: Path, claude_code: str
+) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    added = subprocess.run(
+        [claude_code, "plugin", "marketplace", "add", str(ROOT)], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert added.returncode == 0, added.stdout + added.stderr
+    install = [claude_code, "plugin", "install", "mcp-memory@mcp-memory", "--config", "tenant=acme"]
+    done = subprocess.run(install, env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the line the README explains: capture, a boolean that is off until set
+    assert "1 userConfig option not yet set" in done.stdout + done.stderr
+    settings = load(tmp_path / ".claude" / "settings.json")
+    assert settings["enabledPlugins"] == {"mcp-memory@mcp-memory": True}
+    assert settings["pluginConfigs"]["mcp-memory@mcp-memory"]["options"] == {"tenant": "acme"}
+
+
+def test_saying_capture_false_at_install_leaves_no_option_unset(tmp_path: Path, claude_code: str) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    command = [claude_code, "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
+    done = subprocess.run(
+        [*command, "--config", "capture=false"], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not yet set" not in done.stdout + done.stderr
+
+
 def test_the_install_command_in_docs_is_the_one_tested() -> None:
     docs = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     line = "claude plugin install mcp-memory --marketplace /path/to/mcp-memory --config tenant=my-project"
     assert line in docs and line in readme
+    for step in (
+        "claude plugin marketplace add /path/to/mcp-memory",
+        "claude plugin install mcp-memory@mcp-memory --config tenant=my-project",
+    ):
+        assert step in readme and step in docs
 
 
 def test_a_claude_on_path_never_replaces_the_pinned_cli_the_tests_run(
