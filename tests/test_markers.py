@@ -54,6 +54,8 @@ def test_browser_and_claude_code_select_the_tests_that_drive_them_only() -> None
         "test_a_prompt_unrelated_to_any_memory_brings_nothing_but_the_digest",
         "test_claude_code_validates_the_plugin_and_the_marketplace",
         "test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenant_set_once",
+        "test_saying_capture_false_at_install_leaves_no_option_unset",
+        "test_the_two_step_install_for_a_claude_code_without_marketplace_installs_the_same_plugin",
     ]
 
 
@@ -66,7 +68,7 @@ def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_t
     env |= {"HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin"}
     stopped = run_pytest(env, "tests/hooks/test_plugin.py")
     assert stopped.returncode == 4, stopped.stdout + stopped.stderr
-    assert "Claude Code's CLI 2.1.328" in stopped.stdout and "2 tests (marker claude_code)" in stopped.stdout
+    assert "Claude Code's CLI 2.1.328" in stopped.stdout and "4 tests (marker claude_code)" in stopped.stdout
     assert (
         f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/claude-code @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
         in stopped.stdout
@@ -74,7 +76,7 @@ def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_t
     assert 'pytest -m "not claude_code"' in stopped.stdout
     assert " passed" not in stopped.stdout and "skipped" not in stopped.stdout  # stopped before the first test
     rest = run_pytest(env, "-m", "not claude_code", "tests/hooks/test_plugin.py")
-    assert rest.returncode == 0 and " passed, 2 deselected" in rest.stdout, rest.stdout + rest.stderr
+    assert rest.returncode == 0 and " passed, 4 deselected" in rest.stdout, rest.stdout + rest.stderr
 
 
 def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
