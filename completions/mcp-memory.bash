@@ -47,8 +47,9 @@ _mcp_memory() {
             case "$prev" in
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -o|--output) return ;;
+                --format) COMPREPLY=($(compgen -W "jsonl markdown mcp-knowledge-graph" -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "-t --tenant --all-tenants -o --output --with-embeddings --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-t --tenant --all-tenants -o --output --with-embeddings --json --format -h --help" -- "$cur"))
             ;;
         forget)
             case "$prev" in
@@ -66,9 +67,13 @@ _mcp_memory() {
             ;;
         import)
             case "$prev" in
+                --from) COMPREPLY=($(compgen -W "jsonl claude-code mcp-knowledge-graph mem0 mcp-memory-service basic-memory text" -- "$cur")); return ;;
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
+                -c|--conversation) compopt +o default 2>/dev/null; return ;;
+                --scope) COMPREPLY=($(compgen -W "project conversation" -- "$cur")); return ;;
+                --type) COMPREPLY=($(compgen -W "project pattern reference conversation" -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "-t --tenant --json -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--from -t --tenant -c --conversation --scope --type --dry-run --json -h --help" -- "$cur"))
             ;;
         list)
             case "$prev" in

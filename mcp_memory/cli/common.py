@@ -71,6 +71,8 @@ _METAVARS = {
     "--port": "N",
     "--cases": "FILE",
     "--output": "FILE",
+    # a choice too long to list on one line: the option's help names each format
+    "--from": "FORMAT",
 }
 
 
@@ -84,6 +86,9 @@ def plain_help(group: Any) -> Any:
                 _plain_argument(param)
                 continue
             if param.metavar is not None or getattr(param, "is_flag", False):
+                continue
+            if param.opts[0] in _METAVARS:
+                param.metavar = _METAVARS[param.opts[0]]
                 continue
             descriptor = getattr(param, "type_descriptor", None)
             choices = getattr(descriptor, "choices", None) if getattr(descriptor, "is_choice", False) else None

@@ -366,3 +366,65 @@ def print_compact_all(result: Any, as_json: bool) -> None:
             style="yellow",
             markup=False,
         )
+
+
+def import_json(report: Any) -> dict[str, Any]:
+    return {
+        "format": report.format,
+        "tenant": report.tenant,
+        "dryRun": report.dry_run,
+        "files": report.files,
+        "read": report.read,
+        "new": report.new,
+        "duplicatesOfStore": report.duplicates_of_store,
+        "duplicatesWithin": report.duplicates_within,
+        "refused": [{"place": str(n.place), "reason": n.reason} for n in report.refused],
+        "skipped": [{"place": str(n.place), "reason": n.reason} for n in report.skipped],
+        "ignoredFields": report.ignored,
+        "preview": [memory_json(m) for m in report.preview],
+    }
+
+
+def import_summary(report: Any) -> str:
+    """The one line an import ends with."""
+    verb = "would import" if report.dry_run else "imported"
+    line = (
+        f"{verb} {_count(report.new, 'new memory', 'new memories')} into tenant {report.tenant} "
+        f"from {_count(report.files, 'file')} ({report.format}): "
+        f"{report.duplicates_of_store} already stored, {report.duplicates_within} repeated in the files, "
+        f"{len(report.refused)} refused, {len(report.skipped)} left out"
+    )
+    return ("dry run, nothing written: " + line) if report.dry_run else line
+
+
+def print_import(report: Any, as_json: bool) -> None:
+    """An import from another format: refusals and what was left out on stderr, each with its
+    place; with --dry-run the first memories as they would be stored; then the summary line."""
+    if as_json:
+        _json(import_json(report))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for notice in report.refused:
+        err.print(Text(f"refused {notice.place}: {notice.reason}"))
+    for notice in report.skipped:
+        err.print(Text(f"left out {notice.place}: {notice.reason}"))
+    if report.ignored:
+        fields = ", ".join(f"{name} ({_count(n, 'value')})" for name, n in report.ignored.items())
+        err.print(
+            Text(
+                f"not read: {fields} in the files; every memory goes to tenant {report.tenant} "
+                "(--tenant and --conversation choose)"
+            )
+        )
+    console = _console()
+    if report.dry_run and report.preview:
+        console.print(Text(f"The first {len(report.preview)} as they would be stored:", style="bold"))
+        for position, memory in enumerate(report.preview, 1):
+            console.print(Text(f"{position}. ({_facets(memory)})", style="dim"))
+            _indented(console, Text(memory.content))
+            if memory.tags:
+                _indented(console, Text("tags: " + ", ".join(" ".join(t.split()) for t in memory.tags), style="dim"))
+    console.print(Text(import_summary(report)))

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, TextIO
+from typing import Annotated, Any, BinaryIO, Literal, TextIO
 
 import typer
 
@@ -23,12 +23,17 @@ from mcp_memory.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     JsonOption,
+    _caller,
     _fail,
     _run,
     _settings,
     app,
 )
+from mcp_memory.core.model import MemoryType, Scope
+from mcp_memory.core.transfer.formats import FormatName
 
+#: A progress bar appears once an export or import has run this long (a quick one shows none).
+PROGRESS_AFTER_S = 2.0
 AllTenantsOption = Annotated[bool, typer.Option("--all-tenants", help="Every tenant with memories, instead of some.")]
 TenantsOption = Annotated[
     list[str] | None,
@@ -47,24 +52,48 @@ def _tenants(values: list[str] | None) -> list[str]:
 
 
 @contextmanager
-def _progress(description: str) -> Iterator[Callable[[int], None]]:
-    """A rich progress line on stderr when it is a terminal; otherwise nothing at all."""
+def _progress(
+    description: str,
+    total: int | None = None,
+    *,
+    after: float = PROGRESS_AFTER_S,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on stderr when it is a terminal, once the work has taken `after`
+    seconds (a short run shows none); when stderr is not a terminal, nothing at all."""
     if not sys.stderr.isatty():
         yield lambda advance: None
         return
+    import time
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    now = clock or time.monotonic
+    started = now()
+    bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=None)
-        yield lambda advance: bar.advance(task, advance)
+    )
+    task = bar.add_task(description, total=total)
+    shown = False
+
+    def advance(count: int) -> None:
+        nonlocal shown
+        bar.advance(task, count)
+        if not shown and now() - started >= after:
+            bar.start()
+            shown = True
+
+    try:
+        yield advance
+    finally:
+        if shown:
+            bar.stop()
 
 
 def _say(text: str, *, stderr: bool) -> None:
@@ -74,7 +103,10 @@ def _say(text: str, *, stderr: bool) -> None:
 # --------------------------------------------------------------------------- export
 
 
-@app.command(short_help="Write memories as JSON Lines.")
+ExportFormat = Literal["jsonl", "markdown", "mcp-knowledge-graph"]
+
+
+@app.command(short_help="Write memories as JSON Lines, Markdown or a graph.")
 def export(
     tenant: TenantsOption = None,
     all_tenants: AllTenantsOption = False,
@@ -91,8 +123,17 @@ def export(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON summary (on stderr when the export goes to stdout).")
     ] = False,
+    export_format: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            help="jsonl: mcp-memory's own (everything, for import); markdown: readable, by type and tags; "
+            "mcp-knowledge-graph: the MCP reference memory server's memory.jsonl.",
+        ),
+    ] = "jsonl",
 ) -> None:
-    """Write memories as JSON Lines: a header line, then one line per memory with its counts.
+    """Write memories as JSON Lines: a header line, then one line per memory with its counts
+    (--format markdown or mcp-knowledge-graph for another tool; docs/import_formats.md).
 
     Give --tenant (repeatable) or --all-tenants; with neither, $MEMORY_TENANT, else local
     (the tenant of every other command).
@@ -105,6 +146,8 @@ def export(
         _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
     if not all_tenants and not names:
         names = [settings.tenant or DEFAULT_TENANT]
+    if with_embeddings and export_format != "jsonl":
+        _fail("error: --with-embeddings applies to --format jsonl only", EXIT_USAGE)
 
     with _output(output) as stream:
 
@@ -114,7 +157,11 @@ def export(
             others = [] if all_tenants else await service.export_tenants(all_tenants=True)
             with _progress("exporting") as advance:
                 done = await service.export(
-                    chosen, write=stream.write, with_embeddings=with_embeddings, progress=advance
+                    chosen,
+                    write=stream.write,
+                    with_embeddings=with_embeddings,
+                    progress=advance,
+                    format_name=export_format,
                 )
             return done, [name for name in others if name not in chosen]
 
@@ -123,6 +170,7 @@ def export(
         "exported": result.memories,
         "tenants": result.tenants,
         "withEmbeddings": result.with_embeddings,
+        "format": export_format,
         "output": str(output) if output else "-",
         "otherTenants": others,
     }
@@ -130,16 +178,18 @@ def export(
     if as_json:
         _say(json.dumps(summary), stderr=to_stderr)
     else:
-        for line in _export_summary(result, names if not all_tenants else list(result.tenants), others):
+        for line in _export_summary(result, names if not all_tenants else list(result.tenants), others, export_format):
             _say(line, stderr=to_stderr)
 
 
-def _export_summary(result: Any, names: list[str], others: list[str]) -> list[str]:
+def _export_summary(result: Any, names: list[str], others: list[str], export_format: str = "jsonl") -> list[str]:
     """What an export says it wrote: the tenants by name with their counts, and the tenants it
     left out with the option that would take them."""
     counts = [(name, result.tenants.get(name, 0)) for name in names]
     memories = f"{result.memories} {'memory' if result.memories == 1 else 'memories'}"
     vectors = "with" if result.with_embeddings else "without"
+    if export_format != "jsonl":
+        vectors = f"as {export_format}, without"
     if not counts:
         lines = [f"exported {memories}: no tenant holds any, {vectors} embeddings"]
     elif len(counts) == 1:
@@ -186,25 +236,82 @@ def _output(path: Path | None) -> Iterator[TextIO]:
 # --------------------------------------------------------------------------- import
 
 
-@app.command("import", short_help="Import an export into the configured store.")
+def _formats() -> dict[str, str]:
+    from mcp_memory.core.transfer.formats import FORMATS
+
+    return FORMATS
+
+
+IMPORT_HELP = """Import memories into the configured store.
+
+    Without --from: an export of mcp-memory (ids kept, so running it again writes nothing twice;
+    vectors reused when the file's model is the configured one). With --from: another tool's
+    memories, each judged by remember's rules (duplicates merge, a correction is kept apart,
+    limits refuse naming the place), dates kept, two provenance tags added. A refused entry is
+    reported with its place and the rest continue; exit 1 if any was refused.
+
+    \b
+    FORMAT (--from):
+""" + "\n".join(f"      {name:<21}{what}" for name, what in _formats().items())
+
+
+@app.command("import", short_help="Import an export, or another tool's memories.", help=IMPORT_HELP)
 def import_(
-    source: Annotated[str, typer.Argument(metavar="FILE", help="An export file, or - for stdin.", show_default=False)],
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PATH...",
+            help="An export file (- for stdin); with --from, the files or folders of that format.",
+            show_default=False,
+        ),
+    ],
+    source_format: Annotated[
+        FormatName, typer.Option("--from", help="What PATH holds: a FORMAT listed above.")
+    ] = "jsonl",
     tenant: Annotated[
         list[str] | None,
         typer.Option(
             "--tenant",
             "-t",
-            help="Import only this tenant's records (repeatable); the file's other records are skipped.",
+            help="jsonl: import only this tenant's records (repeatable). Other formats: the tenant to "
+            "import into (default: $MEMORY_TENANT, else local); never read from the files.",
             show_default=False,
         ),
     ] = None,
+    conversation: Annotated[
+        str | None,
+        typer.Option(
+            "--conversation",
+            "-c",
+            help="Other formats: the conversation they are stored from (--scope conversation: "
+            "only it sees them); default $MEMORY_CONVERSATION; never read from the files.",
+            show_default=False,
+        ),
+    ] = None,
+    scope: Annotated[
+        Scope | None,
+        typer.Option(help="Other formats: who sees the memories; default project.", show_default=False),
+    ] = None,
+    memory_type: Annotated[
+        MemoryType | None,
+        typer.Option(
+            "--type", help="Other formats: the type of memories the source gives none of ours.", show_default=False
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Read and judge everything, show what would be stored, write nothing.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Import an export into the configured store: ids kept, so running it again writes nothing twice.
-
-    Vectors are reused when the file's model is the configured one, else re-embedded.
-    A bad record is reported with its line number and the rest continue; exit 1 if any was refused.
-    """
+    """The help is IMPORT_HELP, which lists the formats."""
+    if source_format != "jsonl":
+        _import_format(source_format, paths, tenant, conversation, scope, memory_type, dry_run, as_json)
+        return
+    if len(paths) != 1:
+        _fail("error: an export is one file (or - for stdin); name another tool's files with --from", EXIT_USAGE)
+    for flag, given in (("--conversation", conversation), ("--scope", scope), ("--type", memory_type)):
+        if given is not None:
+            _fail(f"error: {flag} applies to --from formats; an export carries its own", EXIT_USAGE)
     from mcp_memory.core.transfer import FileRefused, Refusal
 
     settings = _settings()
@@ -213,12 +320,14 @@ def import_(
     def refused(refusal: Refusal) -> None:
         typer.echo(f"line {refusal.line}: {refusal.reason}", err=True)
 
-    with _input(source) as stream:
+    with _input(paths[0]) as stream:
 
         async def work(service: Any):
             with _progress("importing") as advance:
                 try:
-                    return await service.import_(stream, tenants=names, on_refused=refused, progress=advance)
+                    return await service.import_(
+                        stream, tenants=names, on_refused=refused, progress=advance, dry_run=dry_run
+                    )
                 except FileRefused as exc:  # the whole file: nothing was written
                     return exc
 
@@ -235,18 +344,70 @@ def import_(
                     "refused": result.refused,
                     "skipped": result.skipped,
                     "tenants": result.tenants,
+                    "dryRun": dry_run,
                 }
             )
         )
     else:
-        line = (
-            f"imported {result.imported}, already present {result.already_present}, "
-            f"re-embedded {result.re_embedded}, refused {result.refused}"
-        )
+        if dry_run:
+            line = f"dry run, nothing written: would import {result.imported}, already present {result.already_present}"
+            line += f", refused {result.refused}"
+        else:
+            line = (
+                f"imported {result.imported}, already present {result.already_present}, "
+                f"re-embedded {result.re_embedded}, refused {result.refused}"
+            )
         if result.skipped:
             line += f", skipped {result.skipped} of tenants not asked for"
         typer.echo(line)
     if result.refused:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _import_format(
+    source_format: str,
+    paths: list[str],
+    tenant: list[str] | None,
+    conversation: str | None,
+    scope: Any,
+    memory_type: Any,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """`import --from FORMAT PATH...`: read, judge and (unless --dry-run) write; a report at the end."""
+    from mcp_memory.cli.render import print_import
+    from mcp_memory.core.transfer.formats import ReadContext, read
+
+    if tenant and len(tenant) > 1:
+        _fail("error: --tenant: another format's memories go into one tenant; give it once", EXIT_USAGE)
+    if "-" in paths:
+        _fail(f"error: --from {source_format} reads files and folders, not stdin (-)", EXIT_USAGE)
+    settings = _settings()
+    caller = _caller(settings, tenant[0] if tenant else None, conversation)
+    if scope == "conversation" and not caller.conversation:
+        _fail("error: --scope conversation needs --conversation (or MEMORY_CONVERSATION)", EXIT_USAGE)
+    home = Path.home()
+    claude_dir = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+
+    async def work(service: Any) -> Any:
+        import asyncio
+
+        context = ReadContext(home, claude_dir, service.clock())
+        reading = await asyncio.to_thread(read, source_format, [Path(p).expanduser() for p in paths], context)
+        with _progress("importing" if not dry_run else "judging", total=len(reading.entries)) as advance:
+            return await service.remember_many(
+                caller,
+                reading,
+                source=source_format,
+                scope=scope or "project",
+                memory_type=memory_type,
+                dry_run=dry_run,
+                progress=advance,
+            )
+
+    report = _run(settings, work)
+    print_import(report, as_json)
+    if report.refused:
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -3,6 +3,7 @@
     index/<tenant>/<invertedTime>#<ulid>#<type>[#<digest>]   empty body; the key is the record
     stats/<tenant>/shard/<ulid>-<podId>.json                  one process's flush of counter deltas
     stats/<tenant>/merged.json                                folded counters + watermark
+    imports/<tenant>/<invertedTime>#<ulid>                    one import from another format (core/transfer/bulk.py)
 
 Listing `index/<tenant>/` in byte order gives newest-first, and the digest (only
 on conversation-scoped memories) lets list and stats apply visibility from the
@@ -51,3 +52,12 @@ def parse_index_key(key: str) -> IndexEntry | None:
         return None
     digest = parts[3] if len(parts) == 4 and parts[3] else None
     return IndexEntry(parts[1], parts[2], digest)
+
+
+def import_prefix(tenant: str) -> str:
+    return f"imports/{tenant}/"
+
+
+def import_key(tenant: str, run_id: str) -> str:
+    """Where one import's record lives; listing the prefix gives the newest import first."""
+    return f"{import_prefix(tenant)}{inverted_time(ulid_time(run_id))}#{run_id}"

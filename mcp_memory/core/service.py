@@ -49,11 +49,15 @@ from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
 if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when asked
+    from pathlib import Path
+
     import numpy as np
 
     from mcp_memory.core.actions import Action
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
+    from mcp_memory.core.transfer.bulk import ImportReport, ImportRun
     from mcp_memory.core.transfer.exporting import ExportResult
+    from mcp_memory.core.transfer.formats import ReadContext, Reading
     from mcp_memory.core.transfer.importing import ImportResult, Refusal
 
 
@@ -84,6 +88,11 @@ STATS_SCAN_CAP = 10_000
 #: How many of recall's results, and of the memories tagged for a file, a tool call's question weighs.
 ACTION_CANDIDATES = 10
 LIST_PAGE = 1000
+#: An import from another format embeds and judges this many entries at a time (one embedding
+#: batch, one write): bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy.
+BULK_CHUNK = 64
+#: How many of the memories to be written an import's report shows.
+PREVIEW_MEMORIES = 5
 
 
 #: A query longer than this is split and stemmed in a worker thread: stemming the longest query
@@ -835,13 +844,24 @@ class MemoryService:
         write: Callable[[str], None],
         with_embeddings: bool = False,
         progress: Callable[[int], None] | None = None,
+        format_name: str = "jsonl",
     ) -> ExportResult:
-        """Write every memory of `tenants`, every conversation's notes included, as an export
-        (core/transfer/file_format.py) through `write`: the operator's, as `mcp-memory export`
-        and a backup are; `export_visible` writes what one caller sees."""
-        from mcp_memory.core.transfer.exporting import export_memories
+        """Write every memory of `tenants`, every conversation's notes included, through
+        `write`: as mcp-memory's export (`jsonl`, core/transfer/file_format.py), or as `markdown`
+        or `mcp-knowledge-graph` (core/transfer/other_exports.py). The operator's, as
+        `mcp-memory export` and a backup are; `export_visible` writes what one caller sees."""
+        from mcp_memory.core.transfer.exporting import export_memories, export_other
         from mcp_memory.core.version import __version__
 
+        if format_name != "jsonl":
+            return await export_other(
+                format_name,
+                tenants,
+                vectors=self.vectors,
+                write=write,
+                exported_at=iso(self.clock()),
+                progress=progress,
+            )
         return await export_memories(
             tenants,
             vectors=self.vectors,
@@ -880,8 +900,10 @@ class MemoryService:
         tenants: Sequence[str] | None = None,
         on_refused: Callable[[Refusal], None] | None = None,
         progress: Callable[[int], None] | None = None,
+        dry_run: bool = False,
     ) -> ImportResult:
-        """Import an export's lines (bytes) into this store, ids kept (core/transfer/importing.py)."""
+        """Import an export's lines (bytes) into this store, ids kept (core/transfer/importing.py);
+        `dry_run` writes nothing."""
         from mcp_memory.core.transfer.importing import import_memories
 
         return await import_memories(
@@ -893,7 +915,208 @@ class MemoryService:
             tenants=tenants,
             on_refused=on_refused,
             progress=progress,
+            dry_run=dry_run,
         )
+
+    async def import_from(
+        self,
+        caller: Caller,
+        format_name: str,
+        paths: Sequence[Path],
+        *,
+        scope: Scope = "project",
+        memory_type: MemoryType | None = None,
+        dry_run: bool = False,
+        context: ReadContext | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        """Read `paths` as another tool's format (core/transfer/formats/) and remember what they
+        state into `caller`'s memories by remember's rules (`remember_many`); a dry run writes
+        nothing (docs/import_formats.md). Tenant and conversation come from `caller` alone,
+        never from the files."""
+        from pathlib import Path as _Path
+
+        from mcp_memory.core.transfer.formats import ReadContext as _Context
+        from mcp_memory.core.transfer.formats import read
+
+        if context is None:
+            home = _Path.home()
+            context = _Context(home, home / ".claude", self.clock())
+        reading = await asyncio.to_thread(read, format_name, list(paths), context)
+        return await self.remember_many(
+            caller,
+            reading,
+            source=format_name,
+            scope=scope,
+            memory_type=memory_type,
+            dry_run=dry_run,
+            progress=progress,
+        )
+
+    async def remember_many(
+        self,
+        caller: Caller,
+        reading: Reading,
+        *,
+        source: str,
+        scope: Scope = "project",
+        memory_type: MemoryType | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        """`remember` for each entry a format reader read, in bulk: the same checks (a refused
+        entry is reported with its place), the same duplicate rule against the store and
+        against the entries before it, the source's date kept (the import's time when it has
+        none or names a later one), and two provenance tags (core/transfer/bulk.py).
+
+        Entries are embedded and judged BULK_CHUNK at a time; each chunk's new memories are
+        written together, the memories before their index keys, under the store's exclusive
+        section. A rerun writes nothing twice: what the first run wrote is a duplicate of the
+        store by then (and an index key it did not get is written).
+        """
+        from mcp_memory.core.transfer import bulk
+        from mcp_memory.core.transfer.formats import Notice
+
+        now = self.clock()
+        report = bulk.ImportReport.starting(source, caller.tenant, dry_run, reading)
+        tags = bulk.provenance(source, now)
+        ready: builtins.list[tuple[Any, dict[str, Any]]] = []
+        for entry in reading.entries:
+            try:
+                ready.append((entry, bulk.checked_args(entry, caller, scope=scope, memory_type=memory_type, tags=tags)))
+            except InvalidArgument as exc:
+                report.refused.append(Notice(entry.place, bulk.refusal(exc)))
+        run_id = self.new_id(now)
+        logged = bool(ready) and not dry_run  # a run that had nothing to judge leaves no record
+        if logged:
+            await self._log_import(caller, run_id, source, report, now, finished=False)
+        seen = bulk.RunIndex(self.embedder.dim)
+        for start in range(0, len(ready), BULK_CHUNK):
+            chunk = ready[start : start + BULK_CHUNK]
+            vectors = await self.embedder.embed([pipeline.embedding_input(args["content"]) for _, args in chunk])
+            if dry_run:
+                await self._judge_chunk(caller, chunk, vectors, scope, now, seen, report, write=False)
+            else:
+                async with self.vectors.exclusive(caller.tenant):
+                    await self._judge_chunk(caller, chunk, vectors, scope, now, seen, report, write=True)
+            if progress is not None:
+                progress(len(chunk))
+        if logged:
+            await self._log_import(caller, run_id, source, report, now, finished=True)
+        return report
+
+    async def _judge_chunk(
+        self,
+        caller: Caller,
+        chunk: Sequence[tuple[Any, dict[str, Any]]],
+        vectors: np.ndarray,
+        scope: Scope,
+        now: float,
+        seen: Any,
+        report: ImportReport,
+        *,
+        write: bool,
+    ) -> None:
+        known = await asyncio.gather(
+            *(
+                self._already_known(caller, args["content"], vectors[i], scope=scope)
+                for i, (_, args) in enumerate(chunk)
+            )
+        )
+        fresh: builtins.list[tuple[Memory, np.ndarray, Any]] = []
+        existing: builtins.list[Memory] = []
+        for i, (entry, args) in enumerate(chunk):
+            if seen.same(args["content"], vectors[i]) is not None:
+                report.duplicates_within += 1
+                continue
+            stored = known[i][0]
+            if stored is not None:
+                report.duplicates_of_store += 1
+                existing.append(stored)
+                continue
+            at = entry.created_ms if entry.created_ms is not None and 0 <= entry.created_ms <= now else now
+            memory = Memory(
+                id=self.new_id(at),
+                tenant=caller.tenant,
+                content=args["content"],
+                memory_type=args["memory_type"],
+                category=args["category"],
+                tags=tuple(args["tags"]),
+                created_at=iso(at),
+                scope=scope,
+                conversation=caller.conversation,
+                trust_base=TRUST_MANUAL,
+            )
+            seen.add(args["content"], vectors[i])
+            fresh.append((memory, vectors[i], entry))
+        if write:
+            fresh = await self._write_many(fresh, report)
+            await self._index_missing(existing)
+        report.new += len(fresh)
+        if write:
+            report.written.extend(m.id for m, _, _ in fresh)
+        report.preview.extend(m for m, _, _ in fresh[: max(0, PREVIEW_MEMORIES - len(report.preview))])
+
+    async def _write_many(
+        self, fresh: builtins.list[tuple[Memory, np.ndarray, Any]], report: ImportReport
+    ) -> builtins.list[tuple[Memory, np.ndarray, Any]]:
+        """The memories, then their index keys; a memory the store's budget refuses is reported
+        with its place, and the rest are written."""
+        from mcp_memory.core.errors import BudgetExceeded
+        from mcp_memory.core.transfer.formats import Notice
+
+        if not fresh:
+            return fresh
+        try:
+            await self.vectors.put_many([(m, v) for m, v, _ in fresh])
+            written = fresh
+        except BudgetExceeded:
+            written = []
+            for memory, vector, entry in fresh:
+                try:
+                    await self.vectors.put_many([(memory, vector)])
+                except BudgetExceeded as exc:
+                    report.refused.append(Notice(entry.place, str(exc)))
+                    continue
+                written.append((memory, vector, entry))
+        await self.objects.put_many([(index_key(m), "") for m, _, _ in written])
+        return written
+
+    async def _index_missing(self, memories: Sequence[Memory]) -> None:
+        """The index keys of these stored memories that are missing (an import stopped between a
+        memory and its key): written now, as remember completes them (`_ensure_indexed`)."""
+        keys = [index_key(m) for m in dict((m.id, m) for m in memories).values()]
+        found = await asyncio.gather(*(self.objects.get(key) for key in keys))
+        missing = [(key, "") for key, stored in zip(keys, found) if stored is None]
+        if missing:
+            await self.objects.put_many(missing)
+
+    async def _log_import(
+        self, caller: Caller, run_id: str, source: str, report: ImportReport, now: float, *, finished: bool
+    ) -> None:
+        from mcp_memory.core.object_keys import import_key
+        from mcp_memory.core.transfer.bulk import ImportRun
+
+        run = ImportRun(
+            source,
+            iso(now),
+            iso(self.clock()) if finished else None,
+            report.files,
+            report.new,
+            report.duplicates_of_store + report.duplicates_within,
+            len(report.refused),
+        )
+        await self.objects.put(import_key(caller.tenant, run_id), run.body())
+
+    async def imports(self, caller: Caller, *, limit: int = 50) -> builtins.list[ImportRun]:
+        """The tenant's imports from other formats, newest first (the web view's stats page)."""
+        from mcp_memory.core.object_keys import import_prefix
+        from mcp_memory.core.transfer.bulk import ImportRun
+
+        keys = await self.objects.list(import_prefix(caller.tenant), limit)
+        bodies = await asyncio.gather(*(self.objects.get(key) for key in keys))
+        runs = [ImportRun.parse(b.body) for b in bodies if b is not None]
+        return [run for run in runs if run is not None]
 
     # ----------------------------------------------------------------------- lifecycle
 

@@ -17,8 +17,18 @@ from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.tenants import INDEX_ROOT, scan_tenants
 from mcp_memory.core.transfer.file_format import dump_header, dump_record
 
-__all__ = ["EXPORT_TENANT_LIMIT", "ExportResult", "all_tenants", "as_seen_in", "export_memories"]
+__all__ = [
+    "EXPORT_TENANT_LIMIT",
+    "OTHER_FORMATS",
+    "ExportResult",
+    "all_tenants",
+    "as_seen_in",
+    "export_memories",
+    "export_other",
+]
 
+#: The export formats besides mcp-memory's own JSON Lines (`jsonl`).
+OTHER_FORMATS = ("markdown", "mcp-knowledge-graph")
 #: `--all-tenants` visits at most this many tenants.
 EXPORT_TENANT_LIMIT = 1_000_000
 
@@ -96,3 +106,32 @@ async def export_memories(
                 progress(len(page))
         per_tenant[tenant] = written
     return ExportResult(sum(per_tenant.values()), with_embeddings, per_tenant)
+
+
+async def export_other(
+    format_name: str,
+    tenants: Sequence[str],
+    *,
+    vectors: VectorStore,
+    write: Callable[[str], None],
+    exported_at: str,
+    progress: Callable[[int], None] | None = None,
+) -> ExportResult:
+    """Each tenant's memories as `markdown` or `mcp-knowledge-graph` (core/transfer/other_exports.py)."""
+    from mcp_memory.core.transfer.other_exports import knowledge_graph_lines, markdown_lines, write_lines
+
+    if format_name not in OTHER_FORMATS:
+        raise ValueError(f"not an export format: {format_name}")
+    per_tenant: dict[str, int] = {}
+    for tenant in dict.fromkeys(tenants):
+        memories: list[Memory] = []
+        async for page in vectors.scan(tenant):
+            memories.extend(memory for memory, _ in page)
+            if progress is not None:
+                progress(len(page))
+        if format_name == "markdown":
+            write_lines(([""] if per_tenant else []) + markdown_lines(tenant, memories, exported_at), write)
+        else:
+            write_lines(knowledge_graph_lines(memories), write)
+        per_tenant[tenant] = len(memories)
+    return ExportResult(sum(per_tenant.values()), False, per_tenant)

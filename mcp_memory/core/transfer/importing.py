@@ -102,9 +102,11 @@ async def import_memories(
     tenants: Collection[str] | None = None,
     on_refused: Callable[[Refusal], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    dry_run: bool = False,
 ) -> ImportResult:
     """Import the export in `source` (its lines, as bytes). `tenants`: only these tenants'
     records are imported, the others skipped; None imports every tenant the file holds.
+    `dry_run`: read, check and look each id up, write nothing (`imported` counts what would be).
 
     A record that cannot be imported is refused (reported to `on_refused`) and the
     rest continue. A file without a valid header, or of a newer format, raises
@@ -162,7 +164,9 @@ async def import_memories(
                 refuse(number, reason)
             result.skipped += parsed.skipped
             if parsed.records:
-                await _write_chunk(parsed.records, result, vectors, objects, counters, embedder, refuse, progress)
+                await _write_chunk(
+                    parsed.records, result, vectors, objects, counters, embedder, refuse, progress, dry_run
+                )
     finally:
         if not reading.done():  # a write failed: let the read in flight finish before the source closes
             await asyncio.wait([reading])
@@ -187,6 +191,7 @@ async def _write_chunk(
     embedder: Embedder,
     refuse: Callable[[int, str], None],
     progress: Callable[[int], None] | None,
+    dry_run: bool = False,
 ) -> None:
     lines = {id(record.memory): number for number, record in chunk}
     by_tenant: dict[str, list[ImportRecord]] = {}
@@ -201,6 +206,10 @@ async def _write_chunk(
             else:
                 fresh[record.memory.id] = record
         if not fresh:
+            continue
+        if dry_run:
+            result.imported += len(fresh)
+            result.tenants[tenant] = result.tenants.get(tenant, 0) + len(fresh)
             continue
         embeddings = {r.memory.id: r.embedding for r in fresh.values() if r.embedding is not None}
         missing = [r for r in fresh.values() if r.embedding is None]
