@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -159,38 +158,82 @@ def test_the_progress_bar_shows_only_once_the_work_has_taken_two_seconds(monkeyp
     assert "importing" in screen.getvalue()
 
 
-def test_an_import_killed_mid_way_and_run_again_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    count_ = 3000
+#: Run `mcp-memory` in a child that sends itself SIGKILL at one point of an import's writes (the
+#: test names it): the real signal, at the worst moments, without waiting on a clock.
+KILLED_AT = """
+import os, runpy, signal, sys
+from mcp_memory.stores.sqlite.store import SqliteObjectStore, SqliteVectorStore
+point, nth = os.environ["KILL_AT"].split(":")
+nth, calls = int(nth), {"memories": 0, "keys": 0}
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+put_memories, writer, put_objects = SqliteVectorStore.put_many, SqliteVectorStore._writer, SqliteObjectStore.put_many
+
+async def memories(self, items):
+    calls["memories"] += 1
+    if point == "before-chunk" and calls["memories"] == nth:
+        die()
+    await put_memories(self, items)
+
+def inside_transaction(self, items):
+    write = writer(self, items)
+    def written_then_killed(conn):
+        write(conn)
+        if point == "inside-transaction" and calls["memories"] == nth:
+            die()  # the chunk's rows are in the transaction, not committed
+    return written_then_killed
+
+async def objects(self, items):
+    if any(key.startswith("index/") for key, _ in items):
+        calls["keys"] += 1
+        if point == "before-index-keys" and calls["keys"] == nth:
+            die()  # the chunk's memories are committed, their index keys not
+    await put_objects(self, items)
+
+SqliteVectorStore.put_many, SqliteVectorStore._writer, SqliteObjectStore.put_many = memories, inside_transaction, objects
+sys.argv = ["mcp-memory", *sys.argv[1:]]
+runpy.run_module("mcp_memory", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("point", ["before-chunk", "inside-transaction", "before-index-keys"])
+def test_an_import_killed_mid_way_and_run_again_loses_and_duplicates_nothing(tmp_path: Path, point: str) -> None:
+    total = 640  # 10 chunks of 64
     notes = tmp_path / "notes.md"
     notes.write_text(
-        "".join(f"- fact {i} about subsystem {i % 97} owned by team {i % 13}\n" for i in range(count_)),
+        "".join(f"- fact {i} about subsystem {i % 97} owned by team {i % 13}\n" for i in range(total)),
         encoding="utf-8",
     )
     db = tmp_path / "memory.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env |= {"MEMORY_DB_PATH": str(db), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "mcp_memory", "import", "--from", "text", str(notes), "--json"]
-    process = subprocess.Popen(command, env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    written = 0
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if db.exists():
-            try:
-                written = count(db)
-            except sqlite3.OperationalError:  # the schema is still being created
-                written = 0
-            if written:
-                break
-        time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
-    process.wait(30)
+    args = ["import", "--from", "text", "--tenant", "acme", str(notes), "--json"]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AT, *args], env=env | {"KILL_AT": f"{point}:4"}, capture_output=True, timeout=300
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert killed.stdout == b""
     partial = count(db)
-    assert 0 < partial < count_, "the import was not stopped mid-way"
+    assert partial == (3 * 64 if point != "before-index-keys" else 4 * 64)
+    keys = "SELECT count(*) FROM objects WHERE key LIKE 'index/acme/%'"
+    assert count(db, keys) == 3 * 64
 
-    rerun = subprocess.run(command, env=env, cwd=str(ROOT), capture_output=True, timeout=300)
+    rerun = subprocess.run([sys.executable, "-m", "mcp_memory", *args], env=env, capture_output=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)
-    assert report["new"] + report["duplicatesOfStore"] == count_ and report["duplicatesOfStore"] >= partial
-    assert count(db) == count_
-    assert count(db, "SELECT count(DISTINCT content) FROM memories") == count_
-    assert count(db, "SELECT count(*) FROM objects WHERE key LIKE 'index/local/%'") == count_
+    assert (report["new"], report["duplicatesOfStore"], report["duplicatesWithin"]) == (total - partial, partial, 0)
+    assert count(db) == total
+    assert count(db, "SELECT count(DISTINCT content) FROM memories") == total
+    assert count(db, keys) == total  # the keys the kill cut off are written too
+    listed = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", "list", "--tenant", "acme", "--all", "--json"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    shown = json.loads(listed.stdout)["memories"]
+    assert sorted(m["content"] for m in shown) == sorted(
+        f"fact {i} about subsystem {i % 97} owned by team {i % 13}" for i in range(total)
+    )
