@@ -114,17 +114,25 @@ last_cpu = 0.0
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """(seconds, peak RSS in MB, stderr text) of `mcp-memory <args>` in a child process."""
+    return run_to(args, env, None)
+
+
+def run_to(args: list[str], env: dict[str, str], stdout: Path | None) -> tuple[float, float, str]:
+    """`run`, the child's stdout written to the file `stdout` (None: dropped)."""
     global last_cpu
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     with Stopwatch() as running:
         done = subprocess.run(
             [sys.executable, "-c", _MEASURED, *args],
             env=env,
             cwd=str(ROOT),
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=subprocess.PIPE,
             check=False,
         )
+    if stdout is not None:
+        out.close()  # type: ignore[union-attr]
     elapsed = running.last
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
