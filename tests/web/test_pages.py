@@ -434,3 +434,26 @@ async def test_operator_mode_picks_the_tenant_on_the_tenants_page(env: Env) -> N
 async def test_without_operator_mode_there_is_no_tenant_choice(browser: Browser, env: Env) -> None:
     assert (await browser.get("/tenants")).status_code == 404
     assert (await browser.post("/tenants", {"tenant": "globex"})).status_code == 404
+
+
+async def test_stats_says_where_the_memories_came_from_per_source_and_import_date(
+    browser: Browser, env: Env, clock, tmp_path
+) -> None:
+    from tests.support.import_fixtures import EXPECTED, layout
+
+    await remember(env, DEPLOY)
+    assert "All remembered here; nothing imported." in (await browser.get("/stats")).text
+    for format_name in ("text", "mem0"):
+        paths, context = layout(format_name, tmp_path)
+        await env.service.import_from(ACME, format_name, paths, context=context)
+        clock.advance(DAY)
+    await env.service.import_from(Caller("globex"), "text", layout("text", tmp_path)[0], context=context)
+    page = (await browser.get("/stats")).text
+    sources = page.split("<h2>Where they came from</h2>", 1)[1].split("<h2>", 1)[0]
+    assert f"<td>imported from mem0</td><td>{EXPECTED['mem0'].new}</td>" in sources
+    assert f"<td>imported from text</td><td>{EXPECTED['text'].new}</td>" in sources
+    assert "<td>remembered here</td><td>1</td>" in sources
+    assert re.findall(r"<li>(.*?)</li>", sources) == [  # the newest first; another tenant's never
+        f"2026-07-02, from mem0: {EXPECTED['mem0'].new} new, 1 already stored, 1 refused",
+        f"2026-07-01, from text: {EXPECTED['text'].new} new, 1 already stored, 0 refused",
+    ]

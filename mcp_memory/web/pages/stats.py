@@ -1,5 +1,5 @@
-"""Stats (docs/web.md#stats): the tenant's memories by type and tag, stored per day, and what is
-in use."""
+"""Stats (docs/web.md#stats): the tenant's memories by type and tag, stored per day, where they
+came from (each import's `source:` tag and its record, docs/import_formats.md), and what is in use."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from mcp_memory.web.endpoint import Ctx, guarded
 #: growth from at most this many index keys (no memory is read); the page says when it stopped.
 TAG_SCAN = 2_000
 GROWTH_SCAN = 10_000
+#: Stats lists at most this many of the newest imports.
+IMPORTS_SHOWN = 20
+SOURCE_TAG = "source:"
 
 
 @guarded()
@@ -21,12 +24,20 @@ async def stats(ctx: Ctx) -> Response:
     times, more_times = await service.created_times(ctx.caller, cap=GROWTH_SCAN)
     tags, read, capped = await tag_counts(ctx)
     top_tags = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:30]
+    sources = sorted(
+        ((tag.removeprefix(SOURCE_TAG), n) for tag, n in tags.items() if tag.startswith(SOURCE_TAG)),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
+    imported = sum(n for _, n in sources)
     return ctx.page(
         "stats.html",
         title="Stats",
         counted=counted,
         tags=top_tags,
         tag_count=len(tags),
+        sources=sources,
+        remembered_here=read - imported,
+        imports=await service.imports(ctx.caller, limit=IMPORTS_SHOWN),
         chart=render.growth_chart(times),
         read=read,
         tags_capped=capped,
