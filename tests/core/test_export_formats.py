@@ -60,6 +60,7 @@ async def test_a_knowledge_graph_goes_round_unchanged_except_what_it_could_not_h
 
 async def test_any_memory_exports_to_a_graph_the_reference_server_can_read(env: Env) -> None:
     await env.service.remember(ACME, "Deploys go out on Tuesdays", category="deploys", tags=["ops"])
+    env.clock.advance(1_000)  # entities come in the order their first memory was stored
     await env.service.remember(ACME, "Use make release from a clean checkout", memory_type="pattern")
     lines = (await exported(env, "mcp-knowledge-graph")).splitlines()
     assert [json.loads(line) for line in lines] == [
