@@ -425,6 +425,8 @@ def print_import(report: Any, as_json: bool) -> None:
         for position, memory in enumerate(report.preview, 1):
             console.print(Text(f"{position}. ({_facets(memory)})", style="dim"))
             _indented(console, Text(memory.content))
+            if memory.category:  # a source's heading or label: under the text, as _print_memory shows it
+                _indented(console, Text("category: " + " ".join(memory.category.split()), style="dim"))
             if memory.tags:
                 _indented(console, Text("tags: " + ", ".join(" ".join(t.split()) for t in memory.tags), style="dim"))
     console.print(Text(import_summary(report)))

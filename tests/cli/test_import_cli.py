@@ -63,8 +63,9 @@ def test_a_dry_run_shows_the_first_memories_the_counts_and_each_refusal_by_place
     assert done.exit_code == 1
     out = done.stdout.splitlines()
     assert out[0] == "The first 5 as they would be stored:"
-    assert out[1].startswith("1. (project/Team notes, stored ")
+    assert out[1].startswith("1. (project, stored ")
     assert out[2] == "   Our standup is at 09:30 Seoul time, every weekday."
+    assert out[3] == "   category: Team notes"  # the heading it was under, outside the facets a model cannot write
     assert out[-1] == (
         "dry run, nothing written: would import 9 new memories into tenant acme from 3 files (text): "
         "0 already stored, 1 repeated in the files, 1 refused, 0 left out"

@@ -29,10 +29,12 @@ def readme_line(prefix: str) -> str:
 
 
 def the_tenant_the_plugin_is_installed_with() -> str:
-    install = readme_line("claude plugin install ")
-    found = re.search(r"--config tenant=(\S+)", install)
-    assert found, install
-    return found.group(1)
+    """The tenant every `claude plugin install` line of the section sets (one install, or the
+    two-step one for an older Claude Code): the same in all of them."""
+    installs = [line for line in SECTION.splitlines() if line.startswith("claude plugin install ")]
+    tenants = {m.group(1) for m in (re.search(r"--config tenant=(\S+)", line) for line in installs) if m}
+    assert installs and len(tenants) == 1, installs
+    return tenants.pop()
 
 
 def test_the_readmes_one_command_imports_claude_codes_memory_and_the_first_digest_holds_it(tmp_path: Path) -> None:
