@@ -12,7 +12,7 @@ One SQLite store is filled with the benchmark corpus (perf_fill.py, real embeddi
 model), then, interleaved round by round so the machine's load falls on every row alike:
 
 - `python -c pass`: the floor, a bare interpreter start;
-- socket: `mcp-memory hook UserPromptSubmit` (and `SessionStart`) with serve-stdio listening
+- socket: `mcp-memory hook UserPromptSubmit` (and `SessionStart`, and `PreToolUse` of a file read) with serve-stdio listening
   (the design that ships: the serving process answers on its Unix socket);
 - in-process: the same question answered by the hook's own process with no time limit (what a
   hook that opens the store and loads the model itself costs; the shipped hook gives up after
@@ -140,6 +140,7 @@ def main() -> None:
             "python -c pass": [],
             "socket: UserPromptSubmit": [],
             "socket: SessionStart": [],
+            "socket: PreToolUse": [],
         }
         rows["in-process: UserPromptSubmit"] = []
         rows["in-process: SessionStart"] = []
@@ -153,6 +154,11 @@ def main() -> None:
             injected += bool(out.strip())
             rows["socket: SessionStart"].append(
                 timed([*hook, "SessionStart"], start(f"d{i}"), env, "socket: SessionStart")[0]
+            )
+            rows["socket: PreToolUse"].append(
+                timed(
+                    [*hook, "PreToolUse"], read_file(f"src/module_{i}/handler.py", f"t{i}"), env, "socket: PreToolUse"
+                )[0]
             )
             if i < args.inprocess_rounds:
                 q = asked[1 + args.rounds + i] if i % 2 else texts[(i * 89) % real]
@@ -187,7 +193,7 @@ def main() -> None:
             f"| {name} | {len(values)} | {p50:.0f} | {percentile(values, 95):.0f} | {p50 / floor:.2f} "
             f"| {cpu:.0f} | {outcomes} |"
         )
-    for method in ("prompt", "digest"):
+    for method in ("prompt", "digest", "tool"):
         answered = [float(str(r["ms"])) for r in served[served_before:] if r.get("method") == method]
         if answered:
             lines.append(
@@ -198,6 +204,22 @@ def main() -> None:
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
+
+
+def read_file(path: str, session: str) -> bytes:
+    """A PreToolUse of Claude Code's Read (docs/hooks.md#at-the-moment-of-action)."""
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": "/tmp/project",
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": f"/tmp/project/{path}"},
+            "tool_use_id": f"toolu_{session}",
+        }
+    ).encode()
 
 
 def prompt(question: str, session: str) -> bytes:
