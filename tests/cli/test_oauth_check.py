@@ -1,6 +1,7 @@
-"""`mcp-memory oauth check` against the test issuer on 127.0.0.1: a good token is ACCEPTED with
-what it may do, each kind of bad one is REFUSED with serve-http's reason and exit 1, and no
-output ever holds the token or the introspection secret."""
+"""`mcp-memory oauth check` against the test issuer on 127.0.0.1, run in process
+(tests/support/cli_runner.py): a good token is ACCEPTED with what it may do, each kind of bad one
+is REFUSED with serve-http's reason and exit 1, and no output ever holds the token or the
+introspection secret."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.cli_runner import run_cli
 from tests.support.issuer import CLIENT_ID, CLIENT_SECRET, RESOURCE, Issuer, issuer_server
 
 
@@ -39,12 +41,9 @@ async def check(issuer: Issuer, token: str | None, tmp_path: Path, *extra: str, 
     if token is not None:
         (tmp_path / "token").write_text(token + "\n")
         args += ["--token-file", str(tmp_path / "token")]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mcp_memory", *args, env=environment,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    out, _ = await asyncio.wait_for(process.communicate(), 120)
-    return process.returncode or 0, out.decode()
+    # In a worker thread: the command runs its own event loop, and this one serves the issuer.
+    done = await asyncio.to_thread(run_cli, *args, env=environment)
+    return done.returncode, done.output
 
 
 async def test_a_good_token_is_accepted_with_its_scopes_and_the_issuer_it_checked(issuer: Issuer, tmp_path) -> None:

@@ -41,6 +41,8 @@ class Ran:
     returncode: int
     stdout: Any
     stderr: Any
+    #: stdout and stderr interleaved as written, as `stderr=subprocess.STDOUT` gives them
+    output: Any = None
 
 
 def clean_environment(*also: str) -> dict[str, str]:
@@ -67,7 +69,7 @@ def run_cli(
     overrides.update(environment)
     runner = CliRunner()
     with _as_console_script(args), _working_directory(cwd), runner.isolation(input=stdin, env=overrides) as streams:
-        out, err, _ = streams
+        out, err, both = streams
         click.formatting.FORCED_WIDTH = None  # the runner's 80; a process reads $COLUMNS (restored on exit)
         try:
             main()
@@ -78,8 +80,9 @@ def run_cli(
             sys.stdout.flush()
             sys.stderr.flush()
         if not text:
-            return Ran(code, out.getvalue(), err.getvalue())
-        return Ran(code, out.getvalue().decode(), err.getvalue().decode("utf-8", "backslashreplace"))
+            return Ran(code, out.getvalue(), err.getvalue(), both.getvalue())
+        decoded = [stream.getvalue().decode("utf-8", "backslashreplace") for stream in (out, err, both)]
+        return Ran(code, *decoded)
 
 
 def _exit_status(code: object) -> int:
