@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from mcp_memory.config import DEFAULT_TENANT
 from tests.conftest import ROOT
+from tests.support.cli_runner import Ran, run_cli
 
 
 def local_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -25,15 +26,14 @@ def local_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_memory", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT),
-        timeout=120,
+def cli(env: dict[str, str], *args: str) -> Ran:
+    """In process (tests/support/cli_runner.py); serve-http, which would serve, in a real one."""
+    if args[:1] != ("serve-http",):
+        return run_cli(*args, env=env, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_memory", *args], capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=120
     )
+    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 def test_the_default_tenant_is_local() -> None:

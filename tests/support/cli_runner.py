@@ -16,6 +16,8 @@ traceback: a real process would have printed it and exited 1.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import sys
@@ -64,6 +66,9 @@ def run_cli(
     `text=False` its output is given as bytes, as `subprocess.run` without `text` gives it."""
     from mcp_memory.cli.entry import main
 
+    if _loop_running():  # the command runs its own event loop: give it a thread of its own
+        with concurrent.futures.ThreadPoolExecutor(1) as worker:
+            return worker.submit(run_cli, *args, env=env, stdin=stdin, cwd=cwd, text=text).result()
     environment = dict(os.environ if env is None else env)
     overrides: dict[str, str | None] = {key: None for key in os.environ if key not in environment}
     overrides.update(environment)
@@ -83,6 +88,14 @@ def run_cli(
             return Ran(code, out.getvalue(), err.getvalue(), both.getvalue())
         decoded = [stream.getvalue().decode("utf-8", "backslashreplace") for stream in (out, err, both)]
         return Ran(code, *decoded)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _exit_status(code: object) -> int:
