@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import os
 import sys
 import types
@@ -76,12 +77,18 @@ def run_cli(
     with _as_console_script(args), _working_directory(cwd), runner.isolation(input=stdin, env=overrides) as streams:
         out, err, both = streams
         click.formatting.FORCED_WIDTH = None  # the runner's 80; a process reads $COLUMNS (restored on exit)
+        # A warning logged with no handler set up reaches a process's stderr (logging.lastResort);
+        # here pytest's handlers would take it: the command's stderr gets it, as in a process.
+        last_resort = logging.StreamHandler(sys.stderr)
+        last_resort.setLevel(logging.WARNING)
+        logging.getLogger().addHandler(last_resort)
         try:
             main()
             code = 0
         except SystemExit as done:
             code = _exit_status(done.code)
         finally:
+            logging.getLogger().removeHandler(last_resort)
             sys.stdout.flush()
             sys.stderr.flush()
         if not text:
