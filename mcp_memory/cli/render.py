@@ -120,16 +120,26 @@ def print_recall(result: Any, as_json: bool) -> None:
     if not result.found_any:
         console.print("Nothing is stored near this query.", style="yellow")
         return
+    if result.unanswered:
+        from mcp_memory.server.protocol.render import nothing_answers_guidance
+
+        console.print(nothing_answers_guidance(result.gated, result.probability), style="yellow", markup=False)
+        return
     if not result.results:
         noun = "memory was" if result.gated == 1 else "memories were"
         console.print(f"Nothing matched closely enough ({result.gated} {noun} below the floor).", style="yellow")
         return
-    label = {"high": "[bold green]HIGH[/]", "medium": "[bold yellow]MEDIUM[/]"}.get(result.confidence, "LOW")
+    label = {"high": "[bold green]HIGH[/]", "medium": "[bold yellow]MEDIUM[/]", "low": "[bold red]LOW[/]"}.get(
+        result.confidence, "MEDIUM"
+    )
     n = len(result.results)
-    console.print(f"{n} {'memory' if n == 1 else 'memories'} (mode {result.mode}), confidence {label}")
+    likely = f" ({round(result.probability * 100)}% likely to answer)" if result.probability is not None else ""
+    console.print(f"{n} {'memory' if n == 1 else 'memories'} (mode {result.mode}), confidence {label}{likely}")
     dates = [r.memory.created_at[:10] for r in result.results]
     for i, r in enumerate(result.results, start=1):
         extra = f", similarity {r.similarity:.3f}, {round(r.standing * 100)}% of top"
+        if r.probability is not None:
+            extra = f", probability {r.probability:.3f}" + extra
         if r.superseded_by:
             extra += f", possibly superseded by the newer {r.superseded_by}"
         _print_memory(console, i, r.memory, extra, with_time=dates.count(r.memory.created_at[:10]) > 1)

@@ -51,6 +51,9 @@ class Candidate:
     similarity: float
     keyword: float
     relevance: float
+    #: The second stage's probability that it answers the question (core/judgment.py); None
+    #: where no model judged it (dense or keyword retrieval).
+    probability: float | None = None
 
 
 _LETTER = regex.compile(r"\p{L}")

@@ -34,7 +34,7 @@ import regex
 
 from mcp_memory.core.model import Hit
 
-__all__ = ["KeywordAnswer", "TermStats", "bm25_scores", "index_text", "query_terms", "tokens"]
+__all__ = ["KeywordAnswer", "TermStats", "TextKeys", "bm25_scores", "index_text", "query_terms", "text_keys", "tokens"]
 
 #: Characters that end a chunk: whitespace and punctuation that never sits inside an identifier.
 _CHUNK = regex.compile(r"""[^\s"'`()\[\]{}<>,;!?=|&*^~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+""")
@@ -231,7 +231,7 @@ def pool_answer(pool: Sequence[Hit], terms: Sequence[str], top_k: int) -> Keywor
     wanted = set(terms)
     holding: list[Hit] = []
     for hit in pool:
-        held = wanted.intersection(tokens(hit.memory.content))
+        held = wanted.intersection(text_keys(hit.memory.content).held)
         frequency.update(held)
         if held:
             holding.append(hit)
@@ -241,18 +241,30 @@ def pool_answer(pool: Sequence[Hit], terms: Sequence[str], top_k: int) -> Keywor
     return KeywordAnswer(holding[: max(0, top_k)], stats)
 
 
-@functools.lru_cache(maxsize=32_768)
-def _counts(text: str) -> tuple[Counter[str], int]:
-    """Each token's count in `text`, and how many tokens it has (shared across queries)."""
+@dataclass(frozen=True, slots=True)
+class TextKeys:
+    """The keyword side of one stored text: each token's count, how many tokens it has, and the
+    set of them. Computed once per text and kept (`text_keys`), so a memory that comes back as a
+    candidate again is not cut into tokens again."""
+
+    counts: Counter[str]
+    length: int
+    held: frozenset[str]
+
+
+@functools.lru_cache(maxsize=65_536)
+def text_keys(text: str) -> TextKeys:
+    """`text`'s TextKeys, shared by every query and every scoring that reads it."""
     found = tokens(text)
-    return Counter(found), len(found)
+    counts = Counter(found)
+    return TextKeys(counts, len(found), frozenset(counts))
 
 
 def coverage(terms: Sequence[str], text: str, stats: TermStats) -> float:
     """The share of the query's information `text` holds: the idf of the query terms it holds over
     the idf of all of them. A term no memory holds counts at full rarity, so a question naming
     something nothing stored mentions ("MySQL 8.4" where only 8.0 is stored) is not well covered."""
-    held = set(tokens(text))
+    held = text_keys(text).held
     total = sum(stats.idf(t) for t in terms)
     return sum(stats.idf(t) for t in terms if t in held) / total if total > 0 else 0.0
 
@@ -279,10 +291,11 @@ def bm25_scores(terms: Sequence[str], texts: Mapping[str, str], stats: TermStats
     if not weights or not texts:
         return {key: 0.0 for key in texts}
     ideal = sum(weights.values())
-    counted = {key: _counts(text) for key, text in texts.items()}
-    avg_len = max(1.0, sum(length for _, length in counted.values()) / len(counted))
+    counted = {key: text_keys(text) for key, text in texts.items()}
+    avg_len = max(1.0, sum(k.length for k in counted.values()) / len(counted))
     out: dict[str, float] = {}
-    for key, (counts, length) in counted.items():
+    for key, keys in counted.items():
+        counts, length = keys.counts, keys.length
         norm = K1 * (1 - B + B * length / avg_len)
         score = 0.0
         for term, weight in weights.items():

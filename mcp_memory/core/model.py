@@ -14,8 +14,9 @@ from mcp_memory.core.timespan import TimeSpan
 MemoryType = Literal["project", "pattern", "reference", "conversation"]
 Scope = Literal["project", "conversation"]
 Mode = Literal["precision", "balanced", "exploratory"]
-#: "none": nothing was returned (the one word for it over MCP, in the CLI's JSON and in the library).
-Confidence = Literal["high", "medium", "none"]
+#: Bands of the top result's probability (core/judgment.py); "none": nothing stored answers the
+#: question and nothing was returned (the one word for it over MCP, in the CLI's JSON and in the library).
+Confidence = Literal["high", "medium", "low", "none"]
 #: How recall finds candidates: the embedding and the keyword index together (the default),
 #: or one of them alone (for measuring each signal on its own).
 Retrieval = Literal["hybrid", "dense", "keyword"]
@@ -120,3 +121,6 @@ class Ranked:
     #: A newer result near this one, which may state what this one says after a change
     #: (core/supersede.py); None when no newer near memory was returned.
     superseded_by: str | None = None
+    #: The probability that it answers the question (core/judgment.py); None without a model
+    #: (dense or keyword retrieval).
+    probability: float | None = None

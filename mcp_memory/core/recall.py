@@ -7,23 +7,25 @@ the two cannot drift apart:
 
     found = Found(nearest=..., keyword=...)                    # what the two searches returned
     scored = candidates(retrieval, terms, found, readable, conversation)
-    gated = gate(retrieval, scored, floor, keep_ratio)         # the floor, then the mode's ratio
+    judged = judge(model, retrieval, query, terms, found, readable, scored)  # the second look: probabilities
+    gated = gate(retrieval, judged.candidates, floor, mode, model)  # the floor, then the mode's keep rule
     ranked = rank(gated.keeping, stats, gated.top, mode, at)   # the composite score, best first
     shown = await settle(retrieval, ranked[:limit], gated.relevant, terms, found.keyword, read)  # newest first
-    label = confidence(retrieval, shown.results, gated.relevant, terms, found.keyword, high, shown.near)
+    label = confidence(retrieval, shown.results, gated.relevant, terms, found.keyword, high, shown.near, model)
 
 How the embedding and the keyword index combine into one relevance is core/fusion.py; the
-composite score and its parts are core/ranking.py.
+probability that a candidate answers (the second stage, under hybrid retrieval) is
+core/judgment.py; the composite score and its parts are core/ranking.py.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mcp_memory.core import fusion, ranking, supersede
+from mcp_memory.core import fusion, judgment, ranking, supersede
 from mcp_memory.core.fusion import Candidate
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.keywords import KeywordAnswer, bm25_scores, coverage
@@ -41,6 +43,7 @@ __all__ = [
     "Candidate",
     "Found",
     "Gated",
+    "Judging",
     "RetrievalMode",
     "Settled",
     "candidates",
@@ -48,6 +51,7 @@ __all__ = [
     "embedding_input",
     "gate",
     "high_reach",
+    "judge",
     "rank",
     "read_vectors",
     "rivals",
@@ -195,29 +199,92 @@ class Gated:
     candidates: Sequence[Candidate]
     #: Those above zero and at or above the floor: what the confidence compares the top with.
     relevant: Sequence[Candidate]
-    #: Those also within the mode's keep ratio of the most relevant: what is ranked.
+    #: Those the mode keeps: what is ranked.
     keeping: Sequence[Candidate]
     #: The best relevance among the relevant (0 when none is).
     top: float
+    #: Whether the most probable candidate fell below the model's floor: nothing stored answers
+    #: the question (then nothing is kept).
+    unanswered: bool = False
 
     @property
     def gated(self) -> int:
-        """How many candidates the floor and the ratio gate dropped."""
+        """How many candidates the floor and the mode's gate dropped."""
         return len(self.candidates) - len(self.keeping)
 
     @property
     def dropped(self) -> tuple[Candidate, ...]:
-        """The candidates the floor and the ratio gate dropped, in candidate order."""
+        """The candidates the floor and the mode's gate dropped, in candidate order."""
         kept = {c.memory.id for c in self.keeping}
         return tuple(c for c in self.candidates if c.memory.id not in kept)
 
 
-def gate(retrieval: RetrievalMode, scored: Sequence[Candidate], floor: float, keep_ratio: float) -> Gated:
-    """The floor (none without the embedding), then the mode's ratio to the most relevant."""
-    floor = retrieval.floor(floor)
-    relevant = [c for c in scored if c.relevance >= floor and c.relevance > 0]
+@dataclass(frozen=True, slots=True)
+class Judging:
+    """The candidates after the second look, and what weighed most for the most probable."""
+
+    candidates: list[Candidate]
+    reasons: tuple[judgment.Reason, ...] = ()
+
+
+def judge(
+    model: judgment.Model | None,
+    retrieval: RetrievalMode,
+    query: str,
+    terms: Sequence[str],
+    found: Found,
+    readable: float,
+    scored: Sequence[Candidate],
+) -> Judging:
+    """The second look at the top (core/judgment.py): under hybrid retrieval, the SECOND_LOOK most
+    relevant candidates, each with the probability that it answers the question, most probable
+    first (the rest are left out: they could not be shown). Without a model, or under dense or
+    keyword retrieval, the candidates as they are."""
+    if model is None or not retrieval.fused or not scored:
+        return Judging(list(scored))
+    shown = sorted(scored, key=lambda c: c.relevance, reverse=True)[: judgment.SECOND_LOOK]
+    stats = found.keyword.stats if found.keyword is not None else None
+    judged = model.judge(query, terms, stats, readable, shown)
+    ordered = [replace(shown[i], probability=float(judged.probabilities[i])) for i in judged.order]
+    return Judging(ordered, judged.reasons)
+
+
+def gate(
+    retrieval: RetrievalMode,
+    scored: Sequence[Candidate],
+    floor: float,
+    mode: Mode | float,
+    model: judgment.Model | None = None,
+) -> Gated:
+    """What the mode keeps of the candidates.
+
+    With probabilities (`judge`): when no candidate reaches the relevance floor, or the most
+    probable is below the model's floor, nothing is kept (nothing stored answers the question);
+    else precision mode keeps the candidates from the MEDIUM band up (and always the most
+    probable), balanced and exploratory every judged one. Without (dense, keyword retrieval): the
+    relevance floor (none without the embedding), then those within the mode's ratio of the most
+    relevant (`mode` may be that ratio itself)."""
+    if model is None or not any(c.probability is not None for c in scored):
+        floor = retrieval.floor(floor)
+        relevant = [c for c in scored if c.relevance >= floor and c.relevance > 0]
+        top = max((c.relevance for c in relevant), default=0.0)
+        ratio = mode if isinstance(mode, float) else ranking.MODE_TABLE[mode].keep_ratio
+        keeping = [c for c in relevant if c.relevance >= top * ratio]
+        return Gated(scored, relevant, keeping, top)
+    # judged: a candidate below the relevance floor may still be shown (a short reply such as
+    # "Twenty-nine kilos." answers a question it shares no word with), but only when some candidate
+    # reaches it: when nothing is even near the question, nothing stored answers it, however the
+    # model reads the rest (it was fitted on tenants with many memories, not on one lone note)
+    relevant = list(scored)
     top = max((c.relevance for c in relevant), default=0.0)
-    keeping = [c for c in relevant if c.relevance >= top * keep_ratio]
+    best = max((c.probability or 0.0 for c in relevant), default=0.0)
+    near = top >= retrieval.floor(floor) and top > 0
+    if not relevant or not near or best < model.bands.floor:
+        return Gated(scored, relevant, [], top, unanswered=bool(relevant))
+    if mode == "precision":
+        keeping = [c for c in relevant if (c.probability or 0.0) >= min(best, model.bands.medium)]
+    else:
+        keeping = list(relevant)
     return Gated(scored, relevant, keeping, top)
 
 
@@ -230,19 +297,23 @@ def rank(
     """The composite score of each kept candidate (ranking.composite), best first; ties keep
     their order. `stats`: the access counts (missing ones are zero); `at`: now, in ms."""
     max_access = max((stats.get(c.memory.id, EMPTY_STATS).access_count for c in keeping), default=0)
+    most_probable = max((c.probability or 0.0 for c in keeping), default=0.0)
     scored: list[tuple[float, Candidate, AccessStats]] = []
     for hit in keeping:
         s = stats.get(hit.memory.id, EMPTY_STATS)
         last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
         trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
-        rel_sim = ranking.relative_similarity(hit.relevance, top)
-        score = ranking.composite(
-            mode,
-            rel_sim,
-            ranking.recency_score(at, last),
-            ranking.access_score(s.access_count, max_access) * ranking.usage_band(rel_sim),
-            trust,
-        )
+        usage = ranking.access_score(s.access_count, max_access)
+        if hit.probability is not None:
+            # the second stage's order: the probability against the most probable's; the model
+            # reads a memory's age itself, so recency and trust add nothing (usage breaks ties)
+            rel_sim = ranking.relative_similarity(hit.probability, most_probable)
+            score = ranking.composite(mode, rel_sim, 0.0, usage * ranking.usage_band(rel_sim), 0.0)
+        else:
+            rel_sim = ranking.relative_similarity(hit.relevance, top)
+            score = ranking.composite(
+                mode, rel_sim, ranking.recency_score(at, last), usage * ranking.usage_band(rel_sim), trust
+            )
         scored.append((score, hit, s))
     scored.sort(key=lambda r: r[0], reverse=True)  # stable: ties keep store order
     top_score = scored[0][0] if scored else 0.0
@@ -255,6 +326,7 @@ def rank(
             s,
             keyword=hit.keyword,
             relevance=hit.relevance,
+            probability=hit.probability,
         )
         for score, hit, s in scored
     ]
@@ -385,10 +457,25 @@ def confidence(
     answer: KeywordAnswer | None,
     high: float,
     near: Near = _not_near,
+    model: judgment.Model | None = None,
 ) -> Confidence:
-    """LOW without results; else HIGH when the top result's evidence reaches `high` (docs/recall.md)."""
+    """ "none" without results; with probabilities (`judge`), the band of the answer's probability
+    (`answer_probability`); else HIGH when the top result's evidence reaches `high`, MEDIUM below
+    (docs/recall.md#confidence)."""
     if not results:
         return "none"
+    probability = answer_probability(results)
+    if model is not None and probability is not None:
+        label: Confidence = model.bands.label(probability)  # type: ignore[assignment]
+        return label
     if not retrieval.keywords or answer is None:
         return ranking.confidence(results[0].similarity, high)
     return fusion.label(high_reach(retrieval, results, relevant, terms, answer, near), high)
+
+
+def answer_probability(results: Sequence[Ranked]) -> float | None:
+    """The probability that the answer holds what the question asks: the highest of its results'
+    (the first result's, unless newest-first put a newer restatement above it); None without a
+    model."""
+    known = [r.probability for r in results if r.probability is not None]
+    return max(known) if known else None

@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import arguments, dedup, digest, fusion, keywords, ranking, supersede, tenants, timespan
+from mcp_memory.core import arguments, dedup, digest, fusion, judgment, keywords, ranking, supersede, tenants, timespan
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
@@ -132,6 +132,30 @@ class RecallResult:
     where: MemoryFilter = field(default_factory=MemoryFilter)
     #: When the filters left nothing: how many memories the query found without them.
     filtered_out: int = 0
+    #: The probability that the answer holds what the question asks (core/recall.py
+    #: answer_probability; the model's below its floor when nothing answers), None without a model.
+    probability: float | None = None
+    #: Candidates were found, but the model judged that none answers the question.
+    unanswered: bool = False
+    #: What weighed most in the model's judgment of the most probable candidate (core/judgment.py).
+    reasons: tuple[judgment.Reason, ...] = ()
+    #: Where the model's bands start (None without a probability).
+    bands: judgment.Bands | None = None
+
+    def worth_injecting(self, min_confidence: str = "likely") -> bool:
+        """Whether a hook should put this answer into the agent's context unasked
+        (docs/hooks.md#on-each-prompt): "likely" (the default), when the answer's probability
+        reaches the hooks' threshold (Bands.inject, chosen on the prompt dev set); "high" or
+        "medium", when its band is that or higher. Without a probability (dense or keyword
+        retrieval), "likely" reads as "high"."""
+        if not self.results:
+            return False
+        if self.probability is None or self.bands is None:
+            allowed = ("high", "medium") if min_confidence == "medium" else ("high",)
+            return self.confidence in allowed
+        if min_confidence == "likely":
+            return self.probability >= self.bands.inject
+        return self.probability >= (self.bands.medium if min_confidence == "medium" else self.bands.high)
 
 
 @dataclass(frozen=True)
@@ -254,6 +278,11 @@ class MemoryService:
         self.counters = counters
         self.floor = floor
         self.high = ranking.default_high_similarity(floor) if high is None else high
+        #: The second stage's relevance model for this embedder (core/judgment.py); None for an
+        #: embedder no model was fitted for (the rule-based label then).
+        self.judge: judgment.Model | None = judgment.load_model(
+            judgment.model_key(getattr(embedder, "provider", ""), getattr(embedder, "model", ""))
+        )
         self.clock = clock
         self.new_id = new_id
         self.log = log or NullLog()
@@ -323,13 +352,15 @@ class MemoryService:
         retrieval = self.retrieval_mode
         terms = await _query_terms(query) if retrieval.keywords else []
         found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), where)
-        scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
+        readable = self._readable(query)
+        scored = pipeline.candidates(retrieval, terms, found, readable, caller.conversation)
         if not scored:
             filtered_out = await self._filtered_out(caller, query, embedding, terms, limit, mode) if where else 0
             return RecallResult(
                 query, mode, limit, [], "none", 0, found_any=False, where=where, filtered_out=filtered_out
             )
-        gated = pipeline.gate(retrieval, scored, self.floor, weights.keep_ratio)
+        judged = pipeline.judge(self.judge, retrieval, query, terms, found, readable, scored)
+        gated = pipeline.gate(retrieval, judged.candidates, self.floor, mode, self.judge)
         results: list[Ranked] = []
         near: pipeline.Near = supersede.Nearness({}, {})
         if gated.keeping:
@@ -339,12 +370,29 @@ class MemoryService:
                 retrieval, ranked, gated.relevant, terms, found.keyword, lambda ms: self._vectors(caller, ms)
             )
             results, near = shown.results, shown.near
-        confidence = pipeline.confidence(retrieval, results, gated.relevant, terms, found.keyword, self.high, near)
+        confidence = pipeline.confidence(
+            retrieval, results, gated.relevant, terms, found.keyword, self.high, near, self.judge
+        )
         if confidence == "high":
             # Being returned is not being used: only a confident answer counts as one (docs/recall.md).
             self.counters.record(caller.tenant, results[0].memory.id, self.clock())
+        probability = pipeline.answer_probability(results)
+        if gated.unanswered:
+            probability = max((c.probability or 0.0 for c in gated.relevant), default=0.0)
         return RecallResult(
-            query, mode, limit, results, confidence, gated.gated, found_any=True, gated_out=gated.dropped, where=where
+            query,
+            mode,
+            limit,
+            results,
+            confidence,
+            gated.gated,
+            found_any=True,
+            gated_out=gated.dropped,
+            where=where,
+            probability=probability,
+            unanswered=gated.unanswered,
+            reasons=judged.reasons,
+            bands=self.judge.bands if probability is not None and self.judge is not None else None,
         )
 
     async def concerning(self, caller: Caller, action: Action, *, limit: int = ACTION_CANDIDATES) -> ActionResult:
@@ -393,8 +441,10 @@ class MemoryService:
         them, not that nothing is stored on the subject."""
         found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), MemoryFilter())
         retrieval = self.retrieval_mode
-        scored = pipeline.candidates(retrieval, terms, found, self._readable(query), caller.conversation)
-        return len(pipeline.gate(retrieval, scored, self.floor, ranking.MODE_TABLE[mode].keep_ratio).keeping)
+        readable = self._readable(query)
+        scored = pipeline.candidates(retrieval, terms, found, readable, caller.conversation)
+        judged = pipeline.judge(self.judge, retrieval, query, terms, found, readable, scored)
+        return len(pipeline.gate(retrieval, judged.candidates, self.floor, mode, self.judge).keeping)
 
     async def _vectors(self, caller: Caller, memories: Sequence[Memory]) -> dict[str, np.ndarray]:
         """These memories' embeddings for the `near` rule (core/supersede.py): the store's own,

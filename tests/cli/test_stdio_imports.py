@@ -36,8 +36,9 @@ NOT_BEFORE_INITIALIZE = (
 #: the rule on invisible characters, is its own module beside the argument checks that use it; 82
 #: since issue 35 moved what each hook event asks out of cli/hooks/command.py into
 #: server/hooks/events.py, so the serving process can run it too: the same code in one more file
-#: (the tool hooks' own core/actions.py loads on first use).
-OURS_MAX = 82
+#: (the tool hooks' own core/actions.py loads on first use); 83 with core/judgment.py, recall's
+#: second stage, part of the service.
+OURS_MAX = 83
 
 
 def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ class RememberedModel:
     provider = "local"
     model = "all-MiniLM-L6-v2"
     dim = 384
+    scripts = LocalEmbedder.scripts
 
     def __init__(self) -> None:
         self._inner = LocalEmbedder()

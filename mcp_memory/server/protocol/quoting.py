@@ -28,7 +28,8 @@ INDENT = "   "
 _MARKER = re.compile(r"\[(?=MEMORY\]|DOCS\]|id:)")
 #: The opening of one of our guidance or label lines (render.py, search_docs.py).
 _LABEL = re.compile(
-    r"^(\s*)(?=(HIGH CONFIDENCE|MEDIUM CONFIDENCE|NO MATCH FOUND|NO CONFIDENT MATCH|CLOSE TO AN EXISTING MEMORY"
+    r"^(\s*)(?=(HIGH CONFIDENCE|MEDIUM CONFIDENCE|LOW CONFIDENCE|NOTHING STORED ANSWERS THIS|NO MATCH FOUND"
+    r"|NO CONFIDENT MATCH|CLOSE TO AN EXISTING MEMORY"
     r"|NOT REPLACED|Replaced|tags|category):|Each memory below is a note)",
     re.IGNORECASE,
 )

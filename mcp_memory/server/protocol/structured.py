@@ -33,14 +33,17 @@ MEMORY_SCHEMA: dict[str, Any] = {
 }
 
 #: A recall result: the memory, its cosine similarity to the query, its relevance (the cosine
-#: with the keyword evidence: what the gates and HIGH judge), its standing against the top result
-#: (0-1, what the text prints as "% of the top result"), and `supersededBy`, a newer near memory.
+#: with the keyword evidence: what the first stage ranks by), `probability` (0-1: how likely it
+#: is to answer the question, what the confidence bands read; absent under dense or keyword
+#: retrieval), its standing against the top result (0-1, what the text prints as "% of the top
+#: result"), and `supersededBy`, a newer near memory.
 _RANKED_SCHEMA: dict[str, Any] = {
     **MEMORY_SCHEMA,
     "properties": {
         **MEMORY_SCHEMA["properties"],
         "similarity": {"type": "number"},
         "relevance": {"type": "number"},
+        "probability": {"type": "number"},
         "standing": {"type": "number"},
         "supersededBy": _STRING,
     },
@@ -52,7 +55,9 @@ RECALL_OUTPUT: dict[str, Any] = {
     "properties": {
         "query": _STRING,
         "mode": _STRING,
-        "confidence": {"enum": ["high", "medium", "none"]},
+        "confidence": {"enum": ["high", "medium", "low", "none"]},
+        "probability": {"type": "number"},
+        "answered": {"type": "boolean"},
         "results": {"type": "array", "items": _RANKED_SCHEMA},
         "gated": {"type": "integer"},
         "filteredOut": {"type": "integer"},
@@ -116,6 +121,8 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
         "query": result.query,
         "mode": result.mode,
         "confidence": result.confidence,
+        **({"probability": round(result.probability, 4)} if result.probability is not None else {}),
+        "answered": bool(result.results),
         "results": [ranked_data(r) for r in result.results],
         "gated": result.gated,
         **({"filteredOut": result.filtered_out} if result.filtered_out else {}),
@@ -124,10 +131,11 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
 
 def ranked_data(ranked: Ranked) -> dict[str, Any]:
     """One recall result as the tools (and the CLI's --json) give it."""
-    data = {
+    data: dict[str, Any] = {
         **memory_data(ranked.memory),
         "similarity": round(ranked.similarity, 4),
         "relevance": round(ranked.relevance, 4),
+        **({"probability": round(ranked.probability, 4)} if ranked.probability is not None else {}),
         "standing": round(ranked.standing, 4),
     }
     if ranked.superseded_by:

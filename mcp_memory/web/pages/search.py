@@ -41,7 +41,7 @@ async def search(ctx: Ctx) -> Response:
     result = await ctx.view.service.recall(ctx.caller, query, mode=mode, memory_type=memory_type, tags=ctx.many("tag"))
     values.update(
         result=result,
-        judged=judged(result, high=ctx.view.service.high, retrieval=ctx.view.service.retrieval),
+        judged=judged(result, ctx.view.service),
         rows=[why(r.similarity, r.keyword, r.relevance) for r in result.results],
         gated=[(c, why(c.similarity, c.keyword, c.relevance)) for c in result.gated_out],
         ms=round((time.perf_counter() - started) * 1000),
@@ -59,7 +59,7 @@ def why(similarity: float, keyword: float, relevance: float) -> dict[str, float]
 
 @dataclass(frozen=True)
 class Check:
-    """One condition of HIGH, said of the top result, and whether it holds (None: not reported)."""
+    """One thing that weighed in the judgment of the top result, and which way (None: not known)."""
 
     text: str
     met: bool | None
@@ -67,27 +67,65 @@ class Check:
 
 @dataclass(frozen=True)
 class Judged:
-    """Why the answer is HIGH or MEDIUM: the label and the conditions of HIGH, each checked."""
+    """Why the answer is in its band: the label, a line saying what the band is read from, and the
+    checks or reasons behind it."""
 
     title: str
+    hint: str
     checks: list[Check]
 
 
-def judged(result: Any, *, high: float, retrieval: Retrieval) -> Judged | None:
-    """HIGH's conditions (docs/recall.md#confidence) checked on what recall reports today: the
-    results' relevance and cosine against the HIGH mark and against each other. The share of the
-    question a memory holds is not reported, so it is told apart only when the other two hold.
-    The page renders any list of checks: a calibrated reason from recall can replace these."""
+TITLES = {
+    "high": "Why HIGH",
+    "medium": "Why MEDIUM, not HIGH",
+    "low": "Why LOW, not MEDIUM",
+}
+
+
+def judged(result: Any, service: Any) -> Judged | None:
+    """Why the answer is in its band. With a probability (hybrid retrieval, the second stage of
+    docs/recall.md#the-probability): the answer's probability against where the bands start, and
+    the aspects that weighed most in it. Without (dense or keyword retrieval): HIGH's rule
+    conditions, each checked (`rule_checks`)."""
+    if result.probability is None:
+        return rule_checks(result, high=service.high, retrieval=service.retrieval)
+    if not result.found_any:
+        return None
+    bands = service.judge.bands
+    p = _percent(result.probability)
+    if result.unanswered:
+        title = "Why nothing answers"
+        hint = f"The closest memory is {p} likely to answer; below {_percent(bands.floor)} nothing stored answers."
+    else:
+        title = TITLES.get(result.confidence, "Why")
+        hint = (
+            f"The top result is {p} likely to answer. HIGH starts at {_percent(bands.high)}, "
+            f"MEDIUM at {_percent(bands.medium)}, LOW at {_percent(bands.floor)}. What weighed most:"
+        )
+    return Judged(title, hint, [Check(r.text, r.raises) for r in result.reasons])
+
+
+def _percent(p: float) -> str:
+    return f"{min(99, max(1, round(p * 100)))} %" if 0 < p < 1 else f"{round(p * 100)} %"
+
+
+def rule_checks(result: Any, *, high: float, retrieval: Retrieval) -> Judged | None:
+    """HIGH's conditions (docs/recall.md#confidence) checked on what recall reports when no model
+    judges (dense or keyword retrieval): the results' relevance and cosine against the HIGH mark
+    and against each other. The share of the question a memory holds is not reported, so it is
+    told apart only when the other two hold."""
     if not result.results or result.confidence not in ("high", "medium"):
         return None
     top, is_high = result.results[0], result.confidence == "high"
     title = "Why HIGH" if is_high else "Why MEDIUM, not HIGH"
+    hint = "HIGH needs the top result to:"
     rest = [*result.results[1:], *result.gated_out]
     if not retrieval_mode(retrieval).keywords:  # the cosine is the relevance
-        return Judged(title, [_reach(high, "cosine", top.similarity)])
+        return Judged(title, hint, [_reach(high, "cosine", top.similarity)])
     if len(query_terms(result.query)) > QUESTION_TERMS:  # a conversation or a pasted text: its meaning
         return Judged(
             title,
+            hint,
             [
                 _reach(high, "cosine", top.similarity),
                 _lead("cosine", top.similarity, [c.similarity for c in rest], is_high),
@@ -97,7 +135,7 @@ def judged(result: Any, *, high: float, retrieval: Retrieval) -> Judged | None:
     lead = _lead("relevance", top.relevance, [c.relevance for c in rest], is_high)
     held = None if not is_high and not (reach.met and lead.met) else is_high
     words = f"hold {round(COVERAGE_HIGH * 100)} % of the question's information (its words, the rarer weighing more)"
-    return Judged(title, [reach, Check(words, held), lead])
+    return Judged(title, hint, [reach, Check(words, held), lead])
 
 
 def _reach(high: float, score: str, value: float) -> Check:

@@ -1,0 +1,162 @@
+"""What the relevance model does to recall, on the test halves of every dev set: R@1/5/10 with and
+without the second stage, how well the answer's probability separates questions recall can answer
+from those it cannot (AUROC), how true it is (expected calibration error), and each band's
+reliability.
+
+    [PROVIDER=local-multilingual] [HALF=test|fit|all] nice .venv/bin/python -m bench.quality.judgment_eval [--json]
+
+Each set is held in in-memory stores under its own ids and instants (bench/quality/judgment_data.py)
+and every question asked through the service's `recall`, cold, balanced, limit 50: once as
+shipped, once with the second stage switched off (`service.judge = None`: the first stage's
+relevance, the mode's ratio gate and the rule-based HIGH of before). Per set (its test half by
+default; MADial counts its dialogues asked with their gold memories taken out as its absent
+questions; the built-in calibration set is all test):
+
+- R@1/5/10 over the answerable questions, before → after;
+- AUROC of the answer's probability, answerable against absent questions ("answerable"), and
+  top result right against not ("top right");
+- ECE: the expected calibration error of the answer's probability against "the top result is
+  right" (10 equal bins; an answer with no results is not right);
+- per band (HIGH, MEDIUM, LOW, nothing answers): questions, how many had a right top result,
+  how many were absent;
+- HIGH: its precision, and the share of the right top results it labels (coverage).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from bench.quality import judgment_data as jd
+
+BANDS = ("high", "medium", "low", "none")
+
+
+def auroc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """The chance that a positive scores above a negative (ties count half); None without both."""
+    if not positive or not negative:
+        return None
+    neg = np.sort(np.asarray(negative))
+    wins = 0.0
+    for p in positive:
+        wins += np.searchsorted(neg, p, side="left") + 0.5 * (
+            np.searchsorted(neg, p, side="right") - np.searchsorted(neg, p, side="left")
+        )
+    return float(wins / (len(positive) * len(negative)))
+
+
+def ece(probability: Sequence[float], right: Sequence[bool], bins: int = 10) -> float | None:
+    """Expected calibration error: the bins' |mean probability − share right|, weighted by size."""
+    if not probability:
+        return None
+    p, r = np.asarray(probability), np.asarray(right, dtype=float)
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(
+        sum(
+            (edges == b).sum() / len(p) * abs(p[edges == b].mean() - r[edges == b].mean())
+            for b in range(bins)
+            if (edges == b).any()
+        )
+    )
+
+
+def recall_at(ranked: Sequence[str], gold: frozenset[str], k: int) -> float:
+    return len(set(ranked[:k]) & gold) / len(gold)
+
+
+def measure(rows: list[tuple[jd.Asked, jd.Asked]]) -> dict:
+    """rows: (after, before) per question of one set."""
+    answerable = [(a, b) for a, b in rows if a.question.gold]
+    out: dict = {"questions": len(rows), "answerable": len(answerable), "absent": len(rows) - len(answerable)}
+    for name, pick in (("before", 1), ("after", 0)):
+        out[name] = {
+            f"R@{k}": round(
+                100 * float(np.mean([recall_at(r[pick].ranked, r[pick].question.gold, k) for r in answerable])), 1
+            )
+            if answerable
+            else None
+            for k in (1, 5, 10)
+        }
+    after = [a for a, _ in rows]
+    prob = [a.probability if a.probability is not None else 0.0 for a in after]
+    right = [bool(a.ranked) and a.ranked[0] in a.question.gold for a in after]
+    has = [bool(a.question.gold) for a in after]
+    out["auroc_answerable"] = _r(auroc([p for p, h in zip(prob, has) if h], [p for p, h in zip(prob, has) if not h]))
+    out["auroc_top_right"] = _r(auroc([p for p, r in zip(prob, right) if r], [p for p, r in zip(prob, right) if not r]))
+    out["ece"] = _r(ece(prob, right))
+    out["bands"] = {
+        band: {
+            "n": sum(a.confidence == band for a in after),
+            "right": sum(a.confidence == band and r for a, r in zip(after, right)),
+            "absent": sum(a.confidence == band and not h for a, h in zip(after, has)),
+        }
+        for band in BANDS
+    }
+    high = out["bands"]["high"]
+    out["high_precision"] = _r(high["right"] / high["n"] if high["n"] else None)
+    out["high_coverage"] = _r(high["right"] / sum(right) if sum(right) else None)
+    out["before_high"] = {
+        "n": sum(b.confidence == "high" for _, b in rows),
+        "right": sum(b.confidence == "high" and bool(b.ranked) and b.ranked[0] in b.question.gold for _, b in rows),
+        "absent": sum(b.confidence == "high" and not b.question.gold for _, b in rows),
+    }
+    return out
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+async def run(provider: str, half: str, names: Sequence[str] | None = None) -> dict[str, dict]:
+    from mcp_memory.config import Settings
+    from mcp_memory.embedders import open_embedder
+
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    vectors = jd.Vectors(provider, embedder)
+    grouped: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
+    try:
+        for devset in jd.dev_sets(names):
+            devset.questions = [q for q in devset.questions if half == "all" or q.half == half]
+            if not devset.questions:
+                continue
+            service = await jd.open_set_service(provider, devset, vectors)
+            after = await jd.ask(service, devset, candidates=False)
+            service.judge = None
+            before = await jd.ask(service, devset, candidates=False)
+            name = "madial" if devset.name == "madial-removed" else devset.name
+            grouped[name] += list(zip(after, before))
+            vectors.save()
+    finally:
+        await embedder.close()
+    return {name: measure(rows) for name, rows in grouped.items()}
+
+
+def main(argv: Sequence[str]) -> int:
+    provider = os.environ.get("PROVIDER", "local")
+    half = os.environ.get("HALF", "test")
+    results = asyncio.run(run(provider, half))
+    for name, row in results.items():
+        if "--json" in argv:
+            print(json.dumps({"provider": provider, "half": half, "set": name, **row}))
+            continue
+        b, a = row["before"], row["after"]
+        print(
+            f"{name:14s} n={row['answerable']:3d}+{row['absent']:3d}  R@1/5/10 {b['R@1']}/{b['R@5']}/{b['R@10']} -> "
+            f"{a['R@1']}/{a['R@5']}/{a['R@10']}  AUROC ans {row['auroc_answerable']} top {row['auroc_top_right']}  "
+            f"ECE {row['ece']}  HIGH {row['high_precision']}/{row['high_coverage']} (before {row['before_high']})"
+        )
+        print(
+            "               bands "
+            + "  ".join(f"{k}: {v['n']} ({v['right']} right, {v['absent']} absent)" for k, v in row["bands"].items())
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,79 @@
+"""Issue 34 at every edge: with the real local model, an answer carries its probability and band,
+a question nothing stored answers is told so in the same words by the tool text, the structured
+output, the CLI and the web view, and the prompt hook's rule injects a related prompt only."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_memory.core.model import Caller
+from mcp_memory.server.protocol.render import recall_text
+from mcp_memory.server.protocol.structured import recall_data
+from tests.conftest import make_env
+
+ACME = Caller("acme")
+FACTS = (
+    "We chose PostgreSQL over MySQL for the orders service because refunds need transactions across several rows.",
+    "The weekly release goes out on Thursdays at 14:00 CET, once the release checklist has been signed off.",
+    "Production logs are in Grafana Loki; filter with the label app=checkout to see the checkout service.",
+    "Money amounts are stored as integer cents, never as floating-point numbers.",
+    "Feature flags are managed in LaunchDarkly; we stopped using environment variables for flags in March.",
+    "Secrets never go into the repository; services read them from Vault when they start.",
+)
+
+
+@pytest.fixture
+async def team(clock, real_model):
+    env = make_env(clock, floor=0.2, embedder=real_model)
+    for fact in FACTS:
+        await env.service.remember(ACME, fact)
+    return env
+
+
+async def test_a_question_a_memory_answers_carries_its_probability_and_a_band(team) -> None:
+    result = await team.service.recall(ACME, "Why did we pick PostgreSQL rather than MySQL for orders?")
+    assert result.results[0].memory.content == FACTS[0]
+    assert result.probability is not None and result.results[0].probability is not None
+    assert result.confidence == team.service.judge.bands.label(result.probability)
+    data = recall_data(result)
+    assert data["probability"] == round(result.probability, 4) and data["answered"] is True
+    assert data["results"][0]["probability"] == round(result.results[0].probability, 4)
+    assert "likely to answer" in recall_text(result)
+
+
+async def test_nothing_stored_answers_a_question_nothing_is_near_and_every_edge_says_so(team) -> None:
+    result = await team.service.recall(ACME, "What's a good recipe for carbonara?")
+    assert result.unanswered and result.results == [] and result.confidence == "none"
+    text = recall_text(result)
+    assert text.startswith('[MEMORY] Nothing stored answers "What\'s a good recipe for carbonara?".')
+    assert "NOTHING STORED ANSWERS THIS: 6 memories were found near the question, but none of them answers it" in text
+    assert "Do not present a guess as a remembered fact" in text
+    data = recall_data(result)
+    assert data["answered"] is False and data["results"] == [] and data["confidence"] == "none"
+    assert not result.worth_injecting()
+
+
+async def test_the_prompt_rule_injects_a_related_prompt_and_not_an_unrelated_one(team) -> None:
+    related = await team.service.recall(ACME, "Why are we on Postgres rather than MySQL?", mode="precision")
+    unrelated = await team.service.recall(ACME, "Make this loop a list comprehension", mode="precision")
+    assert related.worth_injecting() and related.results[0].memory.content == FACTS[0]
+    assert not unrelated.worth_injecting()
+
+
+async def test_the_cli_says_nothing_stored_answers_in_the_same_words(team, capsys) -> None:
+    from mcp_memory.cli.render import print_recall
+
+    print_recall(await team.service.recall(ACME, "What's a good recipe for carbonara?"), as_json=False)
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith(
+        "NOTHING STORED ANSWERS THIS: 6 memories were found near the question, but none of them answers it"
+    )
+
+
+async def test_the_web_search_page_says_nothing_stored_answers_and_why(team) -> None:
+    from mcp_memory.web.pages.search import judged
+
+    result = await team.service.recall(ACME, "What's a good recipe for carbonara?")
+    why = judged(result, team.service)
+    assert why is not None and why.title == "Why nothing answers"
+    assert why.hint.startswith("The closest memory is ") and "nothing stored answers" in why.hint
