@@ -24,16 +24,6 @@ ACME = Caller("acme")
 DEPLOY = "Deploys go out on Tuesdays after the standup."
 
 
-@pytest.fixture
-async def served(env: Env, tmp_path: Path):
-    variables = environ(tmp_path, MEMORY_TENANT="acme")
-    server = await serving(env.service, variables)
-    try:
-        yield variables
-    finally:
-        await server.close()
-
-
 @pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
 async def test_session_start_injects_the_digest_as_additional_context_for_every_source(
     env: Env, served: dict[str, str], source: str

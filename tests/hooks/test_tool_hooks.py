@@ -6,7 +6,6 @@ unrelated call, once a session, within the per-call budget, and exit 0 on every 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,12 +19,10 @@ from mcp_memory.server.protocol.budget import TOOL_LIMIT
 from tests.conftest import Env
 from tests.hooks.support import (
     COMMON,
-    environ,
     payload,
     post_tool_use_failure,
     pre_tool_use,
     run_hook,
-    serving,
     session_start,
 )
 
@@ -34,16 +31,6 @@ PROJECT = COMMON["cwd"]
 REFUND_RULE = "Partial refunds must call ledger.reverse_entry(); finance reconciles on reverse entries only."
 MIGRATIONS_RULE = "Never edit a merged migration under db/migrations/; add a new numbered file instead."
 HELM_FIX = "When a deploy fails with 'another operation is in progress', run helm rollback harbor-api first."
-
-
-@pytest.fixture
-async def served(env: Env, tmp_path: Path):
-    variables = environ(tmp_path, MEMORY_TENANT="acme")
-    server = await serving(env.service, variables)
-    try:
-        yield variables
-    finally:
-        await server.close()
 
 
 def read(path: str, **extra: Any) -> str:
