@@ -41,7 +41,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "server": frozenset({"core", "server"}),
     "server.protocol": frozenset({"core", "runtime", "config", "server", "server.protocol"}),
     "server.http": frozenset({"core", "config", "server", "server.protocol", "server.http"}),
-    "server.hooks": frozenset({"core", "server", "server.protocol", "server.hooks"}),
+    # config: the hooks read their variables through the settings' one reader (config/env.py)
+    "server.hooks": frozenset({"core", "config", "server", "server.protocol", "server.hooks"}),
     "server.runners": frozenset(
         {
             "core",

@@ -72,7 +72,7 @@ def test_server_json_names_the_package_and_version_the_project_builds() -> None:
 
 
 def test_server_json_lists_only_variables_the_server_reads_with_their_defaults() -> None:
-    from mcp_memory.config import DEFAULT_TENANT
+    from mcp_memory.core.identity import DEFAULT_TENANT
     from mcp_memory.embedders import PROVIDERS
 
     configuration = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")

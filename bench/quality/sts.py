@@ -28,7 +28,7 @@ import numpy as np
 
 from bench.data import madial_data
 from bench.harness.timing import Stopwatch
-from mcp_memory.config import CALIBRATED_DEFAULTS
+from mcp_memory.config.recall import CALIBRATED_DEFAULTS
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache"

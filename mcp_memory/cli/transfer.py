@@ -138,7 +138,7 @@ def export(
     Give --tenant (repeatable) or --all-tenants; with neither, $MEMORY_TENANT, else local
     (the tenant of every other command).
     """
-    from mcp_memory.config import DEFAULT_TENANT
+    from mcp_memory.core.identity import DEFAULT_TENANT
 
     settings = _settings()
     names = _tenants(tenant)

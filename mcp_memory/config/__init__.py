@@ -1,84 +1,51 @@
 """Settings, by component: each section's shape, defaults and reader in a module of its own.
 
-    env.py        how a variable is read and refused (trimmed; numbers, ratios, flags)
+    env.py        how a variable is read and refused (trimmed; numbers, ratios, flags): the one
+                  reader of the environment, the hook's too (server/hooks/events.py)
     store.py      the backend, why it was chosen, what it needs (stores.BACKENDS rows)
     embedding.py  the provider, its model and width, what it needs (embedders.PROVIDERS rows)
     recall.py     the relevance floor, the HIGH mark, the retrieval
     local.py      the access counters, and the caller of serve-stdio and the CLI
     serve.py      where serve-http listens, its timeouts, OAuth, call limits, metrics, web view
+    settings.py   `Settings`: every section in one object, read in one fixed order
 
-`Settings` is every section in one object. `Settings.from_env()` reads them all, as serve-http and
-the CLI need; `open_service()` reads only the sections a service uses (SERVICE_SECTIONS). The
-variables are read in one fixed order, so the first bad value is the one reported, by name, with
-the value that was refused (never a secret); a reader of fewer sections reports the first bad one
-among its own. The variables are listed in docs/configuration.md.
+Importing this package imports none of them: each name below loads its module on first use
+(PEP 562), so the hook, which reads its variables through env.py, loads no section, and a
+reader of one section loads only that one. The variables are listed in docs/configuration.md.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-from mcp_memory.config import embedding, local, recall, serve, store
-from mcp_memory.config.embedding import EmbeddingSection
-from mcp_memory.config.env import Env
-from mcp_memory.config.local import DEFAULT_TENANT as DEFAULT_TENANT
-from mcp_memory.config.local import CallerSection, CountersSection
-from mcp_memory.config.recall import CALIBRATED_DEFAULTS as CALIBRATED_DEFAULTS
-from mcp_memory.config.recall import RecallSection
-from mcp_memory.config.serve import CallLimits as CallLimits
-from mcp_memory.config.serve import HttpLimits as HttpLimits
-from mcp_memory.config.serve import MetricsSettings as MetricsSettings
-from mcp_memory.config.serve import OAuthSettings as OAuthSettings
-from mcp_memory.config.serve import ServeSection
-from mcp_memory.config.store import StoreSection
-from mcp_memory.core.redact import redact_url as redact_url
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from mcp_memory.config.serve import CallLimits as CallLimits
+    from mcp_memory.config.serve import HttpLimits as HttpLimits
+    from mcp_memory.config.serve import MetricsSettings as MetricsSettings
+    from mcp_memory.config.serve import OAuthSettings as OAuthSettings
+    from mcp_memory.config.settings import Settings as Settings
+    from mcp_memory.core.redact import redact_url as redact_url
 
 SECTIONS = ("store", "embedding", "recall", "counters", "caller", "serve")
 #: What `open_service()` reads: a library script that remembers needs no caller and no server.
 SERVICE_SECTIONS = ("store", "embedding", "recall", "counters")
 
-#: Every reader, in the order the variables are checked (kept from the single reader this
-#: replaced, so the first bad variable reported is the same); each gives Settings fields and may
-#: read the fields an earlier one gave (the embedding section needs the backend).
-_READERS: tuple[tuple[str, Callable[[Env, dict[str, Any]], dict[str, Any]]], ...] = (
-    ("serve", lambda env, _: serve.listen(env)),
-    ("store", lambda env, _: store.choose(env)),
-    ("embedding", lambda env, got: embedding.model(env, got["backend"])),
-    ("recall", lambda env, got: recall.relevance(env, got["embedding_provider"])),
-    ("counters", lambda env, _: local.counters(env)),
-    ("store", lambda env, _: store.tuning(env)),
-    ("caller", lambda env, _: local.caller(env)),
-    ("embedding", lambda env, _: embedding.scripts(env)),
-    ("recall", lambda env, _: recall.retrieval(env)),
-    ("serve", lambda env, _: serve.serving(env)),
-    ("counters", lambda env, _: local.hostname(env)),
-)
+#: name -> the module that defines it, imported on first use
+_LAZY = {
+    "Settings": "mcp_memory.config.settings",
+    "CallLimits": "mcp_memory.config.serve",
+    "HttpLimits": "mcp_memory.config.serve",
+    "MetricsSettings": "mcp_memory.config.serve",
+    "OAuthSettings": "mcp_memory.config.serve",
+    "redact_url": "mcp_memory.core.redact",
+}
 
 
-@dataclass(frozen=True)
-class Settings(ServeSection, CallerSection, CountersSection, RecallSection, EmbeddingSection, StoreSection):
-    """Every setting, validated: the store, embedding, recall, counters, caller and serve
-    sections' fields in one object. Secrets are kept out of repr()."""
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-    @property
-    def redacted_database_url(self) -> str | None:
-        return redact_url(self.database_url) if self.database_url else None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, sections: Collection[str] = SECTIONS) -> Settings:
-        """Read and validate the variables of `sections` (every one by default); raises
-        ConfigError naming the first bad one. A section not read keeps its defaults."""
-        unknown = set(sections) - set(SECTIONS)
-        if unknown or ("embedding" in sections and "store" not in sections):
-            raise ValueError(f"sections must be among {SECTIONS}, with store for embedding, got {sorted(sections)}")
-        if "recall" in sections and "embedding" not in sections:
-            raise ValueError("the recall section needs the embedding section")
-        env = Env(os.environ if environ is None else environ)
-        got: dict[str, Any] = {}
-        for section, read in _READERS:
-            if section in sections:
-                got.update(read(env, got))
-        return cls(**got)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp_memory.config import DEFAULT_TENANT
+from mcp_memory.core.identity import DEFAULT_TENANT
 from tests.conftest import ROOT
 from tests.support.cli_runner import Ran, run_cli
 

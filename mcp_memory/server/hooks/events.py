@@ -3,8 +3,9 @@ hook command runs it (cli/hooks/command.py, asking the serving process on its so
 serving process itself does.
 
 The hook process imports this module, so it imports only the standard library and the hooks'
-light modules (wire, folder, state, budget); the tenant's rules come from core/identity.py,
-imported when a hook needs them.
+light modules (wire, folder, state, budget) and the settings' one reader of the environment
+(config/env.py, without any section); the tenant's rules come from core/identity.py, imported
+when a hook needs them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 import sys
 
+from mcp_memory.config.env import Env
+from mcp_memory.core.errors import ConfigError
 from mcp_memory.server.hooks import folder
 from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, TOOL_EVENTS, Ask
 from mcp_memory.server.protocol.budget import (
@@ -83,20 +86,13 @@ def log(event: str, hook: str | None, **context: Any) -> None:
 # --------------------------------------------------------------------------- settings
 
 
-def _integer(
-    environ: Mapping[str, str], name: str, default: int, low: int, high: int, hook: str, say: Logger = log
-) -> int:
-    raw = environ.get(name)
-    if raw is None or not raw.strip():
-        return default
+def _integer(env: Env, name: str, default: int, low: int, high: int, hook: str, say: Logger = log) -> int:
+    """A number as every setting reads it (config/env.py); one out of bounds is logged and ignored."""
     try:
-        value = int(raw.strip())
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
+        return env.integer(name, default, high, minimum=low)
+    except ConfigError:
         say("hook_setting_ignored", hook, setting=name, expected=f"{low}-{high}", using=default)
         return default
-    return value
 
 
 class HookSettings:
@@ -128,20 +124,25 @@ class HookSettings:
 
     @classmethod
     def read(cls, environ: Mapping[str, str], hook: str, say: Logger = log) -> HookSettings:
-        confidence = (environ.get("MEMORY_HOOK_MIN_CONFIDENCE") or "high").strip().lower()
+        """The hook's variables, read through the settings' one reader (config/env.py); a value
+        the settings would refuse is logged and its default used: a hook never stops a prompt."""
+        env = Env(environ)
+        confidence = (env.raw("MEMORY_HOOK_MIN_CONFIDENCE") or "high").lower()
         if confidence not in CONFIDENCES:
             say("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected="high|medium")
             confidence = "high"
-        capture = (environ.get("MEMORY_HOOK_CAPTURE") or "").strip().lower()
-        if capture not in ("", "0", "1", "true", "false", "yes", "no", "on", "off"):
+        try:
+            capture = env.flag("MEMORY_HOOK_CAPTURE")
+        except ConfigError:
             say("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
+            capture = False
         return cls(
-            budget=_integer(environ, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook, say),
-            limit=_integer(environ, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook, say),
+            budget=_integer(env, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook, say),
+            limit=_integer(env, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook, say),
             min_confidence=confidence,
-            capture=capture in ("1", "true", "yes", "on"),
+            capture=capture,
             timeout_ms=_integer(
-                environ,
+                env,
                 "MEMORY_HOOK_TIMEOUT_MS",
                 STARTING_WAIT_MS if hook == "SessionStart" else DEFAULT_TIMEOUT_MS,
                 TIMEOUT_MS_MIN,
@@ -149,17 +150,17 @@ class HookSettings:
                 hook,
                 say,
             ),
-            tools=_tools(environ, hook, say),
+            tools=_tools(env, hook, say),
             tool_budget=_integer(
-                environ, "MEMORY_HOOK_TOOL_BUDGET", DEFAULT_TOOL_BUDGET, TOOL_BUDGET_MIN, BUDGET_MAX, hook, say
+                env, "MEMORY_HOOK_TOOL_BUDGET", DEFAULT_TOOL_BUDGET, TOOL_BUDGET_MIN, BUDGET_MAX, hook, say
             ),
         )
 
 
-def _tools(environ: Mapping[str, str], hook: str, say: Logger) -> tuple[str, ...]:
+def _tools(env: Env, hook: str, say: Logger) -> tuple[str, ...]:
     """MEMORY_HOOK_TOOLS: the tools whose calls the tool hooks read, comma-separated; "none" for none."""
-    raw = (environ.get("MEMORY_HOOK_TOOLS") or "").strip()
-    if not raw:
+    raw = env.raw("MEMORY_HOOK_TOOLS")
+    if raw is None:
         return DEFAULT_TOOLS
     if raw.lower() == "none":
         return ()
@@ -177,14 +178,15 @@ def caller_of(options: Options, payload: Mapping[str, Any], environ: Mapping[str
     from mcp_memory.core.errors import ContextError
     from mcp_memory.core.identity import parse_conversation, parse_tenant
 
+    env = Env(environ)
     tenant, tenant_name = options.tenant, "--tenant"
     if tenant is None or not tenant.strip():
-        tenant, tenant_name = environ.get("MEMORY_TENANT"), "MEMORY_TENANT"
+        tenant, tenant_name = env.raw("MEMORY_TENANT"), "MEMORY_TENANT"
     if tenant is None or not tenant.strip():
         tenant = folder.DEFAULT_TENANT
     conversation, conversation_name = options.conversation, "--conversation"
     if conversation is None:
-        conversation, conversation_name = environ.get("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
+        conversation, conversation_name = env.raw("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
     if options.from_session:
         session_id = payload.get("session_id")
         conversation = session_id if isinstance(session_id, str) else None

@@ -2,8 +2,8 @@
 of each (store, tenant), the marker of a process still starting, and the sessions' state file;
 and whether that folder is this user's own (docs/hooks.md#how-it-is-fast).
 
-The hook process imports this module, so it imports only the standard library (and
-platformdirs off Linux, to find the data directory).
+The hook process imports this module, so it imports only the standard library, the settings'
+reader of the environment (config/env.py) and platformdirs off Linux, to find the data directory.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import os
 import stat  # loaded with os already
 import sys
 from pathlib import Path
+
+from mcp_memory.config.env import Env
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -56,10 +58,10 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The user data directory (the default database's: stores/sqlite/location.py), where the hook files
     live. On Linux it is worked out here as platformdirs does (XDG_DATA_HOME, else
     ~/.local/share), since importing platformdirs would cost the hook a fifth of its time."""
-    env = os.environ if environ is None else environ
+    env = Env(os.environ if environ is None else environ)
     if sys.platform.startswith("linux"):
-        xdg = (env.get("XDG_DATA_HOME") or "").strip()
-        base = Path(xdg).expanduser() if xdg else Path(env.get("HOME") or Path.home()) / ".local" / "share"
+        xdg = env.raw("XDG_DATA_HOME")
+        base = Path(xdg).expanduser() if xdg else Path(env.raw("HOME") or Path.home()) / ".local" / "share"
         return base / DATA_DIR_NAME
     import platformdirs
 
