@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from mcp_memory.core import ranking
 from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.model import EMPTY_STATS, AccessStats, Memory
+from mcp_memory.core.object_keys import RULE_TAG as RULE_TAG
 
 #: How many of the newest visible memories the digest weighs.
 DIGEST_SCAN = 200
-#: The tag that marks a memory as a rule: in every digest, first, however old (docs/hooks.md#rules-that-always-hold).
-RULE_TAG = "rule"
 #: At most this many rules lead the digest (the newest, when a tenant has more).
 RULES_MAX = 20
 #: The share of recency and of use in the digest's order (trust multiplies both).

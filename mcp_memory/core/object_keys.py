@@ -4,6 +4,8 @@
     stats/<tenant>/shard/<ulid>-<podId>.json                  one process's flush of counter deltas
     stats/<tenant>/merged.json                                folded counters + watermark
     imports/<tenant>/<invertedTime>#<ulid>                    one import from another format (core/transfer/bulk.py)
+    rules/<tenant>/<invertedTime>#<ulid>#<type>[#<digest>]   empty body; a memory tagged `rule` (the digest's rules)
+    rules-tracked/<tenant>                                    empty body; every rule of the tenant has its key
 
 Listing `index/<tenant>/` in byte order gives newest-first, and the digest (only
 on conversation-scoped memories) lets list and stats apply visibility from the
@@ -18,6 +20,9 @@ from dataclasses import dataclass
 from mcp_memory.core.ids import inverted_time, ulid_time
 from mcp_memory.core.model import Memory
 
+#: The tag that marks a memory as a rule: in every digest, first, however old (docs/hooks.md#rules-that-always-hold).
+RULE_TAG = "rule"
+
 
 def conversation_digest(conversation: str) -> str:
     """First 16 hex chars of SHA-256 of the conversation (docs/storage.md, the index-key suffix)."""
@@ -29,10 +34,34 @@ def index_prefix(tenant: str) -> str:
 
 
 def index_key(memory: Memory) -> str:
-    key = f"{index_prefix(memory.tenant)}{inverted_time(ulid_time(memory.id))}#{memory.id}#{memory.memory_type}"
+    return index_prefix(memory.tenant) + _entry(memory)
+
+
+def _entry(memory: Memory) -> str:
+    key = f"{inverted_time(ulid_time(memory.id))}#{memory.id}#{memory.memory_type}"
     if memory.scope == "conversation" and memory.conversation:
         key += f"#{conversation_digest(memory.conversation)}"
     return key
+
+
+def rule_prefix(tenant: str) -> str:
+    return f"rules/{tenant}/"
+
+
+def rules_marker(tenant: str) -> str:
+    """Present once every rule of the tenant has its `rules/` key (written by the first digest
+    that found them by reading every memory's tags); the digest then lists the rules' keys alone."""
+    return f"rules-tracked/{tenant}"
+
+
+def memory_keys(memory: Memory) -> list[str]:
+    """The keys a stored memory has beside itself: its recency index entry and, for a memory tagged
+    `rule`, its rule entry (the same entry under `rules/`), so the digest reads a tenant's rules
+    without reading every memory's tags (docs/storage.md#the-recency-index)."""
+    keys = [index_key(memory)]
+    if RULE_TAG in memory.tags:
+        keys.append(rule_prefix(memory.tenant) + _entry(memory))
+    return keys
 
 
 @dataclass(frozen=True, slots=True)

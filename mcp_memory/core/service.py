@@ -43,7 +43,7 @@ from mcp_memory.core.model import (
     Retrieval,
     Scope,
 )
-from mcp_memory.core.object_keys import index_key, index_prefix, parse_index_key
+from mcp_memory.core.object_keys import index_prefix, memory_keys, parse_index_key, rule_prefix, rules_marker
 from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, created_times, read_page
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
@@ -78,6 +78,8 @@ DEDUP_CANDIDATES_MAX = ranking.CANDIDATE_CAP
 #: With a filter, recall and list read at most this many index keys when the store
 #: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
 FILTER_SCAN_CAP = 10_000
+#: The most `rules/` keys the digest lists (each visible rule among them is read, RULES_MAX at most).
+RULES_SCAN = 1000
 #: remember names the nearest visible memory at this cosine or above as a possible correction
 #: (one the dedup rule kept apart by a difference test always is: that rule reads the texts only
 #: at dedup.DEDUP_SIMILARITY, above this); recall ranks the newer of two such first, and there
@@ -286,6 +288,8 @@ class MemoryService:
         self.clock = clock
         self.new_id = new_id
         self.log = log or NullLog()
+        #: The tenants whose rules this process knows have their `rules/` keys (`_rules`).
+        self._rules_tracked: set[str] = set()
 
     @property
     def retrieval(self) -> Retrieval:
@@ -531,13 +535,18 @@ class MemoryService:
         """The recency index entry of a memory remember found already stored. A write whose
         answer was lost (the store failed after the memory committed, before its entry) is
         retried by its caller; the retry lands here and completes it, so list_memories shows it."""
-        with contextlib.suppress(PreconditionFailed):  # the usual case: the entry is there
-            await self.objects.put(index_key(memory), "", if_none_match=True)
+        for key in memory_keys(memory):
+            with contextlib.suppress(PreconditionFailed):  # the usual case: the entry is there
+                await self.objects.put(key, "", if_none_match=True)
 
     async def _write_new(self, memory: Memory, embedding: np.ndarray) -> None:
         """The memory, then its recency index entry (`VectorStore.put_with_index`): a memory
-        missing from the index still answers recall."""
-        await self.vectors.put_with_index(memory, embedding, self.objects, index_key(memory))
+        missing from the index still answers recall. A rule's own key goes first: one whose memory
+        never arrived is skipped by the digest, a rule without one would be missed."""
+        index, *others = memory_keys(memory)
+        if others:
+            await self.objects.put_many([(key, "") for key in others])
+        await self.vectors.put_with_index(memory, embedding, self.objects, index)
 
     def _new_memory(
         self,
@@ -751,7 +760,7 @@ class MemoryService:
         if not memories:
             return DigestResult([], 0)
         # rules come first however old (docs/hooks.md#rules-that-always-hold)
-        rules = await self._tagged(caller, MemoryFilter(tags=(digest.RULE_TAG,)), digest.RULES_MAX)
+        rules = await self._rules(caller)
         topical: builtins.list[Memory] = []
         if topic is not None and topic.strip():
             topical = [r.memory for r in (await self.recall(caller, topic, mode="exploratory")).results]
@@ -767,6 +776,49 @@ class MemoryService:
         vectors = await self.vectors.vectors(caller.tenant, [m.id for m in ordered])
         newer = supersede.newer_of(ordered, vectors) if vectors else {}
         return DigestResult(ordered, len(memories), len(topical), newer, len(ruled))
+
+    async def _rules(self, caller: Caller) -> builtins.list[Memory]:
+        """The caller's newest visible rules (RULES_MAX at most), read from their `rules/` keys
+        (RULES_SCAN keys at most), not from every memory's tags (bench/RESULTS.md, "The digest's
+        rules read, bounded"). A tenant's first digest since rules had keys finds them the old way
+        once (`_track_rules`)."""
+        tenant = caller.tenant
+        if tenant not in self._rules_tracked:
+            if await self.objects.get(rules_marker(tenant)) is None:
+                await self._track_rules(tenant)
+            self._rules_tracked.add(tenant)
+        keys = await self.objects.list(rule_prefix(tenant), RULES_SCAN)
+        entries = [parse_index_key(key) for key in keys]
+        ids = [e.id for e in entries if e is not None and e.visible_to(caller.conversation)]
+        rules: builtins.list[Memory] = []
+        for start in range(0, len(ids), digest.RULES_MAX):
+            chunk = ids[start : start + digest.RULES_MAX]
+            found = {m.id: m for m in await self.vectors.get(tenant, chunk)}
+            for memory_id in chunk:  # a key outliving its memory (forget stopped between) is skipped
+                memory = found.get(memory_id)
+                if memory is not None and memory.visible_to(caller.conversation) and digest.RULE_TAG in memory.tags:
+                    rules.append(memory)
+            if len(rules) >= digest.RULES_MAX:
+                break
+        return rules[: digest.RULES_MAX]
+
+    async def _track_rules(self, tenant: str) -> None:
+        """The `rules/` keys of a tenant's rules stored before remember wrote them: every memory's
+        tags read once (FILTER_SCAN_CAP at most, every conversation's), then the marker that says so."""
+        prefix = index_prefix(tenant)
+        start_after: str | None = None
+        scanned = 0
+        while scanned < FILTER_SCAN_CAP:
+            page = await self.objects.list(prefix, LIST_PAGE, start_after)
+            scanned += len(page)
+            ids = [e.id for e in map(parse_index_key, page) if e is not None]
+            rules = [m for m in await self.vectors.get(tenant, ids) if digest.RULE_TAG in m.tags] if ids else []
+            if rules:
+                await self.objects.put_many([(key, "") for m in rules for key in memory_keys(m)[1:]])
+            if len(page) < LIST_PAGE:
+                break
+            start_after = page[-1]
+        await self.objects.put(rules_marker(tenant), "")
 
     async def get(self, caller: Caller, memory_id: str) -> Memory | None:
         """One memory by id, or None when it is missing or not visible to the caller (another
@@ -821,11 +873,11 @@ class MemoryService:
 
     async def _remove(self, caller: Caller, memory: Memory) -> None:
         await self.vectors.delete(caller.tenant, [memory.id])  # this is what makes it unreachable
-        key = index_key(memory)
+        keys = memory_keys(memory)
         try:
-            await self.objects.delete([key])
-        except Exception as exc:  # an orphan index key is tolerated: list skips it
-            self.log.error("forget_index_cleanup_failed", exc, tenant=caller.tenant, key=key)
+            await self.objects.delete(keys)
+        except Exception as exc:  # an orphan index key is tolerated: list and the digest skip it
+            self.log.error("forget_index_cleanup_failed", exc, tenant=caller.tenant, key=keys[0])
 
     # ----------------------------------------------------------------------- stats
 
@@ -1129,13 +1181,13 @@ class MemoryService:
                     report.refused.append(Notice(entry.place, str(exc)))
                     continue
                 written.append((memory, vector, entry))
-        await self.objects.put_many([(index_key(m), "") for m, _, _ in written])
+        await self.objects.put_many([(key, "") for m, _, _ in written for key in memory_keys(m)])
         return written
 
     async def _index_missing(self, memories: Sequence[Memory]) -> None:
         """The index keys of these stored memories that are missing (an import stopped between a
         memory and its key): written now, as remember completes them (`_ensure_indexed`)."""
-        keys = [index_key(m) for m in dict((m.id, m) for m in memories).values()]
+        keys = [key for m in dict((m.id, m) for m in memories).values() for key in memory_keys(m)]
         found = await asyncio.gather(*(self.objects.get(key) for key in keys))
         missing = [(key, "") for key, stored in zip(keys, found) if stored is None]
         if missing:

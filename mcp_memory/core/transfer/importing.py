@@ -30,7 +30,7 @@ from mcp_memory.core.counters.codec import Entry
 from mcp_memory.core.counters.tracker import AccessCounters
 from mcp_memory.core.errors import BudgetExceeded
 from mcp_memory.core.model import Memory
-from mcp_memory.core.object_keys import index_key
+from mcp_memory.core.object_keys import memory_keys
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.transfer.file_format import (
     Header,
@@ -220,7 +220,7 @@ async def _write_chunk(
         await counters.seed(
             tenant, {i: Entry(r.access.access, r.access.last_at) for i, r in fresh.items() if r.access is not None}
         )
-        await objects.put_many([(index_key(r.memory), "") for r in fresh.values()])
+        await objects.put_many([(key, "") for r in fresh.values() for key in memory_keys(r.memory)])
         items = [(r.memory, embeddings[i]) for i, r in fresh.items()]
         try:
             await vectors.put_many(items)
@@ -251,7 +251,7 @@ async def _put_one_by_one(
         try:
             await vectors.put_many([(memory, embedding)])
         except BudgetExceeded as exc:
-            await objects.delete([index_key(memory)])
+            await objects.delete(memory_keys(memory))
             refuse(lines[id(memory)], str(exc))
             continue
         written.append((memory, embedding))
