@@ -24,6 +24,13 @@ WRONG_KEYS_MAX = 10
 LOCKOUT_MS = 60_000
 
 
+def secret_base() -> str:
+    """A path nobody can guess, under which `mcp-memory ui` serves every page and scopes its
+    cookie: a browser sends a 127.0.0.1 cookie to every port of 127.0.0.1, but only under the
+    cookie's Path, so another local server never receives it, nor can address a page (docs/web.md#security)."""
+    return "/" + secrets.token_urlsafe(18)
+
+
 def _sign(secret: bytes, label: str, value: str) -> str:
     return hmac.new(secret, f"{label}:{value}".encode(), hashlib.sha256).hexdigest()
 

@@ -45,7 +45,7 @@ def build_ui(view: View) -> Any:
         Route(f"{base}/login", login.login, methods=["GET", "POST"]),
         Route(f"{base}/logout", login.logout, methods=["POST"]),
         Route(f"{base}/ui.css", stylesheet),
-        Route("/favicon.ico" if not base else f"{base}/favicon.ico", no_icon),
+        Route("/favicon.ico", no_icon),  # asked for at the root whatever the base
         Route(f"{base}/", browse.browse),
         Route(f"{base}/search", search.search),
         Route(f"{base}/m/{{memory_id}}", memory.memory),
@@ -59,7 +59,7 @@ def build_ui(view: View) -> Any:
         Route(f"{base}/tenants", tenants.tenants, methods=["GET", "POST"]),
     ]
     if base:
-        routes.append(Route(base, to_base))
+        routes += [Route(base, to_base), Route(f"{base}/favicon.ico", no_icon)]
     app = Starlette(routes=routes)
     app.state.view = view
     return SecurityHeaders(app)

@@ -13,14 +13,16 @@ import os
 import re
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.server.http.serve import GracefulServer, bind_sockets, bound_port, make_uvicorn
-from mcp_memory.web.access import Access
+from mcp_memory.web.access import COOKIE, Access, secret_base
 from mcp_memory.web.app import View, build_ui, local_caller
 from tests.conftest import DAY, Env, open_env
 from tests.web.conftest import ACME
@@ -65,6 +67,7 @@ async def served(env: Env) -> AsyncIterator[tuple[str, View]]:
         JsonLog(out=io.StringIO(), err=io.StringIO()),
         local_caller(access, ACME, False),
         about=["storage: sqlite (a file in the test's tmp dir)", f"embedder: {env.service.describe_embedder()}"],
+        base=secret_base(),  # as `mcp-memory ui` serves it
     )
     sockets = bind_sockets("127.0.0.1", 0)
     started = asyncio.Event()
@@ -73,7 +76,7 @@ async def served(env: Env) -> AsyncIterator[tuple[str, View]]:
     task = asyncio.create_task(graceful.run())
     await asyncio.wait_for(started.wait(), 30)
     try:
-        yield f"http://127.0.0.1:{bound_port(sockets)}/login?token={access.token}", view
+        yield f"http://127.0.0.1:{bound_port(sockets)}{view.base}/login?token={access.token}", view
     finally:
         graceful.stop()
         await task
@@ -90,6 +93,31 @@ async def chromium() -> AsyncIterator[Browser]:
             yield launched
         finally:
             await launched.close()
+
+
+@asynccontextmanager
+async def serving(app) -> AsyncIterator[int]:
+    """`app` on a free port of 127.0.0.1, for as long as the block runs; yields the port."""
+    sockets = bind_sockets("127.0.0.1", 0)
+    started = asyncio.Event()
+    graceful = GracefulServer(
+        make_uvicorn(app, sockets, started.set), lambda: asyncio.sleep(0), JsonLog(out=io.StringIO())
+    )
+    task = asyncio.create_task(graceful.run())
+    await asyncio.wait_for(started.wait(), 30)
+    try:
+        yield bound_port(sockets)
+    finally:
+        graceful.stop()
+        await task
+        for sock in sockets:
+            sock.close()
+
+
+async def log_in(page: Page, url: str) -> None:
+    """Open the printed link: its page refreshes to Browse by itself."""
+    await page.goto(url)
+    await page.wait_for_url(re.compile(r"^[^?]*/$"))
 
 
 class Shots:
@@ -118,7 +146,7 @@ async def test_a_person_logs_in_browses_searches_edits_forgets_and_exports_in_ch
     page.on("dialog", lambda dialog: problems.append(f"a dialog opened: {dialog.message}"))
 
     # log in with the printed link: it lands on Browse, newest first
-    await page.goto(url)
+    await log_in(page, url)
     assert page.url.endswith("/") and "token" not in page.url
     assert await page.title() == "Browse · mcp-memory"
     rows = page.locator("li.memory .content")
@@ -256,8 +284,7 @@ async def test_every_label_stays_with_its_field_when_a_form_wraps(
     w, h = WIDTHS[width]
     context = await chromium.new_context(viewport={"width": w, "height": h})
     page = await context.new_page()
-    await page.goto(url)
-    await page.wait_for_url(re.compile(r".*/$"))
+    await log_in(page, url)
     root = page.url.rstrip("/")
     memory_id = (await env.service.page(ACME)).memories[0].id
     checked = 0
@@ -267,3 +294,82 @@ async def test_every_label_stays_with_its_field_when_a_form_wraps(
         checked += await page.locator("main label[for]").count()
     assert checked >= 5 + 4 + 4
     await context.close()
+
+
+async def test_another_server_on_127_0_0_1_neither_receives_nor_can_use_the_session_cookie(
+    served: tuple[str, View], chromium: Browser
+) -> None:
+    """Issue 36, defect 2: cookies are not isolated by port, and the session cookie was host-only
+    with `Path=/`, so Chromium sent it to any server on 127.0.0.1 (a direct visit, a link plus a
+    same-site redirect), which replayed it for the tenant's memories."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, RedirectResponse
+    from starlette.routing import Route
+
+    url, view = served
+    view_port = int(url.split(":")[2].split("/")[0])
+    seen: list[tuple[str, str]] = []
+    replies: list[tuple[int, str]] = []
+
+    async def record(request: Request):
+        cookie = request.headers.get("cookie", "")
+        seen.append((request.url.path, cookie))
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{view_port}") as replay:
+            for path in ("/", "/export", "/search?q=deploys"):  # replay whatever came, where the view might be
+                answer = await replay.get(path, headers={"cookie": cookie} if cookie else {})
+                replies.append((answer.status_code, answer.text))
+        if request.url.path == "/go":
+            return RedirectResponse("/land", 302)
+        links = (
+            '<a id="self" href="/go">next</a> '
+            f'<a id="view" href="http://127.0.0.1:{view_port}/">view</a> '
+            f'<a id="export" href="http://127.0.0.1:{view_port}/export">export</a>'
+        )
+        return HTMLResponse(f"<!doctype html><title>elsewhere</title>{links}")
+
+    other = Starlette(routes=[Route("/{path:path}", record)])
+    context = await chromium.new_context()
+    page = await context.new_page()
+    await log_in(page, url)
+    assert await page.title() == "Browse · mcp-memory"
+    [cookie] = [c for c in await context.cookies() if c["name"] == COOKIE]
+    assert cookie["path"] == view.base and cookie["domain"] == "127.0.0.1"
+    async with serving(other) as port:
+        await page.goto(f"http://127.0.0.1:{port}/")  # a direct visit
+        await page.goto(f"http://127.0.0.1:{port}/ui/login")
+        await page.click("#self")  # a link, then a same-site redirect
+        await page.wait_for_url(f"http://127.0.0.1:{port}/land")
+        for link in ("#view", "#export"):  # its page sends the browser to the view's port
+            await page.goto(f"http://127.0.0.1:{port}/")
+            async with page.expect_navigation() as went:
+                await page.click(link)
+            answer = await went.value
+            assert answer is not None and answer.status == 404, link
+            assert "Rolling deploys" not in await page.content()
+    assert [path for path, _ in seen if path != "/favicon.ico"] == ["/", "/ui/login", "/go", "/land", "/", "/"]
+    assert all(COOKIE not in cookie for _, cookie in seen), seen
+    assert replies and all(status == 404 and "Rolling deploys" not in text for status, text in replies)
+    await page.goto(url.split("/login")[0] + "/")  # the view itself still knows the session
+    assert await page.title() == "Browse · mcp-memory"
+    await context.close()
+
+
+async def test_the_launcher_file_mcp_memory_ui_opens_logs_chromium_in(
+    served: tuple[str, View], chromium: Browser
+) -> None:
+    """Issue 36, defect 3: the browser is started on a private file, not on the token's URL; the
+    file sends a real browser on to the view, logged in."""
+    from mcp_memory.cli.ui import launcher_page
+
+    url, view = served
+    launcher = launcher_page(url)
+    try:
+        page = await chromium.new_page()
+        await page.goto(launcher.as_uri())
+        await page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+" + re.escape(view.base) + "/$"))
+        assert await page.title() == "Browse · mcp-memory"
+        assert await page.locator("li.memory").count() == len(FACTS)
+        await page.close()
+    finally:
+        shutil.rmtree(launcher.parent)

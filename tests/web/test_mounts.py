@@ -7,9 +7,12 @@ import html
 import io
 import re
 import signal
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import pytest
@@ -133,13 +136,13 @@ async def test_with_ui_off_there_is_no_ui_path(env: Env) -> None:
 # --------------------------------------------------------------------------- mcp-memory ui
 
 
-def start_ui(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, str]:
+def start_ui(tmp_path: Path, *args: str, browser: bool = False, **extra: str) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_memory", "ui", "--no-browser", *args],
+        [sys.executable, "-m", "mcp_memory", "ui", *([] if browser else ["--no-browser"]), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake", MEMORY_TENANT="acme"),
+        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake", MEMORY_TENANT="acme", **extra),
         cwd=str(ROOT),
     )
     line = process.stdout.readline()
@@ -150,15 +153,21 @@ def test_ui_prints_the_url_refuses_a_request_without_its_token_and_exits_cleanly
     process, line = start_ui(tmp_path)
     try:
         match = re.fullmatch(
-            r"mcp-memory web view of tenant acme: (http://127\.0\.0\.1:\d+)/login\?token=(\S+)\n", line
+            r"mcp-memory web view of tenant acme: (http://127\.0\.0\.1:\d+)(/[\w-]{24})/login\?token=(\S+)\n", line
         )
         assert match, line + process.stderr.read()
-        url, token = match.groups()
+        root, base, token = match.groups()
+        url = root + base
+        with httpx.Client(base_url=root) as outside:  # only the secret path serves the view
+            for path in ("/", "/login", f"/login?token={token}", "/export", "/ui/"):
+                assert outside.get(path).status_code == 404, path
         with httpx.Client(base_url=url) as client:
             assert client.get("/").status_code == 303
             assert client.get("/login").status_code == 403
             assert client.get("/login?token=" + token[:-1]).status_code == 403
-            assert client.get(f"/login?token={token}").status_code == 303
+            logged_in = client.get(f"/login?token={token}")
+            assert logged_in.status_code == 200 and f'content="0; url={base}/"' in logged_in.text
+            assert f"Path={base};" in logged_in.headers["set-cookie"] + ";"
             assert client.get("/").status_code == 200
         with httpx.Client(base_url=url) as stranger:
             assert stranger.get(f"/login?token={token}").status_code == 403  # the link works once
@@ -177,3 +186,46 @@ def test_ui_refuses_all_tenants_with_one_tenant(tmp_path: Path, args: tuple[str,
     process, _ = start_ui(tmp_path, *args)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 2 and "--all-tenants and --tenant cannot be combined" in err
+
+
+BROWSER_RECORDER = """#!/bin/sh
+printf '%s\\n' "$0" "$@" > "$RECORD"
+"""
+
+
+def test_ui_opens_the_browser_on_a_private_file_and_never_puts_the_token_on_its_command_line(tmp_path: Path) -> None:
+    """Issue 36, defect 3: `webbrowser.open(url)` ran the browser with the token in its arguments,
+    which every local user can read in the process list."""
+    recorder = tmp_path / "record-browser"
+    recorder.write_text(BROWSER_RECORDER)
+    recorder.chmod(0o755)
+    record = tmp_path / "argv.txt"
+    process, line = start_ui(tmp_path, browser=True, BROWSER=str(recorder), RECORD=str(record))
+    try:
+        match = re.search(r"(http://127\.0\.0\.1:\d+)(/[\w-]{24})/login\?token=(\S+)", line)
+        assert match, line + process.stderr.read()
+        root, base, token = match.groups()
+        for _ in range(600):
+            if record.exists() and record.read_text().endswith("\n"):
+                break
+            time.sleep(0.05)
+        argv = record.read_text().splitlines()
+        assert argv[0] == str(recorder) and len(argv) == 2, argv
+        assert token not in argv[1] and base.strip("/") not in argv[1]
+        assert argv[1].startswith("file:///") and argv[1].endswith("/open.html")
+        launcher = Path(unquote(urlsplit(argv[1]).path))
+        assert stat.S_IMODE(launcher.stat().st_mode) == 0o600
+        assert stat.S_IMODE(launcher.parent.stat().st_mode) == 0o700
+        target = re.search(r'http-equiv="refresh" content="0; url=([^"]+)"', launcher.read_text())
+        assert target and html.unescape(target.group(1)) == f"{root}{base}/login?token={token}"
+        with httpx.Client(base_url=root + base) as client:
+            assert client.get(f"/login?token={token}").status_code == 200
+            assert client.get("/").status_code == 200
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        assert not launcher.parent.exists()  # the file goes with the view
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

@@ -28,7 +28,11 @@ async def login(request: Request) -> Response:
             "Run `mcp-memory ui` again for a new one.",
         )
     view.log.info("ui_login", ok=True)
-    return _logged_in(view, request)
+    # A page that moves on by itself rather than a redirect: a browser started on the launcher
+    # file (cli/ui.py) arrives from another site, and a SameSite=Strict cookie is not sent on a
+    # redirect of that navigation; the page's own refresh is a navigation of this site.
+    page = view.message(200, "Logged in", "Logged in: opening Browse.", back=True, refresh=f"{view.base}/")
+    return _with_session(view, request, page)
 
 
 async def _key_login(view: View, request: Request) -> Response:
@@ -49,11 +53,10 @@ async def _key_login(view: View, request: Request) -> Response:
         view.log.info("ui_login", ok=False)
         return view.render("login.html", 401, title="Log in", wrong=True)
     view.log.info("ui_login", ok=True)
-    return _logged_in(view, request)
+    return _with_session(view, request, RedirectResponse(f"{view.base}/", 303))
 
 
-def _logged_in(view: View, request: Request) -> Response:
-    response = RedirectResponse(f"{view.base}/", 303)
+def _with_session(view: View, request: Request, response: Response) -> Response:
     secure = request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
     response.set_cookie(
         COOKIE,
