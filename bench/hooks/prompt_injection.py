@@ -5,11 +5,12 @@ answer (mcp_memory/server/hooks/answers.py: recall in precision mode, then the i
 
 The set's 27 memories are held in an in-memory store under their ids (bench/quality/
 judgment_data.py), and each prompt of the half (the test half by default: the fit half chose the
-threshold) is answered twice with the hook's defaults: as shipped (the answer's probability
-against the hooks' threshold, MEMORY_HOOK_MIN_CONFIDENCE=likely) and as before the relevance
-model (`service.judge = None`: the rule-based HIGH, min confidence high). Reported for each:
-related prompts whose gold memory was injected, related prompts given only other memories, and
-unrelated prompts given anything (the target is none).
+threshold) is answered with the hook's defaults at each setting, side by side in one run: as
+before the relevance model (`service.judge = None`: the rule-based HIGH), and with it at
+MEMORY_HOOK_MIN_CONFIDENCE=high (the probability's HIGH band, the hooks' rule until the default
+changed), medium, and likely (the answer's probability against the hooks' threshold, the
+default). Reported for each: related prompts whose gold memory was injected, related prompts
+given only other memories, and unrelated prompts given anything (the target is none).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import sys
 from collections.abc import Sequence
 
 from bench.quality import judgment_data as jd
+
+#: (row name, MEMORY_HOOK_MIN_CONFIDENCE): "no model" is the rule-based label without the relevance model.
+RULES = (("no model", "high"), ("high", "high"), ("medium", "medium"), ("likely", "likely"))
 
 
 async def run(provider: str, half: str) -> dict[str, dict[str, int]]:
@@ -37,9 +41,9 @@ async def run(provider: str, half: str) -> dict[str, dict[str, int]]:
         devset.questions = [q for q in devset.questions if half == "all" or q.half == half]
         service = await jd.open_set_service(provider, devset, vectors)
         out = {}
-        for name, min_confidence in (("after", "likely"), ("before", "high")):
-            if name == "before":
-                service.judge = None
+        judge = service.judge
+        for name, min_confidence in RULES:
+            service.judge = None if name == "no model" else judge
             counts = {"related": 0, "gold_injected": 0, "other_injected": 0, "unrelated": 0, "unrelated_injected": 0}
             for q in devset.questions:
                 ask = Ask("prompt", q.tenant, prompt=q.text, min_confidence=min_confidence)
@@ -67,7 +71,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     for name, c in results.items():
         print(
-            f"{provider} {half} {name:6s}: related {c['gold_injected']}/{c['related']} got their memory "
+            f"{provider} {half} {name:8s}: related {c['gold_injected']}/{c['related']} got their memory "
             f"({c['other_injected']} only another), unrelated {c['unrelated_injected']}/{c['unrelated']} got one"
         )
     return 0

@@ -169,17 +169,18 @@ class ActionResult:
     #: The memories whose `path:` tags apply to one of the call's files, nearest first.
     declared: list[Memory]
 
-    def chosen(self, exclude: frozenset[str], limit: int, confidences: tuple[str, ...]) -> list[tuple[Memory, str]]:
+    def chosen(self, exclude: frozenset[str], limit: int, min_confidence: str = "likely") -> list[tuple[Memory, str]]:
         """The memories to put before the agent, best first, with why: those declared for its
         files, those whose text names what it touches (among recall's results), then recall's
-        results when its confidence is one of `confidences`; none in `exclude`, `limit` at most."""
+        results when they are worth injecting at `min_confidence` (the prompts' rule,
+        RecallResult.worth_injecting); none in `exclude`, `limit` at most."""
         picked: dict[str, tuple[Memory, str]] = {}
         for memory in self.declared:
             picked.setdefault(memory.id, (memory, "declared"))
         for ranked in self.recalled.results:
             if _actions().names(ranked.memory.content, self.action):
                 picked.setdefault(ranked.memory.id, (ranked.memory, "named"))
-        if self.recalled.confidence in confidences:
+        if self.recalled.worth_injecting(min_confidence):
             for ranked in self.recalled.results:
                 picked.setdefault(ranked.memory.id, (ranked.memory, self.recalled.confidence))
         return [p for p in picked.values() if p[0].id not in exclude][:limit]

@@ -77,3 +77,51 @@ async def test_the_web_search_page_says_nothing_stored_answers_and_why(team) -> 
     why = judged(result, team.service)
     assert why is not None and why.title == "Why nothing answers"
     assert why.hint.startswith("The closest memory is ") and "nothing stored answers" in why.hint
+
+
+RELATED_NOT_HIGH = "how should I store prices"  # FACTS[3]: a MEDIUM answer, likely to answer
+UNRELATED = "Make this loop a list comprehension"
+
+
+async def _prompt(env: dict[str, str], prompt: str) -> str | None:
+    from tests.hooks.support import payload, run_hook, user_prompt
+
+    run = await run_hook(["UserPromptSubmit"], payload(user_prompt(prompt)), env)
+    assert run.code == 0
+    return run.context
+
+
+async def test_the_prompt_hook_injects_a_likely_answer_by_default_and_only_high_when_told(team, tmp_path) -> None:
+    from tests.hooks.support import environ, serving
+
+    result = await team.service.recall(ACME, RELATED_NOT_HIGH, mode="precision")
+    assert result.confidence != "high" and result.worth_injecting(), "the fixture should be likely, not HIGH"
+    variables = environ(tmp_path, MEMORY_TENANT="acme")
+    server = await serving(team.service, variables)
+    try:
+        context = await _prompt(variables, RELATED_NOT_HIGH)
+        assert context is not None and f"   {FACTS[3]}" in context.splitlines()
+        assert context.splitlines()[1].startswith("MEDIUM CONFIDENCE:")
+        assert await _prompt({**variables, "MEMORY_HOOK_MIN_CONFIDENCE": "high"}, RELATED_NOT_HIGH) is None
+        assert await _prompt(variables, UNRELATED) is None
+    finally:
+        await server.close()
+
+
+async def test_the_prompt_hook_answering_itself_injects_by_the_same_rule(tmp_path) -> None:
+    from mcp_memory.app import open_service
+    from mcp_memory.config import Settings
+    from tests.hooks.support import environ
+
+    variables = environ(tmp_path, MEMORY_TENANT="acme", EMBEDDING_PROVIDER="local", MEMORY_HOOK_TIMEOUT_MS="10000")
+    service = await open_service(Settings.from_env(variables))
+    try:
+        for fact in FACTS:
+            await service.remember(ACME, fact)
+    finally:
+        await service.close()
+    prompt = "Why are we on Postgres rather than MySQL?"  # likely to answer, not HIGH, in this store
+    context = await _prompt(variables, prompt)
+    assert context is not None and f"   {FACTS[0]}" in context.splitlines()
+    assert await _prompt({**variables, "MEMORY_HOOK_MIN_CONFIDENCE": "high"}, prompt) is None
+    assert await _prompt(variables, UNRELATED) is None

@@ -16,7 +16,7 @@ import sys
 from mcp_memory.config.env import Env
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.server.hooks import folder
-from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, TOOL_EVENTS, Ask
+from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, DEFAULT_CONFIDENCE, TOOL_EVENTS, Ask
 from mcp_memory.server.protocol.budget import (
     BUDGET_MAX,
     BUDGET_MIN,
@@ -103,7 +103,7 @@ class HookSettings:
         self,
         budget: int = DEFAULT_BUDGET,
         limit: int = DEFAULT_LIMIT,
-        min_confidence: str = "high",
+        min_confidence: str = DEFAULT_CONFIDENCE,
         capture: bool = False,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         tools: tuple[str, ...] = DEFAULT_TOOLS,
@@ -127,10 +127,11 @@ class HookSettings:
         """The hook's variables, read through the settings' one reader (config/env.py); a value
         the settings would refuse is logged and its default used: a hook never stops a prompt."""
         env = Env(environ)
-        confidence = (env.raw("MEMORY_HOOK_MIN_CONFIDENCE") or "high").lower()
+        confidence = (env.raw("MEMORY_HOOK_MIN_CONFIDENCE") or DEFAULT_CONFIDENCE).lower()
         if confidence not in CONFIDENCES:
-            say("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected="high|medium")
-            confidence = "high"
+            expected = "|".join(CONFIDENCES)
+            say("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected=expected)
+            confidence = DEFAULT_CONFIDENCE
         try:
             capture = env.flag("MEMORY_HOOK_CAPTURE")
         except ConfigError:

@@ -34,7 +34,10 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUseFailure")
 #: The fields of a tool's input a question carries (what it touches), and the longest text of each.
 CALL_FIELDS = ("file_path", "notebook_path", "command")
 CALL_TEXT_MAX = 2000
-CONFIDENCES = ("high", "medium")
+#: MEMORY_HOOK_MIN_CONFIDENCE's values (RecallResult.worth_injecting): `likely` (the default: the
+#: answer's probability reaches the threshold chosen on the prompt dev set), or a band and above.
+CONFIDENCES = ("likely", "medium", "high")
+DEFAULT_CONFIDENCE = "likely"
 
 
 class Ask:
@@ -53,7 +56,7 @@ class Ask:
         exclude: frozenset[str] = frozenset(),
         budget: int = DEFAULT_BUDGET,
         limit: int = DEFAULT_LIMIT,
-        min_confidence: str = "high",
+        min_confidence: str = DEFAULT_CONFIDENCE,
         call: dict[str, Any] | None = None,
     ) -> None:
         self.kind = kind
@@ -121,7 +124,7 @@ def parse_ask(data: Any) -> Ask:
     limit = data.get("limit", DEFAULT_LIMIT)
     if not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
         raise ValueError("limit")
-    min_confidence = data.get("min_confidence", "high")
+    min_confidence = data.get("min_confidence", DEFAULT_CONFIDENCE)
     if min_confidence not in CONFIDENCES:
         raise ValueError("min_confidence")
     call = _call(data.get("call")) if kind == "tool" else None

@@ -14,7 +14,7 @@ from mcp_memory.core.model import Memory
 from mcp_memory.core.service import ActionResult, RecallResult
 from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX
 from mcp_memory.server.protocol.quoting import echoed
-from mcp_memory.server.protocol.render import HIGH_GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
+from mcp_memory.server.protocol.render import GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
 
 #: The digest's last line: how to find what it left out.
 RECALL_MORE = (
@@ -77,12 +77,6 @@ def _digest_header(result: DigestResult, n: int, topic: str | None) -> str:
     return f"{PREFIX} What this project remembers: {chosen}, {rules}the most trusted and recently used first."
 
 
-def injected_confidences(min_confidence: str) -> tuple[str, ...]:
-    """The confidence labels a hook injects recall's results at: HIGH, and MEDIUM too when
-    MEMORY_HOOK_MIN_CONFIDENCE is `medium` (the one rule for prompts and tool calls)."""
-    return ("high", "medium") if min_confidence == "medium" else ("high",)
-
-
 #: What a tool hook's text is about, by the kind of call (core/actions.py).
 _CONCERNS = {
     "file": ("concerns this file", "concern this file"),
@@ -101,7 +95,7 @@ def tool_text(
     """What memory holds about a tool call as injected text (docs/hooks.md#at-the-moment-of-action):
     the memories tagged for its files or naming what it touches, and recall's results at the
     prompts' rule; none this session was already shown, `limit` at most within `budget`."""
-    chosen = result.chosen(exclude, limit, injected_confidences(min_confidence))
+    chosen = result.chosen(exclude, limit, min_confidence)
     if not chosen:
         return None, []
     one, many = _CONCERNS[result.action.kind]
@@ -118,9 +112,10 @@ def tool_text(
 def prompt_text(
     result: RecallResult, budget: int, limit: int, min_confidence: str, exclude: frozenset[str] = frozenset()
 ) -> tuple[str | None, list[str]]:
-    """What recall found for a prompt as injected text, only when recall labels it HIGH (or
-    MEDIUM, when allowed), without the memories this session was already shown."""
-    if result.confidence not in injected_confidences(min_confidence):
+    """What recall found for a prompt as injected text, only when it is worth injecting at
+    `min_confidence` (RecallResult.worth_injecting: by default its probability reaches the hooks'
+    threshold), with the guidance of its band, without the memories this session was already shown."""
+    if not result.worth_injecting(min_confidence):
         return None, []
     items: list[tuple[Memory, float | None]] = []
     for r in result.results:
@@ -128,7 +123,7 @@ def prompt_text(
             items.append((r.memory, r.standing))
     if not items:
         return None, []
-    guidance = HIGH_GUIDANCE if result.confidence == "high" else MEDIUM_GUIDANCE
+    guidance = GUIDANCE.get(result.confidence, MEDIUM_GUIDANCE)
     probe = f"{PREFIX} {limit} memories stored earlier match this prompt."
     newer = {r.memory.id: r.superseded_by for r in result.results if r.superseded_by}
     blocks, ids = _fit([probe, guidance, NOTES_ARE_DATA], [], items, budget, newer)
