@@ -169,6 +169,14 @@ class VectorStore:
         """The memories of `tenant` with these ids; missing ids are dropped, no order promised."""
         raise NotImplementedError
 
+    async def same_text(self, tenant: str, contents: Sequence[str]) -> list[Memory] | None:
+        """The memories of `tenant` whose text is exactly one of `contents`, found without an
+        embedding (a rerun of an import recognises what it stored before embedding it again,
+        docs/import_formats.md#running-it-again). A memory it misses is found the usual way
+        (embedded, then `near`), so a store may answer with fewer; None: this store cannot look
+        text up at all. No order promised."""
+        return None
+
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         """Delete these ids of `tenant`; unknown ids are ignored."""
         raise NotImplementedError

@@ -1072,7 +1072,9 @@ class MemoryService:
         against the entries before it, the source's date kept (the import's time when it has
         none or names a later one), and two provenance tags (core/transfer/bulk.py).
 
-        Entries are embedded and judged BULK_CHUNK at a time; each chunk's new memories are
+        An entry whose text is stored word for word is such a duplicate before it is embedded
+        (`_stored_texts`): a rerun costs lookups, not the model. The others are embedded and
+        judged BULK_CHUNK at a time; each chunk's new memories are
         written together, the memories before their index keys, under the store's exclusive
         section. A rerun writes nothing twice: what the first run wrote is a duplicate of the
         store by then (and an index key it did not get is written).
@@ -1096,30 +1098,62 @@ class MemoryService:
         seen = bulk.RunIndex(self.embedder.dim)
         for start in range(0, len(ready), BULK_CHUNK):
             chunk = ready[start : start + BULK_CHUNK]
-            vectors = await self.embedder.embed([pipeline.embedding_input(args["content"]) for _, args in chunk])
+            stored = await self._stored_texts(caller, [args["content"] for _, args in chunk], scope)
+            rest = [(entry, args) for entry, args in chunk if args["content"] not in stored]
+            found = [memory for _, args in chunk if args["content"] in stored for memory in stored[args["content"]]]
+            report.duplicates_of_store += len(chunk) - len(rest)
+            vectors = (
+                await self.embedder.embed([pipeline.embedding_input(args["content"]) for _, args in rest])
+                if rest
+                else None
+            )
             if dry_run:
-                await self._judge_chunk(caller, chunk, vectors, scope, now, seen, report, write=False)
+                await self._judge_chunk(caller, rest, vectors, scope, now, seen, report, write=False)
             else:
                 async with self.vectors.exclusive(caller.tenant):
-                    await self._judge_chunk(caller, chunk, vectors, scope, now, seen, report, write=True)
+                    await self._judge_chunk(caller, rest, vectors, scope, now, seen, report, write=True, found=found)
             if progress is not None:
                 progress(len(chunk))
         if logged:
             await self._log_import(caller, run_id, source, report, now, finished=True)
         return report
 
+    async def _stored_texts(
+        self, caller: Caller, contents: Sequence[str], scope: Scope
+    ) -> dict[str, builtins.list[Memory]]:
+        """The stored memories that say these texts word for word and that `_already_known` would
+        merge an entry into (visible to the caller; a project memory unless the import is the
+        conversation's own), by text. A text the rule finds the same as itself (cosine 1, the same
+        words; not one without a word) is a duplicate of its stored copy, so its entry needs no
+        embedding (`VectorStore.same_text`)."""
+        wanted = [text for text in dict.fromkeys(contents) if dedup.same(1.0, text, text)]
+        found = await self.vectors.same_text(caller.tenant, wanted) if wanted else None
+        stored: dict[str, builtins.list[Memory]] = {}
+        for memory in found or ():
+            if memory.visible_to(caller.conversation) and (scope == "conversation" or memory.scope == "project"):
+                stored.setdefault(memory.content, []).append(memory)
+        return stored
+
     async def _judge_chunk(
         self,
         caller: Caller,
         chunk: Sequence[tuple[Any, dict[str, Any]]],
-        vectors: np.ndarray,
+        vectors: np.ndarray | None,
         scope: Scope,
         now: float,
         seen: Any,
         report: ImportReport,
         *,
         write: bool,
+        found: Sequence[Memory] = (),
     ) -> None:
+        """Judge and (with `write`) store `chunk`, embedded as `vectors`; `found` are the stored
+        memories that entries of the chunk already said word for word (their index keys are
+        completed with the others')."""
+        if vectors is None:
+            if write:
+                await self._index_missing(found)
+            return
         known = await asyncio.gather(
             *(
                 self._already_known(caller, args["content"], vectors[i], scope=scope)
@@ -1154,7 +1188,7 @@ class MemoryService:
             fresh.append((memory, vectors[i], entry))
         if write:
             fresh = await self._write_many(fresh, report)
-            await self._index_missing(existing)
+            await self._index_missing([*existing, *found])
         report.new += len(fresh)
         if write:
             report.written.extend(m.id for m, _, _ in fresh)

@@ -133,6 +133,16 @@ class InMemoryVectorStore(VectorStore):
                 found.append(memory)
         return found
 
+    async def same_text(self, tenant: str, contents: Sequence[str]) -> list[Memory]:
+        wanted = set(contents)
+        found = []
+        for (record_tenant, memory_id), (md, _) in self._records.items():
+            if record_tenant == tenant and md.get("content") in wanted:
+                memory = from_metadata(memory_id, md, tenant)
+                if memory is not None:
+                    found.append(memory)
+        return found
+
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         for memory_id in ids:
             self._records.pop((tenant, memory_id), None)

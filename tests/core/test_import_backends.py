@@ -1,5 +1,6 @@
 """Each format's fixtures imported into every backend (in-memory, SQLite, PostgreSQL, S3): the
-same memories, dates and provenance everywhere, and a second run writes nothing."""
+same memories, dates and provenance everywhere, and a second run writes nothing and embeds
+no entry whose text is stored word for word (each backend's `same_text`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ async def stored(env: Env) -> list[tuple[str, str, str, tuple[str, ...]]]:
 
 
 @pytest.mark.parametrize("format_name", FORMATS)
-async def test_each_format_imports_alike_into_every_backend_and_once_only(
+async def test_each_format_imports_alike_into_every_backend_and_a_rerun_finds_its_texts_without_embedding(
     backend_env: Env, tmp_path: Path, format_name: str
 ) -> None:
     paths, context = layout(format_name, tmp_path)
@@ -37,7 +38,18 @@ async def test_each_format_imports_alike_into_every_backend_and_once_only(
     assert (await backend_env.service.stats(ACME)).total == EXPECTED[format_name].new
 
     backend_env.clock.advance(60_000)
+    embedded: list[str] = []
+    embed = backend_env.embedder.embed
+
+    async def counted(texts: list[str]) -> object:
+        embedded.extend(texts)
+        return await embed(texts)
+
+    backend_env.embedder.embed = counted  # type: ignore[method-assign]
     again = await backend_env.service.import_from(ACME, format_name, paths, context=context)
     assert again.new == 0
+    assert (again.duplicates_of_store, again.duplicates_within) == (report.new + report.duplicates_within, 0)
+    assert not set(embedded) & {content for content, *_ in await stored(backend_env)}
+    assert len(embedded) <= report.duplicates_within
     assert await backend_env.memory_count() == EXPECTED[format_name].new
     assert [r.new for r in await backend_env.service.imports(ACME)] == [0, EXPECTED[format_name].new]

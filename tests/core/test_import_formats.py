@@ -80,6 +80,37 @@ async def test_running_an_import_again_writes_nothing_twice(env: Env, tmp_path: 
     assert (await env.service.stats(ACME)).total == first.new
 
 
+async def test_a_rerun_and_its_dry_run_report_stored_texts_as_duplicates_without_embedding_them(
+    env: Env, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("- Deploys drain connections first\n- The cache holds 512 entries\n", encoding="utf-8")
+    await run(env, "text", [notes], context_at(tmp_path))
+    notes.write_text(
+        "- Deploys drain connections first\n- The cache holds 512 entries\n- deploys drain connections first!\n",
+        encoding="utf-8",
+    )
+    calls = env.embedder.calls
+
+    dry = await run(env, "text", [notes], context_at(tmp_path), dry_run=True)
+    real = await run(env, "text", [notes], context_at(tmp_path))
+
+    assert [(r.new, r.duplicates_of_store, r.duplicates_within) for r in (dry, real)] == [(0, 3, 0), (0, 3, 0)]
+    assert env.embedder.calls == calls + 2  # the third entry, once a run: the only text not stored as it is
+    assert await contents(env) == ["Deploys drain connections first", "The cache holds 512 entries"]
+
+
+async def test_a_text_stored_as_a_conversations_note_is_not_a_duplicate_of_a_project_import(
+    env: Env, tmp_path: Path
+) -> None:
+    await env.service.remember(Caller("acme", "c1"), "Deploys drain connections first", scope="conversation")
+    notes = tmp_path / "notes.md"
+    notes.write_text("- Deploys drain connections first\n", encoding="utf-8")
+    report = await run(env, "text", [notes], context_at(tmp_path))
+    assert (report.new, report.duplicates_of_store) == (1, 0)
+    assert await contents(env) == ["Deploys drain connections first"]
+
+
 # --------------------------------------------------------------------------- remember's rules
 
 

@@ -86,6 +86,30 @@ async def test_get_drops_ids_that_do_not_exist(vectors: VectorStore) -> None:
     assert await vectors.get("acme", []) == []
 
 
+async def test_same_text_finds_the_tenants_memories_that_hold_a_text_word_for_word(vectors: VectorStore) -> None:
+    long_text = "배포 전에 연결을 비운다. " * 800  # 28,000 bytes: past any index's key-size limit
+    ours = [
+        Memory(id="m1", tenant="acme", content="Deploys drain connections first"),
+        Memory(id="m2", tenant="acme", content=long_text, tags=("ops",)),
+        Memory(
+            id="m3", tenant="acme", content="Deploys drain connections first", scope="conversation", conversation="c1"
+        ),
+        Memory(id="m4", tenant="acme", content="deploys drain connections first"),
+    ]
+    await vectors.put_many([(m, unit(1, i)) for i, m in enumerate(ours)])
+    await vectors.put(Memory(id="g1", tenant="globex", content="Deploys drain connections first"), unit(1))
+
+    found = await vectors.same_text("acme", ["Deploys drain connections first", long_text, "never stored"])
+
+    assert found is not None
+    assert sorted(found, key=lambda m: m.id) == ours[:3]
+    assert await vectors.same_text("acme", ["Deploys drain connections first."]) == []
+    assert await vectors.same_text("initech", ["Deploys drain connections first"]) == []
+    assert await vectors.same_text("acme", []) == []
+    await vectors.delete("acme", ["m1"])
+    assert [m.id for m in await vectors.same_text("acme", ["Deploys drain connections first"]) or []] == ["m3"]
+
+
 async def test_delete_removes_the_given_ids_and_ignores_unknown_ones(vectors: VectorStore) -> None:
     for i in range(3):
         await vectors.put(memory(f"m{i}"), unit(1, i))

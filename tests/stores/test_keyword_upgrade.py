@@ -2,7 +2,8 @@
 start, once, with a progress line; its memories are then found by keyword. A SQLite file of
 schema 2 (one index for the whole file, counted across tenants) rebuilds it per tenant. The old
 databases are built from the previous releases' schema SQL, kept in tests/stores/fixtures/; a
-file of schema 3 (rowids without the length) rebuilds it as well."""
+file of schema 3 (rowids without the length) rebuilds it as well. Such a database gains the text
+index (an import's rerun, docs/storage.md#finding-a-text-as-it-is) at the same start."""
 
 from __future__ import annotations
 
@@ -305,3 +306,27 @@ async def test_a_sqlite_index_that_split_words_at_combining_marks_is_rebuilt_onc
         assert conn.execute("SELECT count(*) FROM keyword_docs").fetchone()[0] == 2  # rebuilt, not doubled
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_an_old_database_gains_its_text_index_at_first_start_and_finds_its_memories_by_text(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    vectors, objects = await open_old(backend, request)
+    try:
+        found = await vectors.same_text("acme", [OLD["m3"], OLD["m1"], "never stored"])
+        assert sorted(m.id for m in found or []) == ["m1", "m3"]
+    finally:
+        await vectors.close()
+        await objects.close()
+    if backend == "sqlite":
+        conn = sqlite3.connect(request.getfixturevalue("tmp_path") / "old.db")
+        try:
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_by_text'").fetchone()
+        finally:
+            conn.close()
+        assert sql is not None and "(tenant, content)" in sql[0]
+    else:
+        url = request.getfixturevalue("pg_url")
+        [(definition,)] = pg_support.rows(url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_by_text'")
+        assert "md5((metadata ->> 'content'::text))" in definition

@@ -67,6 +67,11 @@ _MEMORIES = """CREATE TABLE memories (
 #: The other wide columns (metadata, keywords, keyword_vector) are moved out first instead.
 _INLINE = "ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN"
 
+#: A text looked up as it is (VectorStore.same_text: an import's rerun), by its md5: a btree
+#: entry holds at most ~2.7 kB, and a memory's text may be 32,000 bytes. A table made before it
+#: gains it at start.
+_TEXT_INDEX = "CREATE INDEX IF NOT EXISTS memories_by_text ON memories (tenant_id, md5(metadata->>'content'))"
+
 _OBJECTS = (
     "CREATE SEQUENCE IF NOT EXISTS objects_version",
     """CREATE TABLE IF NOT EXISTS objects (
@@ -150,6 +155,7 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
         await conn.execute(sql.SQL(text).format(dim=sql.Literal(dim), vector=vector))
         await conn.execute(_INLINE)
         await conn.execute(keywords.INDEX)
+        await conn.execute(_TEXT_INDEX)
         await keywords.ensure_counts(conn)
         return
     if columns.get("metadata", ("",))[0] != "jsonb" or columns.get("embedding", ("",))[0] != "vector":
@@ -175,7 +181,18 @@ async def _ensure_memories(conn: psycopg.AsyncConnection[Any], dim: int, where: 
             await conn.execute(f"ALTER TABLE memories ADD COLUMN {name} {definition}")
     await keywords.upgrade(conn, columns)
     await keywords.ensure_counts(conn)
+    await _ensure_text_index(conn)
     await _embeddings_inline(conn, vector, dim)
+
+
+async def _ensure_text_index(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The text index for a table made before it. Looked up first, for the reason
+    keywords.upgrade gives: CREATE INDEX IF NOT EXISTS would wait behind a large tenant's
+    CREATE INDEX CONCURRENTLY at every start."""
+    cursor = await conn.execute("SELECT to_regclass(quote_ident(current_schema()) || '.memories_by_text') IS NULL")
+    missing = await cursor.fetchone()
+    if missing is None or missing[0]:
+        await conn.execute(_TEXT_INDEX)
 
 
 async def _embeddings_inline(conn: psycopg.AsyncConnection[Any], vector: sql.Identifier, dim: int) -> None:

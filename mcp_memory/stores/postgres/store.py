@@ -19,6 +19,7 @@ scan whenever the index walk leaves fewer than were asked for (stores/postgres/a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import Counter
@@ -378,6 +379,21 @@ class PgVectorStore(VectorStore):
         )
         found = {m.id: m for m in (_memory(row_id, md, tenant) for row_id, md in rows) if m is not None}
         return [found[memory_id] for memory_id in wanted if memory_id in found]
+
+    async def same_text(self, tenant: str, contents: Sequence[str]) -> list[Memory]:
+        """Through the `memories_by_text` index (schema.py): the md5 of each text, then the text
+        itself compared, so two texts of one md5 never pass for each other."""
+        wanted = list(dict.fromkeys(contents))
+        if not wanted:
+            return []
+        digests = [hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest() for text in wanted]
+        rows = await self._db.fetch(
+            "find memories by text",
+            "SELECT id, metadata FROM memories WHERE tenant_id = %s AND md5(metadata->>'content') = ANY(%s::text[]) "
+            "AND metadata->>'content' = ANY(%s::text[])",
+            (tenant, digests, wanted),
+        )
+        return [m for m in (_memory(row_id, md, tenant) for row_id, md in rows) if m is not None]
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:

@@ -23,6 +23,7 @@ and they are imported only when the S3 backend is selected.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from operator import methodcaller
@@ -63,6 +64,17 @@ KEYWORD_POOL = 100
 #: Vectors per PutVectors call, and per ListVectors page.
 PUT_BATCH = 500
 LIST_BATCH = 1000
+
+
+#: Filterable metadata beside the reference record: its text's hash, so `same_text` can find a
+#: stored text with a filter and no embedding. 43 bytes, within the 48 that the budget
+#: (records.FILTERABLE_MAX_BYTES, 2,000) leaves below the service's 2 KB of filterable metadata.
+TEXT_HASH_KEY = "contentHash"
+
+
+def text_hash(content: str) -> str:
+    """The first 128 bits of the text's SHA-256, in hex."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:32]
 
 
 def vector_key(tenant: str, memory_id: str) -> str:
@@ -149,6 +161,7 @@ class S3VectorStore(VectorStore):
         data = self._vector(embedding)
         # S3 Vectors refuses an empty array and would fail the whole write.
         metadata = {k: v for k, v in to_metadata(memory).items() if not (isinstance(v, list) and not v)}
+        metadata[TEXT_HASH_KEY] = text_hash(memory.content)
         return {"key": vector_key(memory.tenant, memory.id), "data": {"float32": data}, "metadata": metadata}
 
     async def put(self, memory: Memory, embedding: np.ndarray) -> None:
@@ -299,6 +312,23 @@ class S3VectorStore(VectorStore):
             if memory is not None:
                 found[memory.id] = memory
         return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
+
+    async def same_text(self, tenant: str, contents: Sequence[str]) -> list[Memory]:
+        """QueryVectors filtered to the tenant and the texts' hashes (TOP_K_MAX hashes a call; the
+        query vector only orders what the filter lets through), then the texts compared. A memory
+        written before the hash was kept has none and is not found here (the caller embeds)."""
+        wanted = set(contents)
+        probe = [1.0] + [0.0] * (self._dim - 1)
+        hashes = list(dict.fromkeys(text_hash(text) for text in wanted))
+        answers = await asyncio.gather(
+            *(
+                self._query(
+                    tenant_filter(tenant, {TEXT_HASH_KEY: {"$in": hashes[i : i + TOP_K_MAX]}}), probe, TOP_K_MAX
+                )
+                for i in range(0, len(hashes), TOP_K_MAX)
+            )
+        )
+        return [hit.memory for answer in answers for hit in answer if hit.memory.content in wanted]
 
     async def _get_vectors(self, tenant: str, ids: Sequence[str], *, with_data: bool) -> list[dict[str, Any]]:
         """The GetVectors items for `ids`, 100 keys a call, with their metadata (and vectors)."""

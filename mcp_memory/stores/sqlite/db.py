@@ -77,6 +77,9 @@ _SCHEMA = (
     )""",
     # Incremental cache refresh: the rows a tenant gained since generation N.
     "CREATE INDEX IF NOT EXISTS memories_by_tenant_rev ON memories (tenant, rev)",
+    # A text looked up as it is (VectorStore.same_text: an import's rerun). SQL has no hash
+    # function here, and SQLite takes a key of any length; a file made before it gains it at start.
+    "CREATE INDEX IF NOT EXISTS memories_by_text ON memories (tenant, content)",
     # Per-tenant write generation (bumped by every put/delete) and `purged`: caches older than it
     # must read the tenant again (its deletes before then are no longer listed in `deleted`).
     """CREATE TABLE IF NOT EXISTS tenants (

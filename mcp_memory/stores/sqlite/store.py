@@ -483,6 +483,23 @@ class SqliteVectorStore(VectorStore):
         found = await self._db.read(lambda conn: _fetch(conn, tenant, ids), "get memories")
         return [found[memory_id] for memory_id in dict.fromkeys(ids) if memory_id in found]
 
+    async def same_text(self, tenant: str, contents: Sequence[str]) -> list[Memory]:
+        """Through the `memories_by_text` index (db.py), 500 texts a statement."""
+
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            found: list[Memory] = []
+            for chunk in _chunks(contents):
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories WHERE tenant = ? AND content IN ({_placeholders(len(chunk))})",
+                    (tenant, *chunk),
+                ).fetchall()
+                found.extend(m for m in (_memory(row, tenant) for row in rows) if m is not None)
+            return found
+
+        if not contents:
+            return []
+        return await self._db.read(read, "find memories by text")
+
     async def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
             return

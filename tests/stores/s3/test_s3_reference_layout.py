@@ -2,11 +2,13 @@
 
 One direction: objects and vectors laid out by hand exactly as the reference
 writes them are read by the service. The other: what the service writes is
-exactly the reference layout, key for key and byte for byte.
+exactly the reference layout, key for key and byte for byte, with one metadata key of ours
+beside it (`contentHash`, which the reference does not read).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator
 
@@ -137,6 +139,7 @@ async def test_what_the_service_writes_is_the_reference_layout(env: Env, clock: 
         "createdAt": "2026-07-01T00:00:00.000Z",
         "tags": ["release"],
         "trustBase": 1,
+        "contentHash": hashlib.sha256(b"Release trains leave every Tuesday").hexdigest()[:32],  # ours, beside them
     }
 
 

@@ -8,6 +8,7 @@ reference layout are checked over HTTP against the moto endpoint.
 from __future__ import annotations
 
 import ast
+import hashlib
 import inspect
 import json
 from collections.abc import AsyncIterator, Iterator
@@ -253,6 +254,7 @@ async def test_put_sends_the_reference_key_vector_and_metadata_in_order_without_
         "content": "Deploys drain first",
         "createdAt": "2026-07-01T00:00:00.000Z",
         "trustBase": 1,
+        "contentHash": hashlib.sha256(b"Deploys drain first").hexdigest()[:32],
     }
     seen: list[list[str]] = []
     store._client.meta.events.register(
@@ -264,7 +266,7 @@ async def test_put_sends_the_reference_key_vector_and_metadata_in_order_without_
 
     await store.put(memory, vector)
 
-    assert seen == [list(metadata)]  # the reference order; no "tags" key at all
+    assert seen == [list(metadata)]  # the reference order, then ours; no "tags" key at all
 
 
 BUDGET_CASES = [
@@ -361,20 +363,21 @@ async def test_a_memory_lands_under_the_reference_key_with_the_reference_metadat
         returnData=True,
     )["vectors"]
 
-    assert (
-        stored["metadata"]
-        == to_metadata(memory)
-        == {
-            "tenantId": "acme",
-            "memoryType": "project",
-            "category": "deploy",
-            "conversation": "chat:1",
-            "content": "배포 drains first",
-            "createdAt": "2026-07-01T00:00:00.000Z",
-            "tags": ["ops"],
-            "trustBase": 1,
-        }
-    )
+    # The reference record, and one filterable key of ours beside it: the text's hash (same_text).
+    assert stored["metadata"] == {
+        **to_metadata(memory),
+        "contentHash": hashlib.sha256("배포 drains first".encode()).hexdigest()[:32],
+    }
+    assert to_metadata(memory) == {
+        "tenantId": "acme",
+        "memoryType": "project",
+        "category": "deploy",
+        "conversation": "chat:1",
+        "content": "배포 drains first",
+        "createdAt": "2026-07-01T00:00:00.000Z",
+        "tags": ["ops"],
+        "trustBase": 1,
+    }
     assert stored["data"]["float32"] == pytest.approx(wide(1, 1).tolist())
 
 
