@@ -15,13 +15,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mcp_memory.core.wrong_keys import WrongKeys
+
 COOKIE = "mcp_memory_ui"
 #: A session lasts this long, then the view asks for the key (or a new `ui` link) again.
 SESSION_MS = 12 * 3_600_000
-#: After this many wrong keys within LOCKOUT_MS, every login is refused until the window passes
-#: (per process): guessing the key costs a minute per ten tries.
-WRONG_KEYS_MAX = 10
-LOCKOUT_MS = 60_000
 
 
 def secret_base() -> str:
@@ -46,7 +44,8 @@ class Access:
     key: str | None = field(default=None, repr=False)
     clock: Callable[[], float] = field(default=lambda: time.time() * 1000.0)
     redeemed: bool = False
-    wrong_keys: list[float] = field(default_factory=list)
+    #: Wrong keys per source address, shared with /mcp's bearer check under serve-http.
+    wrong_keys: WrongKeys = field(default_factory=WrongKeys)
     #: Sessions logged out, with when they were issued: refused until they would have expired.
     ended: dict[str, float] = field(default_factory=dict)
 
@@ -55,8 +54,9 @@ class Access:
         return cls(secrets.token_bytes(32), token=secrets.token_urlsafe(32))
 
     @classmethod
-    def with_key(cls, key: str) -> Access:
-        return cls(hmac.new(key.encode(), b"mcp-memory web view session", hashlib.sha256).digest(), key=key)
+    def with_key(cls, key: str, wrong_keys: WrongKeys | None = None) -> Access:
+        secret = hmac.new(key.encode(), b"mcp-memory web view session", hashlib.sha256).digest()
+        return cls(secret, key=key, wrong_keys=wrong_keys or WrongKeys())
 
     def redeem(self, token: str) -> bool:
         """Whether `token` is the one-time token, not yet used; using it spends it."""
@@ -67,15 +67,6 @@ class Access:
 
     def key_matches(self, key: str) -> bool:
         return self.key is not None and hmac.compare_digest(key.encode(), self.key.encode())
-
-    def locked_out(self) -> bool:
-        """Whether WRONG_KEYS_MAX wrong keys came within the last LOCKOUT_MS."""
-        now = self.clock()
-        self.wrong_keys = [at for at in self.wrong_keys if now - at < LOCKOUT_MS]
-        return len(self.wrong_keys) >= WRONG_KEYS_MAX
-
-    def wrong_key(self) -> None:
-        self.wrong_keys.append(self.clock())
 
     def new_session(self) -> str:
         value = f"{int(self.clock())}.{secrets.token_urlsafe(16)}"

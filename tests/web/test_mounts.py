@@ -19,10 +19,10 @@ import pytest
 
 from mcp_memory.config import Settings
 from mcp_memory.core.logs import JsonLog
+from mcp_memory.core.wrong_keys import WrongKeys
 from mcp_memory.server.http.app import HttpApp
 from mcp_memory.server.protocol.tools import ToolLayer
 from mcp_memory.server.runners.http import web_view
-from mcp_memory.web.access import Access
 from tests.conftest import ROOT, Env
 from tests.server.test_stdio import server_env
 from tests.web.conftest import ACME, GLOBEX
@@ -54,10 +54,19 @@ def test_ui_stays_off_unless_asked_and_says_why_when_it_cannot_log_anyone_in(env
 
 
 def mounted(env: Env, base_url: str = "http://memory.test", **extra: str) -> httpx.AsyncClient:
+    return client_of(app_of(env, **extra), base_url)
+
+
+def app_of(env: Env, **extra: str) -> HttpApp:
+    """serve-http's app with the view, one count of wrong keys shared by both, as run_http wires it."""
     log = JsonLog(out=io.StringIO(), err=io.StringIO())
-    ui, _ = web_view(settings(UI_ENABLED="1", MCP_API_KEY=KEY, **extra), env.service, log)
-    app = HttpApp(ToolLayer(env.service, log), log, api_key=KEY, ui=ui)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+    wrong_keys = WrongKeys()
+    ui, _ = web_view(settings(UI_ENABLED="1", MCP_API_KEY=KEY, **extra), env.service, log, wrong_keys)
+    return HttpApp(ToolLayer(env.service, log), log, api_key=KEY, ui=ui, wrong_keys=wrong_keys)
+
+
+def client_of(app: HttpApp, base_url: str = "http://memory.test", address: str = "127.0.0.1") -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(address, 40000)), base_url=base_url)
 
 
 async def log_in(client: httpx.AsyncClient, key: str = KEY) -> httpx.Response:
@@ -100,24 +109,68 @@ async def test_the_tenant_never_comes_from_a_form_field(env: Env) -> None:
         ).status_code == 403
 
 
-async def test_ten_wrong_keys_in_a_minute_refuse_every_login(env: Env) -> None:
-    async with mounted(env) as client:
+async def mcp_call(client: httpx.AsyncClient, key: str) -> httpx.Response:
+    return await client.post("/mcp", headers={"authorization": f"Bearer {key}"}, content=b"{}")
+
+
+async def test_ten_wrong_keys_in_a_minute_refuse_that_address_only_at_the_login_and_at_mcp(env: Env) -> None:
+    """Issue 36, defect 8: the lockout was one per process, so ten wrong keys a minute from anyone
+    kept the right key refused for everyone, and /mcp took wrong keys without any bound."""
+    app = app_of(env)
+    async with client_of(app, address="10.0.0.66") as stranger, client_of(app, address="10.0.0.1") as operator:
         for _ in range(10):
-            assert (await log_in(client, "guess")).status_code == 401
-        locked = await log_in(client)
-        assert locked.status_code == 429 and "Too many wrong keys" in locked.text
+            assert (await log_in(stranger, "guess")).status_code == 401
+        locked = await log_in(stranger)  # the right key too: a guess would otherwise still be answered
+        assert locked.status_code == 429 and locked.headers["retry-after"] == "60"
+        assert "Too many wrong keys from this address: try again in 60 s." in html.unescape(locked.text)
+        refused = await mcp_call(stranger, KEY)  # the same bound at /mcp
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "60"
+        assert refused.json()["error"]["message"] == "too many wrong keys from this address: try again later"
+        assert (await log_in(operator)).status_code == 303  # the operator is not locked out
+        assert (await mcp_call(operator, "guess")).status_code == 401
 
 
-def test_the_lockout_ends_a_minute_after_the_wrong_keys(clock) -> None:
-    access = Access.with_key(KEY)
-    access.clock = clock
-    for _ in range(10):
-        access.wrong_key()
-    assert access.locked_out()
+async def test_wrong_bearer_keys_at_mcp_are_bounded_and_lock_that_address_out_of_the_login_too(env: Env) -> None:
+    app = app_of(env)
+    async with client_of(app, address="10.0.0.66") as stranger, client_of(app, address="10.0.0.1") as operator:
+        answers = [(await mcp_call(stranger, f"guess-{i}")).status_code for i in range(300)]
+        assert answers == [401] * 10 + [429] * 290
+        assert (await log_in(stranger)).status_code == 429
+        assert (await mcp_call(operator, KEY)).status_code not in (401, 429)
+        assert (await log_in(operator)).status_code == 303
+        # a client sent without any key is misconfigured, not guessing: it is not counted
+        for _ in range(20):
+            assert (await operator.post("/mcp", content=b"{}")).status_code == 401
+        assert (await log_in(operator)).status_code == 303
+
+
+async def test_under_oauth_a_refused_token_counts_as_a_wrong_key_only_when_no_token_has_its_shape(env: Env) -> None:
+    from mcp_memory.server.http.oauth import TokenRefused
+
+    class RefusesAll:
+        async def grant(self, token: str, client: str | None = None):
+            raise TokenRefused("the token is not valid")
+
+    log = JsonLog(out=io.StringIO(), err=io.StringIO())
+    oauth = settings(MCP_API_KEY=KEY, **OAUTH).oauth
+    app = HttpApp(ToolLayer(env.service, log), log, api_key=KEY, oauth=oauth, verifier=RefusesAll())
+    async with client_of(app, address="10.0.0.66") as client:
+        for _ in range(20):  # an expired JWT is a client's stale token, not a guess at the key
+            assert (await mcp_call(client, "eyJh.eyJz.c2ln")).status_code == 401
+        assert [(await mcp_call(client, f"guess-{i}")).status_code for i in range(11)] == [401] * 10 + [429]
+
+
+def test_the_lockout_ends_a_minute_after_the_tenth_wrong_key_and_counts_an_ipv6_host_by_its_64(clock) -> None:
+    wrong_keys = WrongKeys(clock=clock)
+    for i in range(10):
+        wrong_keys.wrong(f"2001:db8::{i + 1}")  # one host stepping through its own addresses
+    assert wrong_keys.wait_ms("2001:db8::ffff") == 60_000
+    assert wrong_keys.wait_ms("2001:db8:0:1::1") == 0  # another /64
+    assert wrong_keys.wait_ms("127.0.0.1") == 0
     clock.advance(59_999)
-    assert access.locked_out()
+    assert wrong_keys.wait_ms("2001:db8::1") == 1
     clock.advance(1)
-    assert not access.locked_out()
+    assert wrong_keys.wait_ms("2001:db8::1") == 0
 
 
 async def test_over_https_the_session_cookie_is_secure(env: Env) -> None:
@@ -229,3 +282,49 @@ def test_ui_opens_the_browser_on_a_private_file_and_never_puts_the_token_on_its_
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_serve_http_counts_wrong_keys_per_address_at_mcp_and_the_login_alike(tmp_path: Path) -> None:
+    """The real process: a stranger on 127.0.0.2 sending wrong bearer keys to /mcp is refused at
+    both doors; the operator on 127.0.0.1 logs in and calls with the key."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_memory", "serve-http", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path / "m.db", EMBEDDING_PROVIDER="fake", MCP_API_KEY=KEY, UI_ENABLED="1"),
+        cwd=str(ROOT),
+    )
+    try:
+        first = process.stdout.readline()
+        match = re.search(r"listening on (http://\S+) ", first)
+        assert match, first + process.stderr.read()
+        url = match.group(1)
+        login = {"data": {"key": KEY}, "headers": {"origin": url}}
+        stranger = httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+        with stranger, httpx.Client(base_url=url) as operator:
+            wrong = [
+                stranger.post("/mcp", headers={"authorization": f"Bearer guess-{i}"}, json={}).status_code
+                for i in range(12)
+            ]
+            assert wrong == [401] * 10 + [429] * 2
+            assert stranger.post("/ui/login", **login).status_code == 429
+            assert operator.post("/ui/login", **login).status_code == 303
+            hello = operator.post(
+                "/mcp",
+                headers={"authorization": f"Bearer {KEY}", "accept": "application/json, text/event-stream"},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+            )
+            assert hello.status_code == 200 and hello.json()["result"]["serverInfo"]["name"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)

@@ -8,7 +8,9 @@ For every request, on the path alone (the query string never matters):
 2. with UI_ENABLED=1, `/ui` and below → the web view (docs/web.md), with its own checks;
    anything else but exactly `/mcp` → 404.
 3. an `Origin` header, whatever its value → 403 (no browser page may drive us).
-4. with MCP_API_KEY set, no matching bearer token → 401 with a challenge.
+4. with MCP_API_KEY set, an address that sent 10 wrong keys within a minute (here or at
+   /ui/login: core/wrong_keys.py) → 429 with Retry-After, the right key included; no
+   matching bearer token → 401 with a challenge.
    With OAuth (server/http/oauth.py) the key still works, and any other bearer is
    checked as a JWT: 401 pointing at the protected-resource document, which
    is served (RFC 9728) before step 2 under /.well-known/.
@@ -47,6 +49,7 @@ from mcp_memory.config import CallLimits, OAuthSettings
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
+from mcp_memory.core.wrong_keys import WrongKeys
 from mcp_memory.server.bounded_json import MAX_DEPTH, too_deep
 from mcp_memory.server.http.auth import WWW_AUTHENTICATE, bearer_matches
 from mcp_memory.server.http.backpressure import HOLD_KEY, TenantBuckets, retry_after
@@ -81,6 +84,11 @@ TOO_LARGE_BODY = {
     "jsonrpc": "2.0",
     "id": None,
     "error": {"code": -32600, "message": f"request body is larger than {MAX_BODY_BYTES} bytes"},
+}
+WRONG_KEYS_BODY = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32001, "message": "too many wrong keys from this address: try again later"},
 }
 SCOPE_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "insufficient scope"}}
 RATE_BODY = {
@@ -194,6 +202,7 @@ class HttpApp:
         metrics: Metrics | None = None,
         mcp_server: Any = None,
         ui: Any = None,
+        wrong_keys: WrongKeys | None = None,
     ) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
@@ -202,6 +211,8 @@ class HttpApp:
         #: The web view (mcp_memory/web/), served at /ui with UI_ENABLED=1; None: /ui is 404.
         self.ui = ui
         self.api_key = api_key or None
+        #: Wrong keys per source address, shared with the web view's login (run_http hands both one).
+        self.wrong_keys = wrong_keys or WrongKeys()
         self.max_body = max_body
         self.in_flight = 0
         self.oauth = oauth
@@ -320,8 +331,18 @@ class HttpApp:
         checked as a JWT access token.
         """
         authorization = _header(scope, b"authorization")
+        peer = scope.get("client")
+        source = peer[0] if peer else None
+        if self.api_key:
+            wait_ms = self.wrong_keys.wait_ms(source)
+            if wait_ms:
+                self._reject("auth")
+                await send_json(send, 429, WRONG_KEYS_BODY, [(b"retry-after", retry_after(wait_ms / 1000))])
+                return None
         if self.oauth is None:
             if self.api_key and not bearer_matches(authorization, self.api_key):
+                if authorization is not None:  # a key that is wrong, not a client configured without one
+                    self.wrong_keys.wrong(source)
                 self._reject("auth")
                 await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", WWW_AUTHENTICATE.encode("ascii"))])
                 return None
@@ -338,9 +359,10 @@ class HttpApp:
             await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])
             return None
         try:
-            peer = scope.get("client")
-            return await self.verifier.grant(token, client=peer[0] if peer else None)
+            return await self.verifier.grant(token, client=source)
         except TokenRefused as exc:
+            if self.api_key and self.oauth.introspection_url is None and token.count(".") != 2:
+                self.wrong_keys.wrong(source)  # no token shape this server accepts: a guess at the key
             self._reject("auth")
             value = challenge(self.oauth, "invalid_token", str(exc))
             await send_json(send, 401, AUTH_BODY, [(b"www-authenticate", value.encode("ascii"))])

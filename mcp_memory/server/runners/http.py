@@ -13,6 +13,7 @@ from typing import Any
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog, library_logs_as_json
 from mcp_memory.core.version import __version__
+from mcp_memory.core.wrong_keys import WrongKeys
 from mcp_memory.server.protocol.server import build_mcp_server
 from mcp_memory.server.protocol.tools import ToolLayer, build_tool_layer
 from mcp_memory.server.runners.boot import close_service, describe_setup, storage_line
@@ -52,7 +53,7 @@ def oauth_lines(oauth: Any, key_lines: list[str]) -> tuple[list[str], list[str]]
     return [*key_lines, line], [warning]
 
 
-def web_view(settings: Any, service: Any, log: JsonLog) -> tuple[Any, str | None]:
+def web_view(settings: Any, service: Any, log: JsonLog, wrong_keys: WrongKeys | None = None) -> tuple[Any, str | None]:
     """The web view to mount at /ui, and the boot line saying so, or why it stays off (docs/web.md).
 
     Its login is the static key: with OAuth and no MCP_API_KEY the view has no way to log a
@@ -74,7 +75,7 @@ def web_view(settings: Any, service: Any, log: JsonLog) -> tuple[Any, str | None
     about = [storage_line(settings), f"embedder: {service.describe_embedder()}"]
     view = View(
         service,
-        Access.with_key(settings.mcp_api_key),
+        Access.with_key(settings.mcp_api_key, wrong_keys),
         log,
         caller_from_headers_of,
         base="/ui",
@@ -115,7 +116,8 @@ async def run_http(settings: Any) -> None:
 
     try:
         tools = build_tool_layer(settings, service, log)
-        ui, ui_line = web_view(settings, service, log)
+        wrong_keys = WrongKeys()  # one bound for /mcp's bearer and the view's login
+        ui, ui_line = web_view(settings, service, log, wrong_keys)
         app = HttpApp(
             tools,
             log,
@@ -125,6 +127,7 @@ async def run_http(settings: Any) -> None:
             oauth=settings.oauth,
             call_limits=settings.call_limits,
             metrics=metrics,
+            wrong_keys=wrong_keys,
         )
         sockets = bind_sockets(settings.host, settings.port)
         endpoint = None

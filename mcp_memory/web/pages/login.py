@@ -3,6 +3,8 @@ one-time link, each exchanged for a session cookie."""
 
 from __future__ import annotations
 
+import math
+
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -45,11 +47,18 @@ async def _key_login(view: View, request: Request) -> Response:
     if not same_origin(request):
         return view.message(403, "Refused", "This login did not come from this page.")
     key = (form.get("key") or [""])[0]
-    if view.access.locked_out():
+    source = request.client.host if request.client else None
+    wait_ms = view.access.wrong_keys.wait_ms(source)
+    if wait_ms:
         view.log.info("ui_login", ok=False)
-        return view.message(429, "Too many tries", "Too many wrong keys: wait a minute and try again.")
+        seconds = math.ceil(wait_ms / 1000)
+        too_many = view.message(
+            429, "Too many tries", f"Too many wrong keys from this address: try again in {seconds} s."
+        )
+        too_many.headers["retry-after"] = str(seconds)
+        return too_many
     if not view.access.key_matches(key):
-        view.access.wrong_key()
+        view.access.wrong_keys.wrong(source)
         view.log.info("ui_login", ok=False)
         return view.render("login.html", 401, title="Log in", wrong=True)
     view.log.info("ui_login", ok=True)
