@@ -1,5 +1,5 @@
 """Wrong keys counted per source address, one bound shared by every door that takes the static
-key: serve-http's `/mcp` bearer and the web view's login (docs/http.md#authentication, docs/web.md#security).
+key: serve-http's `/mcp` bearer and the web view's login (docs/http.md#the-bearer-check, docs/web.md#security).
 
 After MAX wrong keys within WINDOW_MS from one address, that address is refused at every door,
 the right key included (else a guess would still be answered), until the oldest of them is a
