@@ -318,7 +318,8 @@ def calibrate(
     Embeds facts, questions that should find them, and questions about things not
     stored; answers each question as recall does and shows where each cluster falls
     by the relevance the floor and HIGH read under RECALL_RETRIEVAL (cosine plus
-    keyword evidence under hybrid), then puts the floor between them.
+    keyword evidence under hybrid), then puts the floor between them. With a local
+    model, it also counts how recall's answers fall in each band of its probability.
     """
     from mcp_memory.app import calibrate_scratch
     from mcp_memory.cli.calibrate import embedding_progress, print_calibration

@@ -141,12 +141,74 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
             {"cosine": _r(p.cosine), "relevance": _r(p.score), "question": p.question, "nearest": p.memory}
             for p in highest
         ],
+        "bands": _bands_json(r),
         "warnings": list(r.warnings),
         "environment": {
             "RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}",
             "RECALL_HIGH_SIMILARITY": f"{r.high.high:g}",
         },
     }
+
+
+def _bands_json(r: CalibrationReport) -> dict[str, Any] | None:
+    rel = r.reliability
+    if rel is None:
+        return None
+    starts = {"high": rel.bands.high, "medium": rel.bands.medium, "low": rel.bands.floor, "none": 0.0}
+    return {
+        "model": rel.model,
+        "rows": [
+            {"band": row.band, "from": starts[row.band], "right": row.right, "wrong": row.wrong, "absent": row.absent}
+            for row in rel.rows
+        ],
+    }
+
+
+#: How a band is named in the reliability table, and in what words its start is given.
+BAND_NAMES = {"high": "HIGH", "medium": "MEDIUM", "low": "LOW", "none": "nothing stored answers"}
+
+
+def _print_bands(console: Any, r: CalibrationReport) -> None:
+    """The relevance model's bands on these cases (docs/recall.md#confidence), or why there are none."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rel = r.reliability
+    if rel is None:
+        why = "under this retrieval" if not r.retrieval.fused else "for this embedder"
+        console.print(
+            Text(
+                f"No relevance model {why}: recall labels its answers by the marks above, and gives no probability "
+                "(docs/recall.md#confidence).",
+                style="yellow",
+            )
+        )
+        return
+    b = rel.bands
+    starts = {"high": f"≥ {b.high:g}", "medium": f"{b.medium:g}–{b.high:g}", "low": f"{b.floor:g}–{b.medium:g}"}
+    table = Table(title=f"what recall answers, by the band of its probability ({rel.model})", title_justify="left")
+    table.add_column("band")
+    table.add_column("probability", no_wrap=True)
+    for name in ("its answer on top", "another on top", "absent"):
+        table.add_column(name, justify="right")
+    for row in rel.rows:
+        table.add_row(
+            BAND_NAMES[row.band],
+            starts.get(row.band, f"< {b.floor:g}"),
+            str(row.right),
+            str(row.wrong),
+            str(row.absent),
+        )
+    console.print(table)
+    none = rel.row("none")
+    asked = sum(row.right + row.wrong for row in rel.rows)
+    absent = sum(row.absent for row in rel.rows)
+    console.print(
+        f"Nothing stored answers: said of {none.absent} of {absent} absent questions and of "
+        f"{none.right + none.wrong} of {asked} questions with an answer stored. Recall labels its answers by "
+        "these bands; the HIGH mark above applies without a model (dense or keyword retrieval).",
+        markup=False,
+    )
 
 
 def _histogram(r: CalibrationReport) -> list[cs.Bin]:
@@ -253,6 +315,8 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
         fe = r.fewest_errors
         effect.add_row(f"fewest errors {fe.floor:g}", f"{fe.drops} of {n_c}", f"{fe.admits} of {n_a}", "", "", "")
     console.print(effect)
+
+    _print_bands(console, r)
 
     lowest, highest = _closest(r)
     console.print(Text("Closest calls", style="bold"))

@@ -56,6 +56,7 @@ __all__ = [
     "Reason",
     "features",
     "load_model",
+    "model_for",
 ]
 
 #: How many of the most relevant candidates the second stage reads and reorders.
@@ -504,6 +505,11 @@ def _weights() -> Mapping[str, Any]:
 def model_key(provider: str, model: str) -> str:
     """How the weights file names an embedder's model: `<provider>/<model>`."""
     return f"{provider}/{model}"
+
+
+def model_for(embedder: object) -> Model | None:
+    """The model fitted for this embedder (its `provider` and `model`), or None (load_model)."""
+    return load_model(model_key(getattr(embedder, "provider", ""), getattr(embedder, "model", "")))
 
 
 def load_model(key: str) -> Model | None:

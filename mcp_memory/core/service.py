@@ -283,9 +283,7 @@ class MemoryService:
         self.high = ranking.default_high_similarity(floor) if high is None else high
         #: The second stage's relevance model for this embedder (core/judgment.py); None for an
         #: embedder no model was fitted for (the rule-based label then).
-        self.judge: judgment.Model | None = judgment.load_model(
-            judgment.model_key(getattr(embedder, "provider", ""), getattr(embedder, "model", ""))
-        )
+        self.judge: judgment.Model | None = judgment.model_for(embedder)
         self.clock = clock
         self.new_id = new_id
         self.log = log or NullLog()

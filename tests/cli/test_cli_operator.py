@@ -118,6 +118,7 @@ def test_calibrate_reports_overlapping_clusters(cli, tmp_path: Path) -> None:
     readable = cli("calibrate", "--cases", str(cases))
     assert readable.returncode == 0
     assert "warning: The clusters overlap" in readable.stdout
+    assert "No relevance model for this embedder: recall labels its answers by the marks above" in readable.stdout
     assert f"RECALL_MIN_SIMILARITY={report['suggested']['floor']:g}" in readable.stdout
 
 
@@ -142,8 +143,10 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "environment",
         "relevance",
         "scoring",
+        "bands",
     }
     assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
+    assert report["bands"] is None  # no relevance model was fitted for the fake embedder
     assert report["counts"] == {"facts": 2, "questions": 4, "absent": 3, "reworded": 0, "typos": 0}
     assert set(report["clusters"]) == {"correct", "nearestOther", "absent", "reworded", "typo"}
     assert report["clusters"]["reworded"] is None and set(report["clusters"]["correct"]) == {
@@ -281,6 +284,32 @@ def test_calibrate_builtin_with_the_local_model_keeps_every_correct_answer(cli) 
     assert report["suggested"]["absentHigh"] == 0 and report["suggested"]["wrongHigh"] == 0
     assert report["suggested"]["correctHigh"] >= 1
     assert 0.6 < report["clusters"]["reworded"]["median"] < report["clusters"]["typo"]["median"] <= 1
+
+
+def test_calibrate_builtin_with_the_local_model_counts_each_band_of_the_probability(cli) -> None:
+    report = json.loads(cli("calibrate", "--builtin", "--json", EMBEDDING_PROVIDER="local").stdout)
+    bands = report["bands"]
+    assert bands["model"] == "local/all-MiniLM-L6-v2"
+    rows = {row["band"]: row for row in bands["rows"]}
+    assert list(rows) == ["high", "medium", "low", "none"]
+    assert rows["high"]["from"] > rows["medium"]["from"] > rows["low"]["from"] > rows["none"]["from"] == 0
+    # every question lands in exactly one band, with its answer on top or another memory
+    assert sum(r["right"] + r["wrong"] for r in rows.values()) == report["counts"]["questions"]
+    assert sum(r["absent"] for r in rows.values()) == report["counts"]["absent"]
+    high = rows["high"]
+    assert high["right"] >= 9 * (high["wrong"] + high["absent"]) and rows["none"]["right"] == 0
+
+    view = cli("calibrate", "--builtin", EMBEDDING_PROVIDER="local").stdout
+    assert "what recall answers, by the band of its probability (local/all-MiniLM-L6-v2)" in view
+    absent = report["counts"]["absent"]
+    said = rows["none"]["absent"]
+    assert f"Nothing stored answers: said of {said} of {absent} absent questions and of 0 of" in view
+    line = next(x for x in view.splitlines() if x.strip("│ ").startswith("HIGH "))
+    assert [c.strip() for c in line.strip("│").split("│")][2:] == [
+        str(high["right"]),
+        str(high["wrong"]),
+        str(high["absent"]),
+    ]
 
 
 # --------------------------------------------------------------------------- every tenant

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_memory.core import fusion, keywords, ranking, recall
+from mcp_memory.core import fusion, judgment, keywords, ranking, recall
 from mcp_memory.core.calibration import stats as cs
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.model import Hit, Memory, Ranked, Retrieval
@@ -218,6 +218,48 @@ class Pair:
         return self.cosine if self.relevance is None else self.relevance
 
 
+#: The relevance model's bands, most probable first ("none": nothing stored answers).
+BANDS = ("high", "medium", "low", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class BandRow:
+    """One band of the answer's probability: how many questions (with an answer stored) landed in
+    it with their answer on top (`right`) or another memory (`wrong`), and how many absent ones."""
+
+    band: str
+    right: int = 0
+    wrong: int = 0
+    absent: int = 0
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """The reliability of the relevance model's bands on the cases (docs/recall.md#confidence)."""
+
+    #: The model's name in the weights file (`<provider>/<model>`).
+    model: str
+    bands: judgment.Bands
+    rows: list[BandRow]
+
+    def row(self, band: str) -> BandRow:
+        return next(r for r in self.rows if r.band == band)
+
+
+def _reliability(model: judgment.Model, questions: Sequence[tuple[str, bool]], absent: Sequence[str]) -> Reliability:
+    """The band table from each question's (band, right top) and each absent question's band."""
+    rows = [
+        BandRow(
+            band,
+            sum(1 for b, right in questions if b == band and right),
+            sum(1 for b, right in questions if b == band and not right),
+            sum(1 for b in absent if b == band),
+        )
+        for band in BANDS
+    ]
+    return Reliability(model.key, model.bands, rows)
+
+
 @dataclass(frozen=True)
 class CalibrationReport:
     embedder: str
@@ -247,6 +289,9 @@ class CalibrationReport:
     high: cs.HighSuggestion
     fewest_errors: cs.Threshold
     warnings: list[str] = field(default_factory=list)
+    #: The relevance model's bands on these cases; None without a model for this embedder (or
+    #: under dense or keyword retrieval): recall then labels by the rule the marks above set.
+    reliability: Reliability | None = None
 
     @property
     def correct_cosines(self) -> list[float]:
@@ -378,6 +423,42 @@ class _Answer:
     terms: list[str]
     found: recall.Found
     readable: float
+    #: With a relevance model (core/judgment.py): recall's answer as recall gives it at the
+    #: configured floor, its probability, its band ("none": nothing stored answers) and its top's id.
+    judged: Judgment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """What recall with its relevance model answers one question: the answer's probability, its
+    band (`high`, `medium`, `low`, or `none` when nothing stored answers), and the top's memory id."""
+
+    probability: float
+    band: str
+    top: str | None
+
+
+def _judgment(
+    model: judgment.Model,
+    retrieval: recall.RetrievalMode,
+    text: str,
+    terms: list[str],
+    found: recall.Found,
+    readable: float,
+    scored: list[recall.Candidate],
+    floor: float,
+    now: float,
+) -> Judgment:
+    """recall's second stage and gate at `floor` (core/recall.py), as MemoryService.recall runs
+    them at the default mode, cold: the band of its answer's probability, and its top."""
+    judged = recall.judge(model, retrieval, text, terms, found, readable, scored)
+    gated = recall.gate(retrieval, judged.candidates, floor, MODE, model)
+    if not gated.keeping:
+        best = max((c.probability or 0.0 for c in gated.relevant), default=0.0)
+        return Judgment(best, "none", None)
+    ranked = recall.rank(gated.keeping, {}, gated.top, MODE, now)[:LIMIT]
+    probability = recall.answer_probability(ranked) or 0.0
+    return Judgment(probability, model.bands.label(probability), ranked[0].memory.id)
 
 
 async def _answer(
@@ -389,6 +470,8 @@ async def _answer(
     retrieval: recall.RetrievalMode,
     readable: float,
     now: float,
+    model: judgment.Model | None = None,
+    floor: float = 0.0,
 ) -> _Answer:
     """`text` answered as recall answers it at the default mode and limit, cold (no access counts)
     and without a floor, since the floor is what is measured: ranked by composite score, then
@@ -404,8 +487,15 @@ async def _answer(
         retrieval, ranked, gated.relevant, terms, answer, lambda ms: recall.read_vectors(store, embedder, tenant, ms)
     )
     reach = recall.high_reach(retrieval, shown.results, gated.relevant, terms, answer, shown.near)
+    judged = None
+    if model is not None and retrieval.fused:
+        judged = (
+            _judgment(model, retrieval, text, terms, found, readable, scored, floor, now)
+            if scored
+            else Judgment(0.0, "none", None)
+        )
     return _Answer(
-        sorted(scored, key=lambda c: c.relevance, reverse=True), shown.results, reach, terms, found, readable
+        sorted(scored, key=lambda c: c.relevance, reverse=True), shown.results, reach, terms, found, readable, judged
     )
 
 
@@ -449,6 +539,9 @@ async def calibrate(
     """
     mode = recall.retrieval_mode(retrieval)
     at = time.time() * 1000.0 if now is None else now
+    model = judgment.model_for(embedder) if mode.fused else None
+    judged_questions: list[tuple[str, bool]] = []
+    judged_absent: list[str] = []
     if cases.by_id:
         if vectors is None or tenant is None:
             raise ValueError("calibrating on stored memories needs the vector store and the tenant")
@@ -482,7 +575,9 @@ async def calibrate(
                 q += 1
                 cosine = float(np.dot(vector, fact_v[i]))
                 readable = fusion.readable_share(question, embedder.scripts)
-                asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at)
+                asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
+                if asked.judged is not None:
+                    judged_questions.append((asked.judged.band, asked.judged.top == memories[i].id))
                 relevance = _relevance(memories[i], cosine, asked, mode)
                 answered = bool(asked.results) and asked.results[0].memory.id == memories[i].id
                 correct.append(Pair(cosine, question, memories[i].content, relevance, asked.reach if answered else 0.0))
@@ -496,7 +591,9 @@ async def calibrate(
         absent = []
         for question, vector in zip(cases.absent, absent_v):
             readable = fusion.readable_share(question, embedder.scripts)
-            asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at)
+            asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
+            if asked.judged is not None:
+                judged_absent.append(asked.judged.band)
             if asked.scored:
                 nearest = max(c.similarity for c in asked.scored)
                 top = asked.scored[0]
@@ -533,6 +630,7 @@ async def calibrate(
             [p.reach for p in correct], [p.reach for p in absent] + wrong_reach, floor_suggestion.floor
         ),
         fewest_errors=cs.fewest_errors(c, a),
+        reliability=_reliability(model, judged_questions, judged_absent) if model is not None else None,
     )
     report.warnings.extend(_warnings(report))
     return report
