@@ -16,6 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+
 from mcp_memory.core.arguments import MEMORY_ID
 from mcp_memory.core.errors import ContextError, InvalidArgument
 from mcp_memory.core.model import Caller, Memory
@@ -40,120 +44,106 @@ TITLE_CHARS = 80
 
 CallerResolver = Callable[[Any], Caller]
 
+RECENT = types.Resource(
+    uri=RECENT_URI,
+    name="recent",
+    title="Recent memories",
+    description=f"The {RECENT_COUNT} newest memories of this project (and this conversation's own).",
+    mime_type="text/plain",
+)
+TEMPLATE = types.ResourceTemplate(
+    uri_template=MEMORY_TEMPLATE,
+    name="memory",
+    title="A memory by id",
+    description="One stored memory, by the id recall or list_memories showed.",
+    mime_type="text/plain",
+)
+PROMPT = types.Prompt(
+    name=PROMPT_NAME,
+    title="Recall context",
+    description="What this project remembers, the most trusted and recently used first; "
+    "with a topic, the memories about it first.",
+    arguments=[
+        types.PromptArgument(
+            name="topic",
+            description=f"Optional: what the work is about (at most {QUERY_CHARS} characters).",
+            required=False,
+        )
+    ],
+)
 
-def _title(memory: Memory) -> str:
-    text = " ".join(memory.content.split())
-    return inline(text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…")
 
+class PromptsAndResources:
+    """The prompt and resource handlers, each a method that the SDK's server calls as
+    `handler(ctx, params)`: the SDK's own shape for a handler, as web/pages are Starlette's.
+    Only server/protocol/server.py imports this module, once the SDK is loaded."""
 
-def register(server: Any, tools: ToolLayer, resolve_caller: CallerResolver, ready: Callable[[], None]) -> None:
-    """Add the prompt and resource handlers to the low-level `server` (capabilities follow)."""
-    import mcp_types as types
-    from mcp.shared.exceptions import MCPError
-    from mcp_types.jsonrpc import INVALID_PARAMS
+    def __init__(self, tools: ToolLayer, resolve_caller: CallerResolver, ready: Callable[[], None]) -> None:
+        self.service = tools.service
+        self.resolve_caller = resolve_caller
+        self.ready = ready
 
-    service = tools.service
+    def register(self, server: Any) -> None:
+        """Add the handlers to the low-level `server` (its capabilities follow from them)."""
+        server.add_request_handler("resources/list", types.PaginatedRequestParams, self.list_resources)
+        server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self.list_templates)
+        server.add_request_handler("resources/read", types.ReadResourceRequestParams, self.read_resource)
+        server.add_request_handler("prompts/list", types.PaginatedRequestParams, self.list_prompts)
+        server.add_request_handler("prompts/get", types.GetPromptRequestParams, self.get_prompt)
 
-    def caller_of(ctx: Any) -> Caller:
+    def _caller(self, ctx: Any) -> Caller:
         try:
-            return resolve_caller(ctx)
+            return self.resolve_caller(ctx)
         except ContextError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
 
-    def refused(exc: InvalidArgument) -> MCPError:
-        return MCPError(INVALID_PARAMS, str(exc))
-
-    def not_found(uri: str) -> MCPError:
-        return MCPError(INVALID_PARAMS, "Resource not found", data={"uri": uri})
-
-    def resource(memory: Memory) -> types.Resource:
-        facets = [memory.memory_type, f"stored {memory.created_at[:10]}"]
-        if memory.scope == "conversation":
-            facets.insert(1, "this conversation only")
-        return types.Resource(
-            uri=f"{MEMORY_URI}{memory.id}",
-            name=memory.id,
-            title=_title(memory),
-            description=", ".join(facets),
-            mime_type="text/plain",
-        )
-
-    recent = types.Resource(
-        uri=RECENT_URI,
-        name="recent",
-        title="Recent memories",
-        description=f"The {RECENT_COUNT} newest memories of this project (and this conversation's own).",
-        mime_type="text/plain",
-    )
-
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        ready()
-        caller = caller_of(ctx)
+    async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        self.ready()
+        caller = self._caller(ctx)
         cursor = getattr(params, "cursor", None) if params is not None else None
         try:
-            page = await service.page(caller, limit=LIST_PAGE, cursor=cursor)
+            page = await self.service.page(caller, limit=LIST_PAGE, cursor=cursor)
         except InvalidArgument as exc:
-            raise refused(exc) from None
-        listed = [resource(m) for m in page.memories]
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        listed = [_resource(m) for m in page.memories]
         if cursor is None:
-            listed.insert(0, recent)
+            listed.insert(0, RECENT)
         return types.ListResourcesResult(
             resources=listed, next_cursor=page.next_cursor, ttl_ms=0, cache_scope="private"
         )
 
-    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        ready()
-        template = types.ResourceTemplate(
-            uri_template=MEMORY_TEMPLATE,
-            name="memory",
-            title="A memory by id",
-            description="One stored memory, by the id recall or list_memories showed.",
-            mime_type="text/plain",
-        )
+    async def list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        self.ready()
         return types.ListResourceTemplatesResult(
-            resource_templates=[template], ttl_ms=STATIC_TTL_MS, cache_scope="public"
+            resource_templates=[TEMPLATE], ttl_ms=STATIC_TTL_MS, cache_scope="public"
         )
 
-    async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
-        ready()
+    async def read_resource(self, ctx: Any, params: Any) -> types.ReadResourceResult:
+        self.ready()
         uri = str(params.uri)
         if len(uri) > URI_MAX:
             raise MCPError(INVALID_PARAMS, f"uri is too long (max {URI_MAX} characters)")
-        caller = caller_of(ctx)
+        caller = self._caller(ctx)
         if uri == RECENT_URI:
-            text = render.list_text(await service.list(caller, limit=RECENT_COUNT))
+            text = render.list_text(await self.service.list(caller, limit=RECENT_COUNT))
         elif uri.startswith(MEMORY_URI) and MEMORY_ID.fullmatch(uri[len(MEMORY_URI) :]):
-            memory = await service.get(caller, uri[len(MEMORY_URI) :])
+            memory = await self.service.get(caller, uri[len(MEMORY_URI) :])
             if memory is None:
-                raise not_found(uri)
+                raise _not_found(uri)
             text = f"{render.PREFIX} {render.NOTES_ARE_DATA}\n\n{render.render_memory(memory, 1)}"
         else:
-            raise not_found(uri)
+            raise _not_found(uri)
         contents: list[types.TextResourceContents | types.BlobResourceContents] = [
             types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)
         ]
         return types.ReadResourceResult(contents=contents, ttl_ms=0, cache_scope="private")
 
-    prompt = types.Prompt(
-        name=PROMPT_NAME,
-        title="Recall context",
-        description="What this project remembers, the most trusted and recently used first; "
-        "with a topic, the memories about it first.",
-        arguments=[
-            types.PromptArgument(
-                name="topic",
-                description=f"Optional: what the work is about (at most {QUERY_CHARS} characters).",
-                required=False,
-            )
-        ],
-    )
+    async def list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        self.ready()
+        return types.ListPromptsResult(prompts=[PROMPT], ttl_ms=STATIC_TTL_MS, cache_scope="public")
 
-    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        ready()
-        return types.ListPromptsResult(prompts=[prompt], ttl_ms=STATIC_TTL_MS, cache_scope="public")
-
-    async def get_prompt(ctx: Any, params: Any) -> types.GetPromptResult:
-        ready()
+    async def get_prompt(self, ctx: Any, params: Any) -> types.GetPromptResult:
+        self.ready()
         if params.name != PROMPT_NAME:
             raise MCPError(
                 INVALID_PARAMS, f"no prompt named {inline(params.name[:64])!r}; the one prompt is {PROMPT_NAME}"
@@ -165,12 +155,12 @@ def register(server: Any, tools: ToolLayer, resolve_caller: CallerResolver, read
         topic = arguments.get("topic")
         if topic is not None and len(topic) > QUERY_CHARS:
             raise MCPError(INVALID_PARAMS, f"topic is too long (max {QUERY_CHARS} characters)")
-        caller = caller_of(ctx)
+        caller = self._caller(ctx)
         focus = topic.strip() if topic and topic.strip() else None
         try:
-            result = await service.digest(caller, topic=focus)
+            result = await self.service.digest(caller, topic=focus)
         except InvalidArgument as exc:
-            raise refused(exc) from None
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
         text, _ = digest_text(result, DEFAULT_BUDGET, topic=focus)
         content = types.TextContent(type="text", text=text or render.render_no_memories())
         return types.GetPromptResult(
@@ -178,8 +168,24 @@ def register(server: Any, tools: ToolLayer, resolve_caller: CallerResolver, read
             messages=[types.PromptMessage(role="user", content=content)],
         )
 
-    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
-    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, list_templates)
-    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
-    server.add_request_handler("prompts/list", types.PaginatedRequestParams, list_prompts)
-    server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
+
+def _title(memory: Memory) -> str:
+    text = " ".join(memory.content.split())
+    return inline(text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…")
+
+
+def _resource(memory: Memory) -> types.Resource:
+    facets = [memory.memory_type, f"stored {memory.created_at[:10]}"]
+    if memory.scope == "conversation":
+        facets.insert(1, "this conversation only")
+    return types.Resource(
+        uri=f"{MEMORY_URI}{memory.id}",
+        name=memory.id,
+        title=_title(memory),
+        description=", ".join(facets),
+        mime_type="text/plain",
+    )
+
+
+def _not_found(uri: str) -> MCPError:
+    return MCPError(INVALID_PARAMS, "Resource not found", data={"uri": uri})

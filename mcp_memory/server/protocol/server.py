@@ -88,7 +88,7 @@ def build_mcp_server(
     )
     if on_ready is not None:
         server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
-    from mcp_memory.server.protocol import resources
+    from mcp_memory.server.protocol.resources import PromptsAndResources
 
-    resources.register(server, tools, resolve_caller, ready)  # prompts and resources (docs/hooks.md)
+    PromptsAndResources(tools, resolve_caller, ready).register(server)  # prompts and resources (docs/hooks.md)
     return server

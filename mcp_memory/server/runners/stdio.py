@@ -11,7 +11,7 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog, library_logs_as_json
@@ -20,6 +20,9 @@ from mcp_memory.core.version import __version__
 from mcp_memory.server.protocol.server import build_mcp_server
 from mcp_memory.server.protocol.tools import ToolLayer, build_tool_layer
 from mcp_memory.server.runners.boot import close_service, describe_setup
+
+if TYPE_CHECKING:  # the service module loads with the hook socket (server/hooks/listener.py)
+    from mcp_memory.core.service import MemoryService
 
 #: What serve-stdio imports after its store opens: the MCP SDK, a second or more on a busy machine.
 SDK_MODULES = ("mcp_types", "mcp.server", "mcp.shared.message", "mcp_memory.server.runners.stdio_transport")
@@ -34,69 +37,63 @@ def _import_the_sdk() -> None:
 
 async def run_stdio(settings: Any, caller: Caller) -> None:
     """Serve MCP over stdin/stdout until end of input, SIGTERM or SIGINT; then flush the
-    counters exactly once and close the store. Every log line goes to stderr.
+    counters exactly once and close the store. Every log line goes to stderr."""
+    await StdioProcess(settings, caller).run()
+
+
+class StdioProcess:
+    """One serve-stdio process: its hook socket, its service, its warm-up and its stop.
 
     On a signal the process cannot wait for the stdin reader (a blocked thread
     read that no cancellation reaches), so it closes the service and exits
     directly; a second signal while that runs is ignored.
     """
-    from mcp_memory.server.hooks.listener import HookSocket
 
-    log = JsonLog(stdio=True)
-    loop = asyncio.get_running_loop()
-    stopping = False
-    tools: ToolLayer | None = None
-    warming: asyncio.Task[None] | None = None
-    asked = False
+    def __init__(self, settings: Any, caller: Caller) -> None:
+        from mcp_memory.server.hooks.listener import HookSocket
 
-    def warm() -> None:
-        """Load the model and the tenant's vectors once the handshake is done (or a hook asks):
-        started at once, their CPU work (much of it holding the GIL) delayed tools/list
-        (bench/RESULTS.md#serve-stdio-warms-up-once-the-handshake-is-done)."""
-        nonlocal warming, asked
-        asked = True
-        if warming is None and not stopping and hooks.service is not None:
-            warming = loop.create_task(service.warm_up(caller.tenant))
-            warming.add_done_callback(lambda _: hooks.warmed())
+        self.settings = settings
+        self.caller = caller
+        self.log = JsonLog(stdio=True)
+        self.loop = asyncio.get_running_loop()
+        self.stopping = False
+        self.service: MemoryService | None = None
+        self.tools: ToolLayer | None = None
+        self.warming: asyncio.Task[None] | None = None
+        #: A hook asked for the warm-up before the store was open: it starts once it is.
+        self.asked = False
+        # Claude Code runs a session's first hooks while this process starts: the socket listens
+        # before the store opens and the SDK loads, and its questions wait for them (docs/hooks.md).
+        self.hooks = HookSocket(None, caller, self.log, on_question=self.warm)
 
-    # Claude Code runs a session's first hooks while this process starts: the socket listens
-    # before the store opens and the SDK loads, and its questions wait for them (docs/hooks.md).
-    hooks = HookSocket(None, caller, log, on_question=warm)
-    await hooks.start()
-    try:
-        from mcp_memory.app import open_service
-
-        service = await open_service(settings, log=log)
-    except BaseException:
-        await hooks.close()
-        raise
-    hooks.serve(service)
-
-    async def close_all() -> None:
-        await close_service(tools, service, hooks)
-
-    async def close_and_exit() -> None:
+    async def run(self) -> None:
+        """Listen for hooks, open the service, then serve until the end (see the class)."""
+        await self.hooks.start()
         try:
-            await close_all()
+            from mcp_memory.app import open_service
+
+            self.service = await open_service(self.settings, log=self.log)
+        except BaseException:
+            await self.hooks.close()
+            raise
+        self.hooks.serve(self.service)
+        # From here on the service is open and the socket listens: whatever happens (the SDK failing to
+        # import, a signal meanwhile) closes the service and removes the socket and the marker.
+        try:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.loop.add_signal_handler(sig, self.on_signal)
+            if self.asked:  # a hook asked while the store opened: its prompt needs the model
+                self.warm()
+            await self.serve(self.service)
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(0)
+            if self.warming is not None and not self.warming.done():
+                self.warming.cancel()
+            if not self.stopping:  # end of input: the orderly path
+                self.stopping = True
+                await self.close_all()
 
-    def on_signal() -> None:
-        nonlocal stopping
-        if not stopping:
-            stopping = True
-            loop.create_task(close_and_exit())
-
-    # From here on the service is open and the socket listens: whatever happens (the SDK failing to
-    # import, a signal meanwhile) closes the service and removes the socket and the marker.
-    try:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, on_signal)
-        if asked:  # a hook asked while the store opened: its prompt needs the model
-            warm()
+    async def serve(self, service: MemoryService) -> None:
+        """Import the SDK, build the MCP server and answer stdin until its end."""
         # The SDK takes a second or more to import on a busy machine: in a thread, so that the loop
         # answers the hooks waiting for the store meanwhile.
         try:
@@ -107,23 +104,44 @@ async def run_stdio(settings: Any, caller: Caller) -> None:
         from mcp_memory.server.protocol.catalogue import STDIO_TERMS
         from mcp_memory.server.runners.stdio_transport import stdio_transport
 
+        settings, caller = self.settings, self.caller
         service.start(settings.stats_flush_ms)
-        tools = build_tool_layer(settings, service, log, terms=STDIO_TERMS)
-        server = build_mcp_server(tools, lambda ctx: caller, on_ready=warm)
+        self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS)
+        server = build_mcp_server(self.tools, lambda ctx: caller, on_ready=self.warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
         for line in (
             f"mcp-memory v{__version__} serving stdio for tenant {caller.tenant}",
-            *describe_setup(settings, tools),
+            *describe_setup(settings, self.tools),
         ):
             print(line, file=sys.stderr, flush=True)
         # The SDK's own warnings become JSON lines on stderr too, without their tracebacks
         # (a stack can quote request data), as under serve-http.
-        with library_logs_as_json(log):
-            async with stdio_transport(log) as (read, write):
+        with library_logs_as_json(self.log):
+            async with stdio_transport(self.log) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
-    finally:
-        if warming is not None and not warming.done():
-            warming.cancel()
-        if not stopping:  # end of input: the orderly path
-            stopping = True
-            await close_all()
+
+    def warm(self) -> None:
+        """Load the model and the tenant's vectors once the handshake is done (or a hook asks):
+        started at once, their CPU work (much of it holding the GIL) delayed tools/list
+        (bench/RESULTS.md#serve-stdio-warms-up-once-the-handshake-is-done)."""
+        self.asked = True
+        if self.warming is None and not self.stopping and self.service is not None:
+            self.warming = self.loop.create_task(self.service.warm_up(self.caller.tenant))
+            self.warming.add_done_callback(lambda _: self.hooks.warmed())
+
+    def on_signal(self) -> None:
+        if not self.stopping:
+            self.stopping = True
+            self.loop.create_task(self.close_and_exit())
+
+    async def close_all(self) -> None:
+        await close_service(self.tools, self.service, self.hooks)
+
+    async def close_and_exit(self) -> None:
+        try:
+            await self.close_all()
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(0)
