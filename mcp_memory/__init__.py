@@ -4,14 +4,13 @@ It is also a library. The public API, importable from `mcp_memory`:
 
     Settings          every setting, validated (Settings.from_env() reads the environment)
     open_service      open the configured storage and embedder: a ready MemoryService
-    MemoryService     recall, remember, list, page, forget, stats, tenants, compact, calibrate, close
+    MemoryService     recall, remember, list, forget, stats, tenants, compact, calibrate, close
     Caller            who asks: a tenant, and optionally a conversation
     Memory            one stored memory
     Ranked            one recalled memory with its similarity, score and standing
     RecallResult      what recall found, ranked, with a confidence level
     RememberResult    the memory stored, or the one that already said it
-    ListResult        the caller's memories, newest first
-    MemoryPage        one page of every memory, newest first, and the cursor of the next
+    ListResult        a page of the caller's memories, newest first, and the cursor of the next
     ForgetResult      whether the memory was deleted
     StatsResult       how many memories the caller can see, by type
     TenantsResult     every tenant with memories, and how many (operator)
@@ -62,8 +61,7 @@ _PUBLIC = {
     "Ranked": "mcp_memory.core.model",
     "RecallResult": "mcp_memory.core.service",
     "RememberResult": "mcp_memory.core.service",
-    "ListResult": "mcp_memory.core.service",
-    "MemoryPage": "mcp_memory.core.paging",
+    "ListResult": "mcp_memory.core.paging",
     "ForgetResult": "mcp_memory.core.service",
     "StatsResult": "mcp_memory.core.service",
     "TenantsResult": "mcp_memory.core.tenants",
@@ -87,7 +85,6 @@ __all__ = [
     "RecallResult",
     "RememberResult",
     "ListResult",
-    "MemoryPage",
     "ForgetResult",
     "StatsResult",
     "TenantsResult",
@@ -108,10 +105,9 @@ if TYPE_CHECKING:
     from mcp_memory.core.counters.tracker import CompactReport
     from mcp_memory.core.errors import ConfigError, ContextError, InvalidArgument, MemoryServerError, StartupError
     from mcp_memory.core.model import Caller, Memory, Ranked
-    from mcp_memory.core.paging import MemoryPage
+    from mcp_memory.core.paging import ListResult
     from mcp_memory.core.service import (
         ForgetResult,
-        ListResult,
         MemoryService,
         RecallResult,
         RememberResult,

@@ -18,6 +18,7 @@ import pytest
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
+from mcp_memory.core.paging import PAGE_MAX
 from mcp_memory.server.protocol.tools import ToolLayer
 from tests.cli.test_cli import cli  # noqa: F401 (the fixture)
 from tests.conftest import Env
@@ -324,6 +325,8 @@ async def test_the_tool_and_the_library_refuse_bad_input_alike_and_write_nothing
         await getattr(env.service, bad.method)(ACME, **bad.kwargs)
     if bad.name == "conversation scope outside one":  # each edge says what its caller can do about it
         assert str(refused.value) == "scope 'conversation' needs a conversation, and this request has none"
+    elif bad.name == "limit zero":  # the library lists a page of up to 200; the tool answers with 50 at most
+        assert str(refused.value) == f"`limit` must be a whole number from 1 to {PAGE_MAX}."
     else:
         assert f"Error: {refused.value}" == answer.text
     assert refused.value.field is not None

@@ -110,10 +110,10 @@ async def main() -> None:
         deep = None
         cursor = None
         for _ in range(args.memories // 2 // 200):
-            page = await service.page(caller, limit=200, cursor=cursor)
+            page = await service.list(caller, limit=200, cursor=cursor)
             cursor = page.next_cursor
         deep = cursor
-        sample = (await service.page(caller, limit=1, cursor=deep)).memories[0]
+        sample = (await service.list(caller, limit=1, cursor=deep)).memories[0]
         query = " ".join(sample.content.rstrip(".").split()[:6])
         pages = {
             "browse, first page": "/",

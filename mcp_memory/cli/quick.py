@@ -75,9 +75,9 @@ def list_command(
     where = {**kwargs, "since": span.since_iso, "until": span.until_iso}
 
     async def pages(service: Any) -> list[Any]:
-        read = [await service.page(caller, limit=limit, cursor=cursor, **where)]
+        read = [await service.list(caller, limit=limit, cursor=cursor, **where)]
         while every and read[-1].next_cursor is not None:
-            read.append(await service.page(caller, limit=limit, cursor=read[-1].next_cursor, **where))
+            read.append(await service.list(caller, limit=limit, cursor=read[-1].next_cursor, **where))
         return read
 
     print_page(_run(settings, pages), as_json, span=span)

@@ -188,11 +188,11 @@ def print_page(pages: list[Any], as_json: bool, *, span: Any = None) -> None:
         _json({"memories": [memory_json(m) for m in memories], "nextCursor": next_cursor})
         return
     console = _console()
-    where = pages[-1].where
+    last = pages[-1]
     if not memories:
-        what = f' of type "{where.memory_type}"' if where.memory_type else ""
-        if where.tags:
-            what += f" tagged {', '.join(where.tags)}"
+        what = f' of type "{last.memory_type}"' if last.memory_type else ""
+        if last.tags:
+            what += f" tagged {', '.join(last.tags)}"
         words = span.words() if span else ""
         shown = f"No memories{what} {words}" if words else f"No memories{what} yet"
         console.print(f"{shown}{' on this page' if next_cursor else ''}.", style="yellow", markup=False)

@@ -18,7 +18,18 @@ from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core import arguments, dedup, digest, fusion, judgment, keywords, ranking, supersede, tenants, timespan
+from mcp_memory.core import (
+    arguments,
+    dedup,
+    digest,
+    fusion,
+    judgment,
+    keywords,
+    ranking,
+    supersede,
+    tenants,
+    timespan,
+)
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
 from mcp_memory.core.arguments import LIST_DEFAULT_LIMIT
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
@@ -43,8 +54,17 @@ from mcp_memory.core.model import (
     Retrieval,
     Scope,
 )
-from mcp_memory.core.object_keys import index_prefix, memory_keys, parse_index_key, rule_prefix, rules_marker
-from mcp_memory.core.paging import PAGE_DEFAULT, PAGE_MAX, MemoryPage, PageFilter, created_times, read_page
+from mcp_memory.core.object_keys import (
+    WALK_BATCH,
+    Walk,
+    count_index,
+    created_times,
+    memory_keys,
+    newest_ids,
+    rules_marker,
+)
+from mcp_memory.core.paging import PAGE_MAX, PageFilter, read_page
+from mcp_memory.core.paging import ListResult as ListResult  # the listing's result, by its old home too
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore, describe
 from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
 
@@ -197,16 +217,6 @@ class RememberResult:
     not_removed: tuple[str, ...] = ()
     #: A visible memory close to the new one, perhaps the fact it corrects (nothing was done to it).
     near: Memory | None = None
-
-
-@dataclass(frozen=True)
-class ListResult:
-    memories: list[Memory]
-    memory_type: MemoryType | None
-    #: The tags asked for (any of them), if any.
-    tags: tuple[str, ...] = ()
-    #: The creation times asked for, if any.
-    span: timespan.TimeSpan = timespan.TimeSpan()
 
 
 @dataclass(frozen=True)
@@ -467,7 +477,7 @@ class MemoryService:
         answer = await self.vectors.filtered_query(caller.tenant, embedding, wanted, caller.conversation, where)
         if answer.complete or len(answer.hits) >= wanted:
             return answer.hits
-        ids = await self._recent_ids(caller, where.memory_type, FILTER_SCAN_CAP)
+        ids = await newest_ids(self.objects, caller, FILTER_SCAN_CAP, where.memory_type)
         scored = await self.vectors.scored(caller.tenant, embedding, ids)
         if scored is None:  # a store that cannot score by id: the pool is what there is
             return answer.hits
@@ -646,104 +656,28 @@ class MemoryService:
         *,
         memory_type: MemoryType | None = None,
         limit: int = LIST_DEFAULT_LIMIT,
-        tags: Sequence[str] = (),
-        since: str | None = None,
-        until: str | None = None,
-    ) -> ListResult:
-        """The caller's visible memories, newest first, from the recency index (docs/tools.md);
-        with `tags`, only those carrying any of them, and with `since`/`until` only those stored
-        within (read page by page, FILTER_SCAN_CAP keys at most). Refused (InvalidArgument naming
-        the field) by the rules every edge applies (core/arguments.py)."""
-        checked = arguments.list_args(
-            {"type": memory_type, "limit": limit, "tags": _tags(tags), "since": since, "until": until}
-        )
-        limit, tags = checked["limit"], checked.get("tags", ())
-        span = timespan.span(since, until, self.clock())
-        if tags or span:
-            where = MemoryFilter(memory_type, tuple(tags), span)
-            return ListResult(await self._tagged(caller, where, limit), memory_type, where.tags, span)
-        ids = await self._recent_ids(caller, memory_type, limit)
-        if not ids:
-            return ListResult([], memory_type)
-        found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)}
-        memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
-        return ListResult(memories, memory_type)
-
-    async def page(
-        self,
-        caller: Caller,
-        *,
-        limit: int = PAGE_DEFAULT,
         cursor: str | None = None,
-        memory_type: MemoryType | None = None,
         tags: Sequence[str] = (),
         scope: Scope | None = None,
         since: str | None = None,
         until: str | None = None,
-    ) -> MemoryPage:
-        """Every visible memory of the caller, newest first, `limit` at a time: pass a page's
-        `next_cursor` back for the next one (core/paging.py, docs/tools.md#paging). `since` and
-        `until` are read as recall reads them (core/timespan.py): dates, instants or ages, inclusive."""
+    ) -> ListResult:
+        """The caller's visible memories, newest first, `limit` at a time (at most PAGE_MAX): pass a
+        page's `next_cursor` back as `cursor` for the next one (core/paging.py, docs/tools.md#paging).
+        With `tags`, only those carrying any of them; with `scope`, only project memories or this
+        conversation's notes; with `since`/`until`, only those stored within (read as recall reads
+        them, core/timespan.py: dates, instants or ages, inclusive). Refused (InvalidArgument naming
+        the field) by the rules every edge applies (core/arguments.py)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= PAGE_MAX:
             raise InvalidArgument(f"{{field}} must be a whole number from 1 to {PAGE_MAX}.", field="limit")
         if memory_type is not None and memory_type not in MEMORY_TYPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(MEMORY_TYPES)}.", field="type")
         if scope is not None and scope not in SCOPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(SCOPES)}.", field="scope")
+        checked = arguments.list_args({"tags": _tags(tags), "since": since, "until": until})
         span = timespan.span(since, until, self.clock())
-        where = PageFilter(memory_type, tuple(tags), scope, span.since, span.until)
+        where = PageFilter(memory_type, tuple(checked.get("tags", ())), scope, span)
         return await read_page(self.objects, self.vectors.get, caller, where, limit, cursor)
-
-    async def _tagged(self, caller: Caller, where: MemoryFilter, limit: int) -> builtins.list[Memory]:
-        """Newest first, the visible memories `where` matches: the index gives ids and types a
-        page at a time, the store the tags."""
-        prefix = index_prefix(caller.tenant)
-        found: builtins.list[Memory] = []
-        start_after: str | None = None
-        scanned = 0
-        while len(found) < limit and scanned < FILTER_SCAN_CAP:
-            page = await self.objects.list(prefix, LIST_PAGE, start_after)
-            scanned += len(page)
-            entries = [parse_index_key(key) for key in page]
-            ids = [
-                e.id
-                for e in entries
-                if e is not None
-                and e.visible_to(caller.conversation)
-                and (not where.memory_type or e.memory_type == where.memory_type)
-            ]
-            memories = {m.id: m for m in await self.vectors.get(caller.tenant, ids)} if ids else {}
-            for memory_id in ids:
-                memory = memories.get(memory_id)
-                if memory is not None and memory.visible_to(caller.conversation) and where.matches(memory):
-                    found.append(memory)
-                    if len(found) >= limit:
-                        break
-            if len(page) < LIST_PAGE:
-                break
-            start_after = page[-1]
-        return found
-
-    async def _recent_ids(self, caller: Caller, memory_type: MemoryType | None, limit: int) -> builtins.list[str]:
-        prefix = index_prefix(caller.tenant)
-        page_size = LIST_PAGE if (memory_type or caller.conversation) else limit
-        ids: builtins.list[str] = []
-        start_after: str | None = None
-        while len(ids) < limit:
-            page = await self.objects.list(prefix, page_size, start_after)
-            for key in page:
-                entry = parse_index_key(key)
-                if entry is None or not entry.visible_to(caller.conversation):
-                    continue
-                if memory_type and entry.memory_type != memory_type:
-                    continue
-                ids.append(entry.id)
-                if len(ids) >= limit:
-                    break
-            if len(page) < page_size:
-                break
-            start_after = page[-1]
-        return ids
 
     # ----------------------------------------------------------------------- digest
 
@@ -753,7 +687,7 @@ class MemoryService:
         checked as recall checks a query, and refused naming `topic` (core/arguments.py)."""
         if topic is not None:
             topic = arguments.check_text("topic", topic)
-        ids = await self._recent_ids(caller, None, digest.DIGEST_SCAN)
+        ids = await newest_ids(self.objects, caller, digest.DIGEST_SCAN)
         found = {m.id: m for m in await self.vectors.get(caller.tenant, ids)} if ids else {}
         memories = [found[i] for i in ids if i in found and found[i].visible_to(caller.conversation)]
         if not memories:
@@ -786,9 +720,7 @@ class MemoryService:
             if await self.objects.get(rules_marker(tenant)) is None:
                 await self._track_rules(tenant)
             self._rules_tracked.add(tenant)
-        keys = await self.objects.list(rule_prefix(tenant), RULES_SCAN)
-        entries = [parse_index_key(key) for key in keys]
-        ids = [e.id for e in entries if e is not None and e.visible_to(caller.conversation)]
+        ids = [e.id for e in await Walk(self.objects, caller, rules=True).entries(RULES_SCAN)]
         rules: builtins.list[Memory] = []
         for start in range(0, len(ids), digest.RULES_MAX):
             chunk = ids[start : start + digest.RULES_MAX]
@@ -804,19 +736,12 @@ class MemoryService:
     async def _track_rules(self, tenant: str) -> None:
         """The `rules/` keys of a tenant's rules stored before remember wrote them: every memory's
         tags read once (FILTER_SCAN_CAP at most, every conversation's), then the marker that says so."""
-        prefix = index_prefix(tenant)
-        start_after: str | None = None
-        scanned = 0
-        while scanned < FILTER_SCAN_CAP:
-            page = await self.objects.list(prefix, LIST_PAGE, start_after)
-            scanned += len(page)
-            ids = [e.id for e in map(parse_index_key, page) if e is not None]
+        walk = Walk(self.objects, Caller(tenant), every_scope=True)
+        while walk.read < FILTER_SCAN_CAP and not walk.ended:
+            ids = [e.id for e in await walk.entries(WALK_BATCH)]
             rules = [m for m in await self.vectors.get(tenant, ids) if digest.RULE_TAG in m.tags] if ids else []
             if rules:
                 await self.objects.put_many([(key, "") for m in rules for key in memory_keys(m)[1:]])
-            if len(page) < LIST_PAGE:
-                break
-            start_after = page[-1]
         await self.objects.put(rules_marker(tenant), "")
 
     async def get(self, caller: Caller, memory_id: str) -> Memory | None:
@@ -882,17 +807,8 @@ class MemoryService:
 
     async def stats(self, caller: Caller) -> StatsResult:
         """How many memories the caller can see, by type; a lower bound past 10,000 keys (docs/tools.md)."""
-        keys = await self.objects.list(index_prefix(caller.tenant), STATS_SCAN_CAP)
-        total = 0
-        by_type: dict[str, int] = {}
-        for key in keys:
-            entry = parse_index_key(key)
-            if entry is None or not entry.visible_to(caller.conversation):
-                continue
-            total += 1
-            if entry.memory_type in MEMORY_TYPES:
-                by_type[entry.memory_type] = by_type.get(entry.memory_type, 0) + 1
-        return StatsResult(total, by_type, lower_bound=len(keys) >= STATS_SCAN_CAP)
+        counted = await count_index(Walk(self.objects, caller), STATS_SCAN_CAP)
+        return StatsResult(counted.total, counted.by_type, lower_bound=counted.lower_bound)
 
     async def created_times(self, caller: Caller, *, cap: int = STATS_SCAN_CAP) -> tuple[builtins.list[float], bool]:
         """When each of the caller's newest `cap` memories was stored (epoch ms), read from the

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from mcp_memory.core.counters.tracker import AccessCounters, CompactReport
 from mcp_memory.core.errors import ContextError, StoreError
 from mcp_memory.core.identity import parse_tenant
-from mcp_memory.core.model import MEMORY_TYPES
-from mcp_memory.core.object_keys import index_prefix, parse_index_key
+from mcp_memory.core.model import Caller
+from mcp_memory.core.object_keys import Walk, count_index
 from mcp_memory.core.ports import ObjectStore
 
 __all__ = [
@@ -83,18 +83,8 @@ class TenantCount:
 
 async def count_tenant(objects: ObjectStore, tenant: str, scan_cap: int) -> TenantCount:
     """Count `tenant`'s memories from its recency index, reading at most `scan_cap` keys."""
-    keys = await objects.list(index_prefix(tenant), scan_cap)
-    total = notes = 0
-    by_type: dict[str, int] = {}
-    for key in keys:
-        entry = parse_index_key(key)
-        if entry is None:
-            continue
-        total += 1
-        notes += entry.digest is not None
-        if entry.memory_type in MEMORY_TYPES:
-            by_type[entry.memory_type] = by_type.get(entry.memory_type, 0) + 1
-    return TenantCount(tenant, total, by_type, notes, lower_bound=len(keys) >= scan_cap)
+    counted = await count_index(Walk(objects, Caller(tenant), every_scope=True), scan_cap)
+    return TenantCount(tenant, counted.total, counted.by_type, counted.notes, lower_bound=counted.lower_bound)
 
 
 @dataclass(frozen=True, slots=True)

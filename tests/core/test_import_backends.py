@@ -16,7 +16,7 @@ ACME = Caller("acme")
 
 
 async def stored(env: Env) -> list[tuple[str, str, str, tuple[str, ...]]]:
-    page = await env.service.page(ACME, limit=200)
+    page = await env.service.list(ACME, limit=200)
     return sorted((m.content, m.created_at, m.memory_type, tuple(sorted(m.tags))) for m in page.memories)
 
 

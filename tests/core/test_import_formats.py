@@ -170,7 +170,7 @@ async def test_dates_from_the_source_are_kept_and_since_and_until_see_them(env: 
         "Alex prefers vegetarian restaurants",
         "Likes to play cricket and plays cricket on weekends.",
     ]
-    page = await env.service.page(ACME, since="2026-01-01", until="2026-01-31")
+    page = await env.service.list(ACME, since="2026-01-01", until="2026-01-31")
     assert [m.content for m in page.memories] == ["Alex moved to San Francisco from New York in January 2026"]
     moved = page.memories[0]
     assert moved.created_at == "2026-01-15T10:30:00.000Z" and ulid_time(moved.id) == parse_iso(moved.created_at)

@@ -1,4 +1,4 @@
-"""MemoryService.page: every memory of a tenant, newest first, a page at a time with an opaque
+"""MemoryService.list: every memory of a tenant, newest first, a page at a time with an opaque
 cursor (core/paging.py, docs/tools.md#paging), on the in-memory store; each real backend's listing of
 index keys under it: tests/stores/test_smoke.py and the contract suite."""
 
@@ -39,7 +39,7 @@ async def walk(env: Env, caller: Caller, **kw) -> list[list[str]]:
     pages: list[list[str]] = []
     cursor = None
     while True:
-        page = await env.service.page(caller, cursor=cursor, **kw)
+        page = await env.service.list(caller, cursor=cursor, **kw)
         pages.append([m.id for m in page.memories])
         if page.next_cursor is None:
             return pages
@@ -54,23 +54,23 @@ async def test_pages_give_every_memory_once_newest_first_and_the_last_has_no_cur
 
 async def test_a_page_that_ends_exactly_at_the_last_memory_has_no_next_cursor(env: Env) -> None:
     ids = await store(env, "acme", 6)
-    first = await env.service.page(ACME, limit=3)
-    second = await env.service.page(ACME, limit=3, cursor=first.next_cursor)
+    first = await env.service.list(ACME, limit=3)
+    second = await env.service.list(ACME, limit=3, cursor=first.next_cursor)
     assert [m.id for m in second.memories] == ids[2::-1]
     assert second.next_cursor is None
 
 
 async def test_an_empty_tenant_has_one_empty_page(env: Env) -> None:
     await store(env, "globex", 3)
-    page = await env.service.page(ACME)
+    page = await env.service.list(ACME)
     assert page.memories == [] and page.next_cursor is None
 
 
 async def test_pages_never_show_another_tenants_memories_even_with_its_cursor(env: Env) -> None:
     acme = await store(env, "acme", 4)
     globex = await store(env, "globex", 4, start=T0 + 500)
-    theirs = await env.service.page(GLOBEX, limit=2)
-    mine = await env.service.page(ACME, limit=10, cursor=theirs.next_cursor)
+    theirs = await env.service.list(GLOBEX, limit=2)
+    mine = await env.service.list(ACME, limit=10, cursor=theirs.next_cursor)
     assert {m.id for m in mine.memories} <= set(acme)
     assert [i for p in await walk(env, GLOBEX, limit=3) for i in p] == globex[::-1]
 
@@ -102,17 +102,17 @@ async def test_since_and_until_keep_the_memories_created_within_both_inclusive(e
     ids = await store(env, "acme", 10, step=DAY)  # one a day from 2026-07-01
     inside = [i for p in await walk(env, ACME, limit=2, since="2026-07-03", until="2026-07-05") for i in p]
     assert inside == ids[4:1:-1]
-    exact = await env.service.page(ACME, since=iso(T0 + 2 * DAY), until=iso(T0 + 2 * DAY))
+    exact = await env.service.list(ACME, since=iso(T0 + 2 * DAY), until=iso(T0 + 2 * DAY))
     assert [m.id for m in exact.memories] == [ids[2]]
-    assert [m.id for m in (await env.service.page(ACME, until="2026-07-01")).memories] == [ids[0]]
-    assert [m.id for m in (await env.service.page(ACME, since="2026-07-10")).memories] == [ids[9]]
+    assert [m.id for m in (await env.service.list(ACME, until="2026-07-01")).memories] == [ids[0]]
+    assert [m.id for m in (await env.service.list(ACME, since="2026-07-10")).memories] == [ids[9]]
 
 
 async def test_a_forgotten_memory_at_the_cursor_does_not_stop_the_next_page(env: Env) -> None:
     ids = await store(env, "acme", 5)
-    first = await env.service.page(ACME, limit=2)
+    first = await env.service.list(ACME, limit=2)
     assert (await env.service.forget(ACME, ids[3])).deleted
-    second = await env.service.page(ACME, limit=2, cursor=first.next_cursor)
+    second = await env.service.list(ACME, limit=2, cursor=first.next_cursor)
     assert [m.id for m in second.memories] == [ids[2], ids[1]]
 
 
@@ -121,7 +121,7 @@ async def test_a_forgotten_memory_at_the_cursor_does_not_stop_the_next_page(env:
 )
 async def test_a_cursor_the_server_did_not_give_is_refused_naming_the_cursor(env: Env, cursor: str) -> None:
     with pytest.raises(InvalidArgument) as refused:
-        await env.service.page(ACME, cursor=cursor)
+        await env.service.list(ACME, cursor=cursor)
     assert refused.value.field == "cursor" and "not a cursor this server gave out" in str(refused.value)
 
 
@@ -141,7 +141,7 @@ async def test_a_cursor_the_server_did_not_give_is_refused_naming_the_cursor(env
 async def test_bad_paging_arguments_are_refused_naming_the_field(kw: dict, field: str, clock) -> None:
     env = make_env(clock)
     with pytest.raises(InvalidArgument) as refused:
-        await env.service.page(ACME, **kw)
+        await env.service.list(ACME, **kw)
     assert refused.value.field == field
 
 
@@ -176,8 +176,8 @@ async def test_an_unfiltered_page_reads_one_key_more_than_it_shows_however_many_
     counting = CountingObjects(env.objects)
     env.service.objects = counting
     await store(env, "acme", 300)
-    page = await env.service.page(ACME, limit=50)
-    deeper = await env.service.page(ACME, limit=50, cursor=page.next_cursor)
+    page = await env.service.list(ACME, limit=50)
+    deeper = await env.service.list(ACME, limit=50, cursor=page.next_cursor)
     assert len(page.memories) == len(deeper.memories) == 50
     assert counting.listed == [51, 51]
 

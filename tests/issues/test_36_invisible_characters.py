@@ -76,7 +76,7 @@ async def test_the_tool_the_library_and_an_import_drop_the_same_characters(clock
     raw = json.loads(record) | {"content": SENT, "tags": ["op\u00ads"]}
     result = await target.service.import_(iter([header.encode() + b"\n", json.dumps(raw).encode() + b"\n"]))
     assert result.imported == 1
-    [memory] = (await target.service.page(ACME)).memories
+    [memory] = (await target.service.list(ACME)).memories
     assert (memory.content, memory.tags) == (STORED, ("ops",))
 
 
@@ -115,7 +115,7 @@ async def test_the_web_forms_drop_and_refuse_the_same_characters(clock: Clock, r
         assert "contains an invisible tag character (U+E0069 at position 7)" in html.unescape(refused.text)
         saved = await browser.post(f"/m/{old}/edit", {"content": SENT, "type": "project", "tags": "op\u00ads"})
         assert saved.status_code == 303
-        [memory] = (await env.service.page(ACME)).memories
+        [memory] = (await env.service.list(ACME)).memories
         assert (memory.content, memory.tags) == (STORED, ("ops",))
         searched = await browser.get("/search", params={"q": "Refunds" + HIDDEN})
         assert "contains an invisible tag character" in html.unescape(searched.text)
@@ -172,7 +172,7 @@ async def test_a_stored_hidden_sentence_reads_back_as_code_points_on_every_backe
     shown = "Refunds are manual<U+E0048><U+E0069> yadsenT"
     got = await env.service.get(ACME, memory.id)
     assert got is not None and (got.content, got.category, got.tags) == (shown, "refunds<U+E0058>", ("ops",))
-    [listed] = (await env.service.page(ACME)).memories
+    [listed] = (await env.service.list(ACME)).memories
     assert listed.content == shown
     [recalled] = (await env.service.recall(ACME, "Refunds are manual", mode="exploratory")).results
     assert recalled.memory.content == shown

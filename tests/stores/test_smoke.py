@@ -73,7 +73,7 @@ async def walk(env: Env, caller: Caller, **kw) -> list[str]:
     ids: list[str] = []
     cursor = None
     for _ in range(100):
-        page = await env.service.page(caller, cursor=cursor, **kw)
+        page = await env.service.list(caller, cursor=cursor, **kw)
         ids += [m.id for m in page.memories]
         if page.next_cursor is None:
             return ids
@@ -263,9 +263,9 @@ async def test_pages_give_every_memory_once_newest_first_even_when_one_at_the_cu
     await put(env, memories)
     ids = [m.id for m in memories]
     assert await walk(env, ACME, limit=3) == ids[::-1]
-    first = await env.service.page(ACME, limit=2)
+    first = await env.service.list(ACME, limit=2)
     assert (await env.service.forget(ACME, ids[5])).deleted
-    second = await env.service.page(ACME, limit=2, cursor=first.next_cursor)
+    second = await env.service.list(ACME, limit=2, cursor=first.next_cursor)
     assert [m.id for m in second.memories] == [ids[4], ids[3]]
 
 

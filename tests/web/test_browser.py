@@ -286,7 +286,7 @@ async def test_every_label_stays_with_its_field_when_a_form_wraps(
     page = await context.new_page()
     await log_in(page, url)
     root = page.url.rstrip("/")
-    memory_id = (await env.service.page(ACME)).memories[0].id
+    memory_id = (await env.service.list(ACME)).memories[0].id
     checked = 0
     for path in ("/", "/search?q=deploys+drain", f"/m/{memory_id}"):
         await page.goto(root + path)

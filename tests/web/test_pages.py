@@ -83,7 +83,7 @@ async def test_a_csrf_token_in_the_query_string_is_not_accepted(browser: Browser
     token = await browser.csrf()
     answer = await browser.client.post(f"/m/{memory_id}/forget?csrf={token}", headers={"origin": ORIGIN})
     assert answer.status_code == 403 and "Nothing was changed." in answer.text
-    assert [m.id for m in (await env.service.page(ACME)).memories] == [memory_id]
+    assert [m.id for m in (await env.service.list(ACME)).memories] == [memory_id]
     assert (await browser.post(f"/m/{memory_id}/forget")).status_code == 200
 
 
@@ -243,7 +243,7 @@ async def test_an_edit_over_the_limit_is_refused_and_changes_nothing(browser: Br
     old = await remember(env, DEPLOY)
     answer = await browser.post(f"/m/{old}/edit", {"content": "x" * 32_001, "type": "project"})
     assert answer.status_code == 400 and "“Content” is 32001 bytes" in html.unescape(answer.text)
-    assert [m.id for m in (await env.service.page(ACME)).memories] == [old]
+    assert [m.id for m in (await env.service.list(ACME)).memories] == [old]
 
 
 async def test_forget_asks_first_then_forgets(browser: Browser, env: Env) -> None:
@@ -270,7 +270,7 @@ async def test_forget_many_previews_the_count_then_forgets_exactly_those(browser
     assert len(await env.vectors.get("acme", doomed)) == 3
     done = await browser.post("/forget", {"tag": "scratch", "since": "2026-07-01"})
     assert "3 memories forgotten." in done.text
-    assert [m.id for m in (await env.service.page(ACME)).memories] == [keep]
+    assert [m.id for m in (await env.service.list(ACME)).memories] == [keep]
     refused = await browser.get("/forget")
     assert refused.status_code == 400 and "Choose at least one filter" in refused.text
 
@@ -344,7 +344,7 @@ async def test_a_change_without_its_csrf_token_or_from_another_origin_is_refused
         await browser.post("/forget", {"tag": "x"}, csrf=False),
     ):
         assert answer.status_code == 403 and "Nothing was changed." in answer.text
-    assert [m.id for m in (await env.service.page(ACME)).memories] == [memory_id]
+    assert [m.id for m in (await env.service.list(ACME)).memories] == [memory_id]
 
 
 async def test_another_tenants_memory_is_not_found_through_any_page_or_action(browser: Browser, env: Env) -> None:
@@ -359,7 +359,7 @@ async def test_another_tenants_memory_is_not_found_through_any_page_or_action(br
     assert (await browser.post(f"/m/{theirs}/edit", {"content": "hijacked"})).status_code == 404
     assert "No memories match" in (await browser.get("/forget?tag=billing")).text or True
     assert (await browser.post("/forget", {"tag": "billing"})).text.count("0 memories forgotten.") == 1
-    assert [m.id for m in (await env.service.page(GLOBEX)).memories] == [theirs]
+    assert [m.id for m in (await env.service.list(GLOBEX)).memories] == [theirs]
     assert "0 memories" in (await browser.get("/stats")).text
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mcp_memory.core.model import MEMORY_TYPES, Memory, MemoryFilter, Mode
+from mcp_memory.core.paging import ListResult
 from mcp_memory.core.ranking import percent
 from mcp_memory.core.service import (
     STATS_SCAN_CAP,
     ForgetResult,
-    ListResult,
     RecallResult,
     RememberResult,
     StatsResult,

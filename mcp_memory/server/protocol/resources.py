@@ -3,7 +3,7 @@
 - the prompt `recall-context` (optional `topic`): the SessionStart digest as a user message;
 - the resource template `memory://memories/{id}`, one memory; the resource `memory://recent`,
   the newest memories of this tenant and conversation; resources/list walks every visible
-  memory, a page at a time (MemoryService.page, its opaque cursor).
+  memory, a page at a time (MemoryService.list, its opaque cursor).
 
 The visibility rules are the tools': the caller is resolved per request as for tools/call, and
 another tenant's or conversation's id reads exactly as a missing one. Results of the 2026-07-28
@@ -102,7 +102,7 @@ class PromptsAndResources:
         caller = self._caller(ctx)
         cursor = getattr(params, "cursor", None) if params is not None else None
         try:
-            page = await self.service.page(caller, limit=LIST_PAGE, cursor=cursor)
+            page = await self.service.list(caller, limit=LIST_PAGE, cursor=cursor)
         except InvalidArgument as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         listed = [_resource(m) for m in page.memories]

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_memory.core.model import MEMORY_TYPES, Memory, Ranked
-from mcp_memory.core.service import ForgetResult, ListResult, RecallResult, RememberResult, StatsResult
+from mcp_memory.core.paging import ListResult
+from mcp_memory.core.service import ForgetResult, RecallResult, RememberResult, StatsResult
 
 _STRING = {"type": "string"}
 _STRINGS = {"type": "array", "items": _STRING}

@@ -18,7 +18,7 @@ FILTER_FIELDS = ("type", "tag", "scope", "since", "until")
 
 
 def filters_of(ctx: Ctx) -> dict[str, Any]:
-    """The filter bar's fields as `MemoryService.page`'s arguments."""
+    """The filter bar's fields as `MemoryService.list`'s arguments."""
     tags = ctx.many("tag")
     if len(tags) > arguments.TAGS_MAX:
         raise InvalidArgument(f"{{field}} may name at most {arguments.TAGS_MAX} tags.", field="tags")
@@ -62,7 +62,7 @@ def chosen_filters(ctx: Ctx) -> dict[str, str]:
 async def browse(ctx: Ctx) -> Response:
     where = filters_of(ctx)
     cursor = ctx.one("cursor") or None
-    result = await ctx.view.service.page(ctx.caller, limit=PAGE_DEFAULT, cursor=cursor, **where)
+    result = await ctx.view.service.list(ctx.caller, limit=PAGE_DEFAULT, cursor=cursor, **where)
     base = ctx.base
     next_url = f"{base}/?{filter_query(ctx, cursor=result.next_cursor)}" if result.next_cursor else None
     return ctx.page(

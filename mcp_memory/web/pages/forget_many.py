@@ -48,7 +48,7 @@ async def matching(ctx: Ctx) -> tuple[list[Any], bool]:
     found: list[Any] = []
     cursor = None
     while True:
-        result = await ctx.view.service.page(ctx.caller, limit=200, cursor=cursor, **where)
+        result = await ctx.view.service.list(ctx.caller, limit=200, cursor=cursor, **where)
         found.extend(result.memories)
         if len(found) > FORGET_MANY_MAX:
             return found[:FORGET_MANY_MAX], True

@@ -54,7 +54,7 @@ async def tag_counts(ctx: Ctx) -> tuple[dict[str, int], int, bool]:
     read = 0
     cursor = None
     while read < TAG_SCAN:
-        result = await ctx.view.service.page(ctx.caller, limit=200, cursor=cursor)
+        result = await ctx.view.service.list(ctx.caller, limit=200, cursor=cursor)
         for m in result.memories:
             for tag in m.tags:
                 tags[tag] = tags.get(tag, 0) + 1
