@@ -21,10 +21,10 @@ from starlette.routing import Route
 from mcp_memory.core.model import Caller
 from mcp_memory.web.access import Access
 from mcp_memory.web.pages import browse, export, forget_many, login, memory, search, stats, tenants
-from mcp_memory.web.pages.tenants import TENANT_COOKIE
+from mcp_memory.web.pages.tenants import chosen_tenant
 from mcp_memory.web.view import View, view_of
 
-__all__ = ["CSP", "View", "build_ui", "local_caller"]
+__all__ = ["CSP", "View", "build_ui", "chosen_tenant", "local_caller"]
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -82,7 +82,7 @@ def local_caller(access: Access, default: Caller, operator: bool) -> Callable[[R
 
     def caller_of(request: Request) -> Caller:
         if operator:
-            chosen = access.unsigned("tenant", request.cookies.get(TENANT_COOKIE))
+            chosen = chosen_tenant(access, request)
             if chosen:
                 return Caller(chosen, default.conversation)
         return default

@@ -22,7 +22,7 @@ from mcp_memory.core import arguments
 from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerError
 from mcp_memory.core.model import Caller
 from mcp_memory.web.access import COOKIE
-from mcp_memory.web.view import View, view_of
+from mcp_memory.web.view import NoTenantChosen, View, view_of
 
 #: A form larger than this is refused (a memory is at most 32,000 bytes; URL-encoding triples it).
 FORM_MAX_BYTES = 256 * 1024
@@ -110,13 +110,16 @@ def same_origin(request: Request) -> bool:
     return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
 
 
-def guarded(action: str | None = None) -> Callable[[Page], Callable[[Request], Awaitable[Response]]]:
+def guarded(
+    action: str | None = None, *, before_tenant: bool = False
+) -> Callable[[Page], Callable[[Request], Awaitable[Response]]]:
     """Make `page` an endpoint behind the session; `action` names it in the `ui_call` log line
-    (every POST, and the export)."""
+    (every POST, and the export). `before_tenant`: the page serves a session that has not
+    chosen its tenant yet (the Tenants page); every other page sends it there."""
 
     def endpoint_of(page: Page) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            return await serve(request, page, action)
+            return await serve(request, page, action, before_tenant)
 
         endpoint.__name__ = endpoint.__qualname__ = page.__name__
         endpoint.__doc__ = page.__doc__
@@ -125,7 +128,7 @@ def guarded(action: str | None = None) -> Callable[[Page], Callable[[Request], A
     return endpoint_of
 
 
-async def serve(request: Request, page: Page, action: str | None) -> Response:
+async def serve(request: Request, page: Page, action: str | None, before_tenant: bool = False) -> Response:
     """Answer `request` with `page` when its session is valid (and, for a POST, its CSRF token
     and origin), or with the page that says why not."""
     view = view_of(request)
@@ -139,7 +142,14 @@ async def serve(request: Request, page: Page, action: str | None) -> Response:
     caller: Caller | None = None
     ok = False
     try:
-        caller = view.caller_of(request)
+        try:
+            caller = view.caller_of(request)
+        except NoTenantChosen:
+            if not before_tenant:
+                if request.method == "GET":
+                    return RedirectResponse(f"{view.base}/tenants", 303)
+                raise
+            caller = Caller("")  # none yet: the Tenants page is where one is chosen
         form = await read_form(request)
         ctx = Ctx(view, request, caller, session, form)
         if request.method == "POST" and (

@@ -15,11 +15,26 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from mcp_memory.core.errors import ContextError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.web import render
 from mcp_memory.web.access import Access
+
+#: The cookie holding the tenant chosen on the Tenants page (pages/tenants.py).
+TENANT_COOKIE = "mcp_memory_ui_tenant"
+
+
+class NoTenantChosen(ContextError):
+    """A page of a view where a person chooses the tenant, before one is chosen."""
+
+    def __init__(self) -> None:
+        super().__init__("Choose a tenant first, on the Tenants page; nothing was changed.")
+
+
+def never(request: Request) -> bool:
+    return False
 
 
 @dataclass
@@ -38,6 +53,9 @@ class View:
     operator: bool = False
     #: serve-http's login form asks for the key; `mcp-memory ui` uses its one-time link.
     key_login: bool = False
+    #: Whether a request's tenant is set by its transport (a gateway's header under serve-http):
+    #: then the Tenants page offers no choice.
+    tenant_fixed: Callable[[Request], bool] = never
     templates: Any = field(init=False, repr=False)
     #: The one stylesheet, read once: it ships in the package.
     stylesheet: str = field(init=False, repr=False)
@@ -45,6 +63,12 @@ class View:
     def __post_init__(self) -> None:
         self.templates = render.environment()
         self.stylesheet = (Path(render.__file__).parent / "static" / "ui.css").read_text(encoding="utf-8")
+
+    @property
+    def chooses_tenant(self) -> bool:
+        """Whether a person picks the tenant on the Tenants page: the operator's `--all-tenants`,
+        or serve-http's key, which may use every tenant (docs/web.md#choosing-the-tenant)."""
+        return self.operator or self.key_login
 
     def render(
         self,
@@ -62,6 +86,7 @@ class View:
             csrf=self.access.csrf(session) if session is not None else "",
             caller=caller,
             operator=self.operator,
+            chooses_tenant=self.chooses_tenant,
             logged_in=session is not None,
             failed=status >= 400,
             **values,

@@ -245,7 +245,7 @@ async def test_a_browser_without_the_link_sees_only_the_refusal(served: tuple[st
 def test_the_screenshots_in_docs_are_small_pngs() -> None:
     from tests.conftest import ROOT
 
-    for name in ("browse", "search", "memory", "forget", "stats"):
+    for name in ("browse", "search", "memory", "forget", "stats", "tenants"):
         path = ROOT / "docs" / f"web-{name}.png"
         data = path.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, name
@@ -373,3 +373,33 @@ async def test_the_launcher_file_mcp_memory_ui_opens_logs_chromium_in(
         await page.close()
     finally:
         shutil.rmtree(launcher.parent)
+
+
+async def test_under_serve_http_a_person_logs_in_with_the_key_and_chooses_a_tenant_in_chromium(
+    chromium: Browser, env: Env, tmp_path: Path
+) -> None:
+    """Issue 36: the key's login landed on "No tenant — x-memory-tenant header is required" with
+    no way forward; now it lands on the Tenants page, and the tenant chosen is what Browse shows."""
+    from mcp_memory.core.model import Caller
+    from tests.web.test_mounts import KEY, app_of
+
+    await env.service.remember(Caller("globex"), "Globex deploys on Fridays only", memory_type="project")
+    shots = Shots(tmp_path)
+    async with serving(app_of(env)) as port:
+        context = await chromium.new_context(viewport={"width": 1100, "height": 760})
+        page = await context.new_page()
+        await page.goto(f"http://127.0.0.1:{port}/ui/")
+        assert await page.title() == "Log in · mcp-memory"
+        await page.fill("#key", KEY)
+        await page.press("#key", "Enter")
+        await page.wait_for_url(f"http://127.0.0.1:{port}/ui/tenants")
+        assert await page.title() == "Tenants · mcp-memory"
+        assert "No tenant" not in await page.locator("main").inner_text()
+        await shots.take(page, "tenants")
+        await page.click("button:has-text('Show acme')")
+        await page.wait_for_url(f"http://127.0.0.1:{port}/ui/")
+        assert await page.title() == "Browse · mcp-memory"
+        assert await page.locator("li.memory").count() == len(FACTS)
+        assert "Globex" not in await page.locator("main").inner_text()
+        assert "tenant acme" in await page.locator("header .tenant").inner_text()
+        await context.close()

@@ -91,11 +91,66 @@ async def test_serve_http_mounts_the_view_at_ui_behind_the_static_key(env: Env) 
         assert page.status_code == 200 and mine in page.text and theirs not in page.text
         other = await client.get("/ui/", headers={"x-tenant-id": "globex"})
         assert theirs in other.text and mine not in other.text
-        missing = await client.get("/ui/")
-        assert missing.status_code == 400 and "x-memory-tenant header is required" in missing.text
+        missing = await client.get("/ui/")  # no gateway header: the person chooses (below)
+        assert (missing.status_code, missing.headers["location"]) == (303, "/ui/tenants")
         assert (await client.get(f"/ui/m/{theirs}", headers={"x-memory-tenant": "acme"})).status_code == 404
         # the MCP endpoint still refuses every browser origin
         assert (await client.post("/mcp", headers={"origin": "http://memory.test"}, content=b"{}")).status_code == 403
+
+
+async def csrf_of(client: httpx.AsyncClient, path: str = "/ui/tenants", **headers: str) -> str:
+    match = re.search(r'name="csrf" value="([0-9a-f]+)"', (await client.get(path, headers=headers)).text)
+    assert match
+    return match.group(1)
+
+
+async def choose(client: httpx.AsyncClient, tenant: str, **headers: str) -> httpx.Response:
+    form = {"tenant": tenant, "csrf": await csrf_of(client, **headers)}
+    return await client.post("/ui/tenants", data=form, headers={"origin": "http://memory.test", **headers})
+
+
+async def test_a_person_without_a_gateway_header_chooses_among_the_stores_tenants_never_a_typed_one(env: Env) -> None:
+    """Issue 36: logging in with the key under serve-http landed on "No tenant — x-memory-tenant
+    header is required", with no way forward. The key may use every tenant (as at /mcp), so the
+    person picks one of the tenants the store lists; a name the store does not list is refused."""
+    mine = (await env.service.remember(ACME, "Deploys go out on Tuesdays")).memory.id
+    theirs = (await env.service.remember(GLOBEX, "Globex deploys on Fridays")).memory.id
+    async with mounted(env) as client:
+        await log_in(client)
+        assert (await client.get("/ui/stats")).headers["location"] == "/ui/tenants"
+        listing = await client.get("/ui/tenants")
+        assert listing.status_code == 200 and "no tenant chosen" in listing.text
+        assert re.findall(r'name="tenant" value="([^"]+)"', listing.text) == ["acme", "globex"]
+        typed = await choose(client, "initech")
+        assert typed.status_code == 400 and "Choose one of the tenants listed" in typed.text
+        assert (await client.get("/ui/")).headers["location"] == "/ui/tenants"  # nothing was chosen
+        assert (await client.post("/ui/tenants", data={"tenant": "globex"})).status_code == 403  # no CSRF
+        chosen = await choose(client, "globex")
+        assert (chosen.status_code, chosen.headers["location"]) == (303, "/ui/")
+        page = await client.get("/ui/")
+        assert page.status_code == 200 and theirs in page.text and mine not in page.text
+        assert "tenant <strong>globex</strong>" in page.text
+        # a gateway's header still decides, whatever was chosen, and then nothing can be chosen
+        bound = await client.get("/ui/", headers={"x-memory-tenant": "acme"})
+        assert mine in bound.text and theirs not in bound.text
+        fixed = await client.get("/ui/tenants", headers={"x-tenant-id": "acme"})
+        assert "the header your gateway sends" in fixed.text and 'name="tenant"' not in fixed.text
+        assert (await choose(client, "globex", **{"x-tenant-id": "acme"})).status_code == 403
+
+
+async def test_the_tenant_chosen_ends_with_its_session(env: Env) -> None:
+    await env.service.remember(GLOBEX, "Globex deploys on Fridays")
+    async with mounted(env) as client:
+        await log_in(client)
+        await choose(client, "globex")
+        choice = client.cookies.get("mcp_memory_ui_tenant")
+        assert choice and (await client.get("/ui/")).status_code == 200
+        await client.post(
+            "/ui/logout", data={"csrf": await csrf_of(client, "/ui/")}, headers={"origin": "http://memory.test"}
+        )
+        await log_in(client)
+        client.cookies.set("mcp_memory_ui_tenant", choice, domain="memory.test", path="/ui")
+        assert (await client.get("/ui/")).headers["location"] == "/ui/tenants"  # the old choice is not this session's
 
 
 async def test_the_tenant_never_comes_from_a_form_field(env: Env) -> None:

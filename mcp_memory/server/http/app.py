@@ -150,6 +150,13 @@ def caller_from_headers_of(request: Any) -> Caller:
     )
 
 
+def tenant_in_headers(request: Any) -> bool:
+    """Whether a web view request's headers name a tenant (a gateway's): then they, not a
+    person's choice, decide it (docs/web.md#choosing-the-tenant)."""
+    headers = request.headers
+    return any(v.strip() for v in (*headers.getlist(TENANT_HEADER), *headers.getlist(STAMPED_TENANT_HEADER)))
+
+
 def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", ()):
         if key == name:

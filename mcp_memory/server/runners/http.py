@@ -68,21 +68,48 @@ def web_view(settings: Any, service: Any, log: JsonLog, wrong_keys: WrongKeys | 
                 "set MCP_API_KEY as well to log in with the static key"
             )
         return None, "ui: off — UI_ENABLED needs MCP_API_KEY: the view's login asks for that key"
-    from mcp_memory.server.http.app import caller_from_headers_of
+    from mcp_memory.server.http.app import tenant_in_headers
     from mcp_memory.web.access import Access
     from mcp_memory.web.app import View, build_ui
 
+    access = Access.with_key(settings.mcp_api_key, wrong_keys)
     about = [storage_line(settings), f"embedder: {service.describe_embedder()}"]
     view = View(
         service,
-        Access.with_key(settings.mcp_api_key, wrong_keys),
+        access,
         log,
-        caller_from_headers_of,
+        view_caller(access),
         base="/ui",
         about=about,
         key_login=True,
+        tenant_fixed=tenant_in_headers,
     )
-    return build_ui(view), "ui: /ui (log in with MCP_API_KEY; the tenant comes from X-Memory-Tenant or X-Tenant-Id)"
+    return build_ui(view), (
+        "ui: /ui (log in with MCP_API_KEY; the tenant comes from X-Memory-Tenant or X-Tenant-Id, "
+        "else from the view's Tenants page)"
+    )
+
+
+def view_caller(access: Any) -> Any:
+    """serve-http's web view caller: the tenant a gateway's header names, else the one this
+    session chose on the Tenants page among the store's tenants (the key may use every tenant,
+    as at /mcp); neither: NoTenantChosen, which sends the person to that page (docs/web.md#choosing-the-tenant)."""
+    from mcp_memory.core.identity import parse_conversation
+    from mcp_memory.core.model import Caller
+    from mcp_memory.server.http.app import caller_from_headers_of, tenant_in_headers
+    from mcp_memory.server.http.headers import CONVERSATION_HEADER
+    from mcp_memory.web.app import chosen_tenant
+    from mcp_memory.web.view import NoTenantChosen
+
+    def caller_of(request: Any) -> Caller:
+        if tenant_in_headers(request):
+            return caller_from_headers_of(request)
+        chosen = chosen_tenant(access, request)
+        if chosen is None:
+            raise NoTenantChosen()
+        return Caller(chosen, parse_conversation(request.headers.getlist(CONVERSATION_HEADER), CONVERSATION_HEADER))
+
+    return caller_of
 
 
 async def run_http(settings: Any) -> None:
