@@ -43,6 +43,8 @@ _SUSPECT = re.compile(
     "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff\ud800-\udfff]"
 )
+#: The same class, for a view that shows what it keeps (web/render.py): public, read-only.
+UNSEEN = _SUSPECT
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 #: Kept one at a time: the joiners and the direction marks.

@@ -1,9 +1,10 @@
 """Pages from templates: Jinja2 with autoescape on, and memory text shown as text (docs/web.md#security).
 
 Memory content is untrusted text a model wrote. Autoescape turns every `<`, `&` and quote into
-an entity; `text` also makes the invisible characters that reorder or hide text (bidirectional
-overrides and isolates, zero-width marks) visible as their code points, so a right-to-left
-override cannot make a line read other than it is stored. Nothing is ever linkified.
+an entity; `text` also shows every character a reader cannot see (Unicode's default-ignorable
+ones and the controls, as core/invisible.py names them) as a marked code point, so a
+right-to-left override cannot make a line read other than it is stored, and a joiner or a
+selector the store keeps is seen where a model reads it. Nothing is ever linkified.
 """
 
 from __future__ import annotations
@@ -17,16 +18,34 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-#: Characters that change how text around them reads without being seen: shown as `U+XXXX`.
-_HIDDEN = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+from mcp_memory.core.invisible import UNSEEN
+
+#: One character of core/invisible.py's class, or one run of tag characters.
+_UNSEEN_RUN = re.compile(f"[\U000e0000-\U000e007f]+|{UNSEEN.pattern}")
+
+#: A run of tag characters (kept only inside a subdivision flag, core/invisible.py): shown as
+#: the ASCII they mirror, so a curator reads what a model reads.
+_TAGS = re.compile("[\U000e0000-\U000e007f]+")
 #: Browse shows this much of each memory; the memory's own page shows all of it.
 PREVIEW_CHARS = 280
 
 
+def _shown(match: re.Match[str]) -> str:
+    run = match.group()
+    if _TAGS.fullmatch(run):
+        spelled = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+        codes = " ".join(f"U+{ord(c):04X}" for c in run)
+        return f'<span class="ctl" title="tag characters {codes}">tags {escape(spelled)}</span>'
+    return f'<span class="ctl">U+{ord(run):04X}</span>'
+
+
 def text(value: object) -> Markup:
-    """`value` escaped, its hidden formatting characters shown as code points."""
+    """`value` escaped, each character a reader cannot see that the store kept (a joiner, a
+    direction mark, a variation selector, a flag's tag characters, a filler inside a Hangul
+    syllable: core/invisible.py) or an older row still holds shown as a marked code point, so
+    the curator sees every character the model reads (docs/web.md#security)."""
     escaped = str(escape(str(value)))
-    return Markup(_HIDDEN.sub(lambda m: f'<span class="ctl">U+{ord(m.group()):04X}</span>', escaped))
+    return Markup(_UNSEEN_RUN.sub(_shown, escaped))
 
 
 def preview(value: str) -> Markup:

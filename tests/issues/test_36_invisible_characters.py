@@ -215,3 +215,28 @@ def test_the_cli_shows_a_stored_hidden_sentence_as_code_points(cli, tmp_path) ->
         shown = cli(*argv)
         assert shown.returncode == 0, shown.stderr
         assert not INVISIBLE.search(shown.stdout) and "<U+E0069>" in shown.stdout, shown.stdout
+
+
+async def test_the_view_shows_each_kept_invisible_character_as_a_marked_code_point(
+    clock: Clock, request: pytest.FixtureRequest
+) -> None:
+    """What the store keeps (a joiner, a non-joiner, a variation selector, a flag's tag
+    characters) a model reads; the curator's view marks each where it stands, outside the edit
+    form, which holds the text as stored."""
+    from mcp_memory.core.invisible import UNSEEN
+
+    env = await open_env("sqlite", clock, request)
+    try:
+        memory = (await env.service.remember(ACME, KEPT)).memory
+        view, out = make_view(env)
+        browser = await logged_in(view, out)
+        for path in ("/", f"/m/{memory.id}", "/search?q=Refunds+Glasgow"):
+            page = (await browser.get(path)).text
+            shown = re.sub(r"<textarea[^>]*>.*?</textarea>", "", page, flags=re.S)
+            assert not UNSEEN.search(shown), path
+            assert shown.count('<span class="ctl">U+200D</span>') == 2, path  # the family's joiners
+            assert '<span class="ctl">U+200C</span>' in shown and '<span class="ctl">U+FE0F</span>' in shown, path
+            assert ">tags gbsct</span>" in shown, path
+        await browser.client.aclose()
+    finally:
+        await env.service.close()
