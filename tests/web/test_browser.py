@@ -245,7 +245,7 @@ async def test_a_browser_without_the_link_sees_only_the_refusal(served: tuple[st
 def test_the_screenshots_in_docs_are_small_pngs() -> None:
     from tests.conftest import ROOT
 
-    for name in ("browse", "search", "memory", "forget", "stats", "tenants"):
+    for name in ("browse", "search", "memory", "forget", "stats", "tenants", "browse-phone", "search-phone"):
         path = ROOT / "docs" / f"web-{name}.png"
         data = path.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, name
@@ -288,10 +288,14 @@ async def test_every_label_stays_with_its_field_when_a_form_wraps(
     root = page.url.rstrip("/")
     memory_id = (await env.service.list(ACME)).memories[0].id
     checked = 0
-    for path in ("/", "/search?q=deploys+drain", f"/m/{memory_id}"):
+    shots = Shots(tmp_path)
+    pages = {"browse": "/", "search": "/search?q=deploys+drain", "memory": f"/m/{memory_id}", "stats": "/stats"}
+    for name, path in pages.items():
         await page.goto(root + path)
         assert await split_labels(page) == [], f"{path} at {width} width"
         checked += await page.locator("main label[for]").count()
+        if width == "phone":  # the desktop ones are the person's walk's
+            await shots.take(page, f"{name}-phone")
     assert checked >= 5 + 4 + 4
     await context.close()
 
