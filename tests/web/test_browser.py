@@ -359,7 +359,7 @@ async def test_another_server_on_127_0_0_1_neither_receives_nor_can_use_the_sess
     await context.close()
 
 
-async def test_the_launcher_file_mcp_memory_ui_opens_logs_chromium_in(
+async def test_the_launcher_file_mcp_memory_ui_opens_brings_chromium_to_browse_logged_in(
     served: tuple[str, View], chromium: Browser
 ) -> None:
     """Issue 36, defect 3: the browser is started on a private file, not on the token's URL; the
