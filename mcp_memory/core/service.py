@@ -109,6 +109,8 @@ NEAR_SIMILARITY = supersede.NEAR_SIMILARITY
 STATS_SCAN_CAP = 10_000
 #: How many of recall's results, and of the memories tagged for a file, a tool call's question weighs.
 ACTION_CANDIDATES = 10
+#: How many of the latest tool calls' questions keep their embedding in the process (a few KB each).
+ACTION_EMBEDDINGS = 64
 LIST_PAGE = 1000
 #: An import from another format embeds and judges this many entries at a time (one embedding
 #: batch, one write): bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy.
@@ -299,6 +301,8 @@ class MemoryService:
         self.log = log or NullLog()
         #: The tenants whose rules this process knows have their `rules/` keys (`_rules`).
         self._rules_tracked: set[str] = set()
+        #: The embeddings of the latest tool calls' questions (`concerning`), oldest first.
+        self._action_embeddings: dict[str, np.ndarray] = {}
 
     @property
     def retrieval(self) -> Retrieval:
@@ -415,7 +419,12 @@ class MemoryService:
         actions = _actions()
         checked = arguments.recall_args({"query": actions.query_of(action)})
         query = checked["query"]
-        embedding = await self._embed(query)
+        embedding = self._action_embeddings.pop(query, None)
+        if embedding is None:  # an agent reads a file, then edits it: the same question, embedded once
+            embedding = await self._embed(query)
+        self._action_embeddings[query] = embedding
+        if len(self._action_embeddings) > ACTION_EMBEDDINGS:
+            del self._action_embeddings[next(iter(self._action_embeddings))]
         recalled = await self._recall(caller, query, embedding, limit, "precision", MemoryFilter())
         tags = tuple(t for path in action.paths for t in actions.path_tags(path))
         declared: builtins.list[Memory] = []

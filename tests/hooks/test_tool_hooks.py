@@ -265,3 +265,24 @@ def test_a_tool_question_may_ask_for_a_smaller_budget_than_a_prompt(kind: str, b
     else:
         with pytest.raises(ValueError, match="^budget$"):
             parse_ask(line)
+
+
+async def test_a_read_then_an_edit_of_the_same_file_is_embedded_once_and_answers_alike(env: Env) -> None:
+    from mcp_memory.core.service import ACTION_EMBEDDINGS
+
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/refund.py"])
+    before = env.embedder.calls
+    reading = actions.action_of("PreToolUse", "Read", {"file_path": "/p/services/billing/refund.py"}, "/p")
+    editing = actions.action_of("PreToolUse", "Edit", {"file_path": "/p/services/billing/refund.py"}, "/p")
+    assert reading is not None and editing is not None
+    first = await env.service.concerning(ACME, reading)
+    again = await env.service.concerning(ACME, editing)
+    assert env.embedder.calls == before + 1
+    assert [m.content for m in first.declared] == [m.content for m in again.declared] == [REFUND_RULE]
+    for i in range(ACTION_EMBEDDINGS):  # the oldest question is embedded again once that many came after it
+        other = actions.action_of("PreToolUse", "Read", {"file_path": f"/p/other/file_{i}.py"}, "/p")
+        assert other is not None
+        await env.service.concerning(ACME, other)
+    calls = env.embedder.calls
+    await env.service.concerning(ACME, editing)
+    assert env.embedder.calls == calls + 1

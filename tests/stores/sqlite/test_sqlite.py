@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -382,3 +383,43 @@ async def test_giving_up_while_waiting_for_exclusive_does_not_keep_the_lock(db_p
     finally:
         await close_pair(one)
         await close_pair(two)
+
+
+async def test_a_tag_filter_finds_each_tag_however_written_and_only_those(db_path: Path) -> None:
+    """The tag filter's substring pre-test (`_tags_start`) never loses a row json_each would keep:
+    Korean, quotes and backslashes in tags, tags with no common start, and a row an earlier
+    writer stored with ASCII escapes."""
+    from mcp_memory.core.model import MemoryFilter
+
+    vectors, objects = await open_pair(db_path)
+    try:
+        tagged = {
+            "k": ("path:문서/가이드.md",),
+            "q": ('path:say"hi".txt',),
+            "b": ("path:C:\\dir\\x.py",),
+            "r": ("rule",),
+            "p": ("path:src/", "rule"),
+            "n": ("paths",),
+        }
+        for i, (memory_id, tags) in enumerate(tagged.items()):
+            await vectors.put(memory(memory_id, tags=tags), axis(i % DIM))
+        conn = sqlite3.connect(db_path)
+        conn.execute(
+            "UPDATE memories SET tags = ? WHERE id = 'k'", (json.dumps(["path:문서/가이드.md"], ensure_ascii=True),)
+        )
+        conn.commit()
+        conn.close()
+
+        async def found(*tags: str) -> set[str]:
+            answer = await vectors.filtered_query("acme", axis(0), 10, None, MemoryFilter(tags=tags))
+            return {h.memory.id for h in answer.hits}
+
+        assert await found("path:문서/가이드.md", "path:가이드.md") == {"k"}
+        assert await found('path:say"hi".txt') == {"q"}
+        assert await found("path:C:\\dir\\x.py") == {"b"}
+        assert await found("rule") == {"r", "p"}
+        assert await found("path:src/", "path:문서/가이드.md") == {"p", "k"}
+        assert await found("rule", "paths") == {"r", "p", "n"}
+        assert await found("path:") == set()
+    finally:
+        await close_pair((vectors, objects))
