@@ -190,11 +190,32 @@ def _identifier(word: str) -> bool:
     return bool(re.search(r"[a-z][A-Z]|[0-9_-]", word)) or word[:1].isupper() and not word.isalpha()
 
 
+#: The words of an error text: letters, digits, "_", and "." or "-" inside (a host, a version, a setting).
+_ERROR_WORD = re.compile(r"[^\W_][\w.-]*[^\W_]|_\w+", re.UNICODE)
+#: At most this many distinct words of an error text are looked for in a memory.
+ERROR_WORDS_MAX = 40
+
+
+def error_words(error: str) -> list[str]:
+    """The words of a failed command's error text that name something in particular: 4 characters
+    or more, written like an identifier (a digit, "_", "-", a capital inside, or dotted parts), as
+    a port, a host, a setting or an error's class is (`5433`, `harbor-nexus`, `psycopg.OperationalError`)."""
+    found: dict[str, None] = {}
+    for word in _ERROR_WORD.findall(error):
+        word = word.rstrip(".")
+        if len(word) >= 4 and (_identifier(word) or re.search(r"\w\.\w", word)):
+            found.setdefault(word, None)
+            if len(found) >= ERROR_WORDS_MAX:
+                break
+    return list(found)
+
+
 def names(content: str, action: Action) -> bool:
     """True when a memory's text names what the action touches: one of its files (by a path
     ending of two components or more, by its name when that has an extension or is written like
-    an identifier, or a folder above it by two components or more), or its program with its
-    subcommand (`npm publish`, `alembic downgrade`)."""
+    an identifier, or a folder above it by two components or more), its program with its
+    subcommand (`npm publish`, `alembic downgrade`), or, for a failure, one of the particular
+    words of its error text (`error_words`: the port, host or setting the memory explains)."""
     for path in action.paths:
         parts = [p for p in path.split("/") if p]
         if not parts:
@@ -218,4 +239,4 @@ def names(content: str, action: Action) -> bool:
         name, sub = program(action.command)
         if name and sub and _mentions(content.lower(), f"{name} {sub}".lower()):
             return True
-    return False
+    return any(_mentions(content, word) for word in error_words(action.error)) if action.error else False

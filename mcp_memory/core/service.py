@@ -190,18 +190,21 @@ class ActionResult:
     recalled: RecallResult
     #: The memories whose `path:` tags apply to one of the call's files, nearest first.
     declared: list[Memory]
+    #: Every candidate recall's searches found for the call, before its gate kept the probable
+    #: ones: a memory naming what the call touches is worth showing however recall judged it.
+    candidates: list[Memory] = field(default_factory=list)
 
     def chosen(self, exclude: frozenset[str], limit: int, min_confidence: str = "likely") -> list[tuple[Memory, str]]:
         """The memories to put before the agent, best first, with why: those declared for its
-        files, those whose text names what it touches (among recall's results), then recall's
+        files, those whose text names what it touches (among recall's candidates), then recall's
         results when they are worth injecting at `min_confidence` (the prompts' rule,
         RecallResult.worth_injecting); none in `exclude`, `limit` at most."""
         picked: dict[str, tuple[Memory, str]] = {}
         for memory in self.declared:
             picked.setdefault(memory.id, (memory, "declared"))
-        for ranked in self.recalled.results:
-            if _actions().names(ranked.memory.content, self.action):
-                picked.setdefault(ranked.memory.id, (ranked.memory, "named"))
+        for memory in [*(r.memory for r in self.recalled.results), *self.candidates]:
+            if memory.id not in picked and _actions().names(memory.content, self.action):
+                picked[memory.id] = (memory, "named")
         if self.recalled.worth_injecting(min_confidence):
             for ranked in self.recalled.results:
                 picked.setdefault(ranked.memory.id, (ranked.memory, self.recalled.confidence))
@@ -361,8 +364,10 @@ class MemoryService:
         limit: int | None,
         mode: Mode | None,
         where: MemoryFilter,
+        pool: builtins.list[Memory] | None = None,
     ) -> RecallResult:
-        """Recall for a checked query whose embedding is known (recall's steps, after the checks)."""
+        """Recall for a checked query whose embedding is known (recall's steps, after the checks);
+        `pool`, when given, receives every candidate of the searches (visible ones, before the gate)."""
         mode = mode or ranking.DEFAULT_MODE
         weights = ranking.MODE_TABLE[mode]
         limit = limit or weights.limit
@@ -371,6 +376,8 @@ class MemoryService:
         found = await self._search(caller, embedding, terms, ranking.candidate_count(limit), where)
         readable = self._readable(query)
         scored = pipeline.candidates(retrieval, terms, found, readable, caller.conversation)
+        if pool is not None:
+            pool.extend(c.memory for c in scored)
         if not scored:
             filtered_out = await self._filtered_out(caller, query, embedding, terms, limit, mode) if where else 0
             return RecallResult(
@@ -425,13 +432,14 @@ class MemoryService:
         self._action_embeddings[query] = embedding
         if len(self._action_embeddings) > ACTION_EMBEDDINGS:
             del self._action_embeddings[next(iter(self._action_embeddings))]
-        recalled = await self._recall(caller, query, embedding, limit, "precision", MemoryFilter())
+        pool: builtins.list[Memory] = []
+        recalled = await self._recall(caller, query, embedding, limit, "precision", MemoryFilter(), pool)
         tags = tuple(t for path in action.paths for t in actions.path_tags(path))
         declared: builtins.list[Memory] = []
         if tags:
             hits = await self._filtered_nearest(caller, embedding, ACTION_CANDIDATES, MemoryFilter(tags=tags))
             declared = [h.memory for h in hits if actions.declared(h.memory.tags, action)]
-        return ActionResult(action, recalled, declared)
+        return ActionResult(action, recalled, declared, pool)
 
     async def _search(
         self, caller: Caller, embedding: np.ndarray, terms: Sequence[str], wanted: int, where: MemoryFilter
