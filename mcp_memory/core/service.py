@@ -421,8 +421,8 @@ class MemoryService:
 
     async def concerning(self, caller: Caller, action: Action, *, limit: int = ACTION_CANDIDATES) -> ActionResult:
         """What memory holds about a pending tool call (core/actions.py; docs/hooks.md#at-the-moment-of-action):
-        recall for the call (precision mode, `limit` results) and the memories whose `path:` tags
-        apply to its files, one embedding for both. Refused (InvalidArgument) as recall refuses its query."""
+        recall for the call (precision mode, `limit` results, and every candidate its searches found)
+        and the memories whose `path:` tags apply to its files, one embedding for both. Refused (InvalidArgument) as recall refuses its query."""
         actions = _actions()
         checked = arguments.recall_args({"query": actions.query_of(action)})
         query = checked["query"]

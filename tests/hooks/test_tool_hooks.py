@@ -286,3 +286,55 @@ async def test_a_read_then_an_edit_of_the_same_file_is_embedded_once_and_answers
     calls = env.embedder.calls
     await env.service.concerning(ACME, editing)
     assert env.embedder.calls == calls + 1
+
+
+async def test_a_failed_command_brings_the_memory_that_names_the_port_or_host_of_its_error(
+    env: Env, served: dict[str, str]
+) -> None:
+    port_fix = "The API tests need the test Postgres on port 5433; start it with the compose file's testdb first."
+    await env.service.remember(ACME, port_fix)
+    await env.service.remember(ACME, "The staging database listens on port 5432 behind pgbouncer.")
+    failed = post_tool_use_failure(
+        "pytest tests/api -x -q",
+        'E   psycopg.OperationalError: connection to server at "localhost" (127.0.0.1), port 5433 failed',
+    )
+    run = await run_hook(["PostToolUseFailure"], payload(failed), served)
+    lines = context_of(run.out, "PostToolUseFailure").splitlines()
+    assert f"   {port_fix}" in lines
+    assert not any("5432 behind pgbouncer" in line for line in lines)
+
+
+async def test_a_candidate_naming_the_files_folder_is_chosen_even_when_recall_kept_nothing(env: Env) -> None:
+    """Recall's gate keeps what it judges probable; a memory among its candidates that names what
+    the call touches is shown whatever recall made of its wording, and one naming nothing is not."""
+    from mcp_memory.core.service import ActionResult
+
+    story = (await env.service.remember(ACME, "New components in web/src/components get a Storybook story.")).memory
+    other = (await env.service.remember(ACME, "The web team reviews pull requests on Tuesdays.")).memory
+    action = actions.action_of("PreToolUse", "Read", {"file_path": "/p/web/src/components/Button.tsx"}, "/p")
+    assert action is not None
+    kept_nothing = await recall_that_kept_nothing(env)
+    result = ActionResult(action, kept_nothing, [], [other, story])
+    assert [(m.id, why) for m, why in result.chosen(frozenset(), 2)] == [(story.id, "named")]
+    assert result.chosen(frozenset({story.id}), 2) == []
+
+
+async def recall_that_kept_nothing(env: Env):  # type: ignore[no-untyped-def]
+    """A recall answer that kept nothing (another tenant's empty store)."""
+    answer = await env.service.recall(Caller("nobody"), "web/src/components/Button.tsx", mode="precision")
+    assert answer.results == []
+    return answer
+
+
+def test_an_errors_particular_words_are_its_ports_hosts_settings_and_classes_not_its_prose() -> None:
+    error = (
+        "[ERROR] Could not transfer artifact from/to harbor-nexus (https://nexus.harbor.internal/maven/): "
+        "status code: 401, reason phrase: Unauthorized. psycopg.OperationalError on port 5433; set DB_URL. "
+        "데이터베이스 연결 실패 FATAL ERROR: heap out of memory"
+    )
+    words = actions.error_words(error)
+    assert {"harbor-nexus", "nexus.harbor.internal", "psycopg.OperationalError", "5433", "DB_URL"} <= set(words)
+    assert not {"ERROR", "FATAL", "Unauthorized", "401", "heap", "memory", "데이터베이스"} & set(words)
+    assert actions.error_words("x " * 10_000 + " ".join(f"host-{i}" for i in range(100))) == [
+        f"host-{i}" for i in range(actions.ERROR_WORDS_MAX)
+    ]
