@@ -181,8 +181,9 @@ def declared(tags: Sequence[str], action: Action) -> bool:
 
 
 def _mentions(content: str, name: str) -> bool:
-    """`name` in `content` as a whole word (not inside a longer name or path segment)."""
-    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-]|\.\w)", content) is not None
+    """`name` in `content` as a whole word: not inside a longer name or path segment, nor the start
+    of a deeper path (`web/src` is not named by `web/src/components`, a folder below it)."""
+    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-]|\.\w|/[\w.])", content) is not None
 
 
 def _identifier(word: str) -> bool:

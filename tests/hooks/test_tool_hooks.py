@@ -338,3 +338,14 @@ def test_an_errors_particular_words_are_its_ports_hosts_settings_and_classes_not
     assert actions.error_words("x " * 10_000 + " ".join(f"host-{i}" for i in range(100))) == [
         f"host-{i}" for i in range(actions.ERROR_WORDS_MAX)
     ]
+
+
+def test_a_memory_naming_a_folder_names_the_files_in_it_not_those_of_the_folder_above() -> None:
+    story = "Every new React component in web/src/components gets a Storybook story beside it."
+    inside = actions.action_of("PreToolUse", "Write", {"file_path": "/p/web/src/components/Badge.tsx"}, "/p")
+    above = actions.action_of("PreToolUse", "Read", {"file_path": "/p/web/src/index.css"}, "/p")
+    assert inside is not None and above is not None
+    assert actions.names(story, inside) and not actions.names(story, above)
+    assert actions.names(
+        "Never edit db/migrations/ by hand.", actions.Action("file", "Edit", ("db/migrations/0042.sql",))
+    )
