@@ -8,7 +8,8 @@ A set is memories (id, tenant, text, instant) and questions (tenant, text, gold 
 absent question, nothing stored answers it), each question in the fit or the test half of its set
 (bench/data/halves.py). Memories are put straight into an in-memory store under their own ids at
 their own instants (no `remember`: the dedup rule would merge a few near-identical turns, and ids
-are what the gold names); each question is then answered by the service's `recall` at limit 50
+are what the gold names; the sets of facts without times of their own at one instant, or in a
+burst with TIMING, `in_burst`); each question is then answered by the service's `recall` at limit 50
 (what the quality figures read) and by recall's first stage (core/recall.py: the nearest memories
 and the keyword hits, scored by relevance): the candidates the second stage reorders.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,38 @@ from bench.data.halves import half
 NOW_MS = 1_780_000_000_000.0  # the fixed instant of the sets stored at one moment (2026-05-28)
 DAY_MS = 86_400_000
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "judgment"
+
+
+#: How far apart a burst's facts are written (a user's first session, an import): closer than
+#: judgment.NEIGHBOUR_MS, so the second stage reads them as turns by their times.
+BURST_MS = 20_000
+
+
+def in_burst(tenant: str) -> bool:
+    """Whether a tenant of the sets of facts (project, MADial, prompts) has its facts written in a
+    burst rather than at one instant. TIMING=instant (the default: how the shipped model was fitted
+    and measured), TIMING=burst (every tenant), or TIMING=mixed (half the tenants, by a hash of the
+    name): what the facts' write times do to the model (bench/RESULTS.md#what-write-times-do-to-the-relevance-model-issue-34-2026-12-06)."""
+    timing = os.environ.get("TIMING", "instant")
+    if timing == "mixed":
+        return hashlib.sha256(tenant.encode()).digest()[0] % 2 == 1
+    return timing == "burst"
+
+
+def _timed(memories: list[Stored]) -> list[Stored]:
+    """The facts of a tenant in a burst written BURST_MS apart in their order, the last at NOW_MS;
+    the others at NOW_MS."""
+    count: dict[str, int] = {}
+    for m in memories:
+        count[m.tenant] = count.get(m.tenant, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for m in memories:
+        i = seen.get(m.tenant, 0)
+        seen[m.tenant] = i + 1
+        at = NOW_MS - (count[m.tenant] - 1 - i) * BURST_MS if in_burst(m.tenant) else m.at
+        out.append(Stored(m.id, m.tenant, m.text, at))
+    return out
 
 
 def _ms(iso: str) -> float:
@@ -86,7 +120,7 @@ class DevSet:
 
 def project() -> DevSet:
     facts, questions = project_set_data.load()
-    memories = [Stored(f.id, f.tenant, f.text, NOW_MS) for f in facts]
+    memories = _timed([Stored(f.id, f.tenant, f.text, NOW_MS) for f in facts])
     qs = [
         Question("project", q.id, half("project", q.id), q.tenant, q.text, frozenset(q.gold), q.lang, q.kind)
         for q in questions
@@ -98,11 +132,13 @@ def madial() -> list[DevSet]:
     """MADial-Bench, and its dialogues asked of their user's memories without their gold (one
     tenant per dialogue): an absent question in the same words, in its dialogue's half."""
     data = md.load()
-    memories = [
-        Stored(f"m{mid}", f"madial-user-{user}", data.memories[mid], NOW_MS)
-        for user, pool in sorted(data.pools.items())
-        for mid in pool
-    ]
+    memories = _timed(
+        [
+            Stored(f"m{mid}", f"madial-user-{user}", data.memories[mid], NOW_MS)
+            for user, pool in sorted(data.pools.items())
+            for mid in pool
+        ]
+    )
     qs, removed, gone = [], [], []
     for i, d in enumerate(data.dialogues):
         h = half("madial", i)
@@ -113,7 +149,7 @@ def madial() -> list[DevSet]:
             Stored(f"m{mid}", tenant, data.memories[mid], NOW_MS) for mid in data.pools[d.user] if mid not in d.gold
         ]
         removed.append(Question("madial-removed", f"d{i:03d}", h, tenant, d.query, frozenset()))
-    return [DevSet("madial", memories, qs), DevSet("madial-removed", gone, removed)]
+    return [DevSet("madial", memories, qs), DevSet("madial-removed", _timed(gone), removed)]
 
 
 def conversations() -> DevSet:
@@ -182,7 +218,7 @@ def long_chats() -> DevSet:
 
 def prompts() -> DevSet:
     facts, prompts_ = prompt_set_data.load()
-    memories = [Stored(f.id, "prompts", f.text, NOW_MS) for f in facts]
+    memories = _timed([Stored(f.id, "prompts", f.text, NOW_MS) for f in facts])
     qs = [
         Question("prompts", p.id, half("prompts", p.id), "prompts", p.text, frozenset(p.gold), p.lang) for p in prompts_
     ]

@@ -1,0 +1,89 @@
+"""What the facts' write times do to the relevance model: the built-in calibration set through
+`MemoryService.recall` (balanced, as an agent asks), its 36 facts remembered at one instant, one
+second apart (a user's first session, an import), and one day apart, side by side in one run.
+
+    [PROVIDER=local-multilingual] nice python -m bench.quality.judgment_timing
+
+The second stage reads memories written within judgment.NEIGHBOUR_MS of each other as turns of
+one conversation (`previous`, `next`, `conversational`); the calibration `calibrate --builtin`
+prints stores its facts at one instant. Reported per timing: AUROC of the answer's probability,
+answerable against absent, and per band the questions with their answer on top, with another on
+top, and the absent questions (bench/RESULTS.md#what-write-times-do-to-the-relevance-model-issue-34-2026-12-06).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+TIMINGS = (("one instant", 0.0), ("1 s apart", 1000.0), ("1 day apart", 86_400_000.0))
+BANDS = ("high", "medium", "low", "none")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_780_000_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float(((p > n).sum() + 0.5 * (p == n).sum()) / (p.size * n.size))
+
+
+async def run(provider: str) -> list[tuple[str, float, dict[str, list[int]]]]:
+    from bench.harness.service import in_memory_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.calibration.calibrate import builtin_cases
+    from mcp_memory.core.model import Caller
+    from mcp_memory.embedders import PROVIDERS, open_embedder
+
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    floor, high = PROVIDERS[provider].calibrated or (0.1, None)
+    cases = builtin_cases()
+    caller = Caller("calibration")
+    out = []
+    try:
+        for name, step in TIMINGS:
+            clock = Clock()
+            service = in_memory_service(embedder, floor=floor, high=high)
+            service.clock = clock
+            ids = []
+            for fact in cases.facts:
+                ids.append((await service.remember(caller, fact.text or "")).memory.id)
+                clock.now += step
+            clock.now += 60_000
+            answerable, absent = [], []
+            bands = {b: [0, 0, 0] for b in BANDS}
+            for i, fact in enumerate(cases.facts):
+                for question in fact.questions:
+                    r = await service.recall(caller, question)
+                    right = bool(r.results) and r.results[0].memory.id == ids[i]
+                    answerable.append(r.probability or 0.0)
+                    bands[r.confidence][0 if right else 1] += 1
+            for question in cases.absent:
+                r = await service.recall(caller, question)
+                absent.append(r.probability or 0.0)
+                bands[r.confidence][2] += 1
+            out.append((name, auroc(answerable, absent), bands))
+    finally:
+        await embedder.close()
+    return out
+
+
+def main(argv: Sequence[str]) -> int:
+    provider = os.environ.get("PROVIDER", "local")
+    for name, area, bands in asyncio.run(run(provider)):
+        counts = "  ".join(f"{b} {r}/{w}/{a}" for b, (r, w, a) in bands.items())
+        print(f"{provider} {name:12s} AUROC {area:.3f}  (answer on top / another / absent) {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
