@@ -146,6 +146,7 @@ def remember(
     """Store a memory (unless an existing one already says the same thing)."""
     from mcp_memory.cli.render import print_remember
     from mcp_memory.core import arguments
+    from mcp_memory.core.requests import RememberRequest
 
     if content == "-":
         content = _final_newline_dropped(sys.stdin.read())
@@ -159,8 +160,9 @@ def remember(
         "scope": scope,
         "replaces": replaces or None,
     }
-    kwargs = _checked(arguments.remember_args, args, caller, _cli_terms().no_conversation)
-    result = _run(settings, lambda service: service.remember(caller, **kwargs), arguments.string_arguments(args))
+    terms = {"caller": caller, "no_conversation": _cli_terms().no_conversation}
+    request = _checked(lambda: RememberRequest.parse(args, **terms))
+    result = _run(settings, lambda service: service.remember_request(caller, request), arguments.string_arguments(args))
     print_remember(result, as_json)
 
 
@@ -190,7 +192,7 @@ def recall(
 ) -> None:
     """Find the memories that answer a question, ranked, with a confidence level."""
     from mcp_memory.cli.render import print_recall
-    from mcp_memory.core import arguments
+    from mcp_memory.core.requests import RecallRequest
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
@@ -203,8 +205,8 @@ def recall(
         "since": since,
         "until": until,
     }
-    kwargs = _checked(arguments.recall_args, args)
-    result = _run(settings, lambda service: service.recall(caller, **kwargs), [query])
+    request = _checked(RecallRequest.parse, args)
+    result = _run(settings, lambda service: service.recall_request(caller, request), [query])
     print_recall(result, as_json)
 
 

@@ -64,15 +64,14 @@ def list_command(
     import time
 
     from mcp_memory.cli.render import print_page
-    from mcp_memory.core import arguments, timespan
+    from mcp_memory.core import timespan
+    from mcp_memory.core.requests import ListRequest
 
     settings = _settings()
     caller = _caller(settings, tenant, conversation)
-    args = {"type": memory_type, "tags": tag, "since": since, "until": until}
-    kwargs = _checked(arguments.list_args, args)
-    span = _checked(timespan.span, kwargs.pop("since", None), kwargs.pop("until", None), time.time() * 1000)
-    kwargs.pop("limit")
-    where = {**kwargs, "since": span.since_iso, "until": span.until_iso}
+    request = _checked(ListRequest.parse, {"type": memory_type, "tags": tag, "since": since, "until": until})
+    span = _checked(timespan.span, request.since, request.until, time.time() * 1000)
+    where = {"memory_type": request.memory_type, "tags": request.tags, "since": span.since_iso, "until": span.until_iso}
 
     async def pages(service: Any) -> list[Any]:
         read = [await service.list(caller, limit=limit, cursor=cursor, **where)]

@@ -1,11 +1,10 @@
 """Argument checks every edge shares: one rule per argument, each edge's own words.
 
-A parser takes what the caller sent (a mapping of argument name to value) and
-returns the service call's keyword arguments, checking in a fixed order so the
-first error wins. `MemoryService` runs the same parsers on its own arguments, so a
-library caller is refused exactly as a model is. Errors are `InvalidArgument` with
-`field` set and the text opening with `{field}`: each edge words it in its own
-`Terms` (`InvalidArgument.worded`): the MCP tools say `limit`, the CLI says --limit.
+A rule takes an argument's name and the value sent and returns it as the service reads
+it; core/requests.py puts them together, one request per operation, checked once when
+the request is made, whoever makes it (a tool, a command, a library caller). Errors are
+`InvalidArgument` with `field` set and the text opening with `{field}`: each edge words
+it in its own `Terms` (`InvalidArgument.worded`): the MCP tools say `limit`, the CLI says --limit.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 
 from mcp_memory.core import invisible
 from mcp_memory.core.errors import InvalidArgument
-from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES
 from mcp_memory.core.sizes import CONTENT_MAX_BYTES, content_overflow
 from mcp_memory.core.timespan import check_bound
 
@@ -106,9 +105,13 @@ def is_blank(value: str) -> bool:
 
 
 def require_string(args: Mapping[str, Any], field: str) -> str:
-    """`field` as stored (check_text): a string that is not blank once its invisible characters
+    """`args[field]` as `text` checks it (search_docs' query, the CLI's forget id)."""
+    return text(field, args.get(field))
+
+
+def text(field: str, value: object) -> str:
+    """`value` as stored (check_text): a string that is not blank once its invisible characters
     are dropped."""
-    value = args.get(field)
     if value is not None and not isinstance(value, str):
         raise InvalidArgument(f"{{field}} must be a string, not {_kind(value)}.", field=field)
     if value is None or is_blank(value):
@@ -132,10 +135,12 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
-    value = args.get("limit")
-    if value is None:
-        return fallback
+# --------------------------------------------------------------------------- one rule per argument
+# Each takes the argument's name and what was sent (never None: an absent argument is its
+# request's default, core/requests.py) and returns it as the service reads it.
+
+
+def limit(field: str, value: object) -> int:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -143,54 +148,43 @@ def optional_limit(args: Mapping[str, Any], fallback: int | None) -> int | None:
         or value != int(value)
         or not 1 <= value <= LIMIT_MAX
     ):
-        raise InvalidArgument(f"{{field}} must be an integer between 1 and {LIMIT_MAX}.", field="limit")
+        raise InvalidArgument(f"{{field}} must be an integer between 1 and {LIMIT_MAX}.", field=field)
     return int(value)
 
 
-def optional_type(args: Mapping[str, Any]) -> str | None:
-    value: str | None = args.get("type")
-    if value is None:
-        return None
+def memory_type(field: str, value: object) -> str:
     if value not in MEMORY_TYPES:
-        raise InvalidArgument(f"{{field}} must be one of: {', '.join(MEMORY_TYPES)}.", field="type")
+        raise InvalidArgument(f"{{field}} must be one of: {', '.join(MEMORY_TYPES)}.", field=field)
     return str(value)
 
 
-def optional_scope(args: Mapping[str, Any]) -> str:
-    value: str | None = args.get("scope")
-    if value is None:
-        return "project"
+def scope(field: str, value: object) -> str:
     if value not in SCOPES:
-        raise InvalidArgument(f"{{field}} must be one of: {', '.join(SCOPES)}.", field="scope")
+        raise InvalidArgument(f"{{field}} must be one of: {', '.join(SCOPES)}.", field=field)
     return str(value)
 
 
-def optional_mode(args: Mapping[str, Any]) -> str | None:
-    value: str | None = args.get("mode")
-    if value is None:
-        return None
+def mode(field: str, value: object) -> str:
     if value not in MODES:
-        raise InvalidArgument("{field} must be precision, balanced or exploratory.", field="mode")
+        raise InvalidArgument("{field} must be precision, balanced or exploratory.", field=field)
     return str(value)
 
 
-def optional_tags(args: Mapping[str, Any]) -> list[str]:
-    value = args.get("tags")
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise InvalidArgument("{field} must be an array of strings.", field="tags")
-    tags = [t.strip() for t in (check_text("tags", tag) for tag in value) if not is_blank(t)]
-    if len(tags) > TAGS_MAX:
-        raise InvalidArgument(f"{{field}} may hold at most {TAGS_MAX} entries.", field="tags")
-    for tag in tags:
+def tags(field: str, value: object) -> tuple[str, ...]:
+    """Labels, trimmed, blank ones dropped: TAGS_MAX at most, TAG_MAX_BYTES each."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
+        raise InvalidArgument("{field} must be an array of strings.", field=field)
+    kept = tuple(t.strip() for t in (check_text(field, tag) for tag in value) if not is_blank(t))
+    if len(kept) > TAGS_MAX:
+        raise InvalidArgument(f"{{field}} may hold at most {TAGS_MAX} entries.", field=field)
+    for tag in kept:
         if len(tag.encode("utf-8")) > TAG_MAX_BYTES:
             raise InvalidArgument(
                 f'each tag may be at most {TAG_MAX_BYTES} bytes; "{tag[:30]}…" is longer. '
                 "Tags are short labels; put the detail in the content.",
-                field="tags",
+                field=field,
             )
-    return tags
+    return kept
 
 
 def check_memory_id(field: str, memory_id: str) -> str:
@@ -206,52 +200,45 @@ def check_memory_id(field: str, memory_id: str) -> str:
     return memory_id
 
 
-def optional_replaces(args: Mapping[str, Any]) -> list[str]:
-    """`replaces`: one id or a list of up to REPLACES_MAX distinct ids."""
-    value = args.get("replaces")
-    if value is None:
-        return []
+def replaces(field: str, value: object) -> tuple[str, ...]:
+    """One id or a list of up to REPLACES_MAX distinct ids."""
     ids = [value] if isinstance(value, str) else value
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise InvalidArgument("{field} must be a memory id or an array of memory ids.", field="replaces")
+    if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+        raise InvalidArgument("{field} must be a memory id or an array of memory ids.", field=field)
     if len(ids) > REPLACES_MAX:
-        raise InvalidArgument(
-            f"{{field}} may name at most {REPLACES_MAX} memories; it names {len(ids)}.", field="replaces"
-        )
+        raise InvalidArgument(f"{{field}} may name at most {REPLACES_MAX} memories; it names {len(ids)}.", field=field)
     for memory_id in ids:
-        check_memory_id("replaces", memory_id)
+        check_memory_id(field, memory_id)
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise InvalidArgument(f"{{field}} names {duplicate} twice.", field="replaces")
-    return list(ids)
+        raise InvalidArgument(f"{{field}} names {duplicate} twice.", field=field)
+    return tuple(ids)
 
 
-def check_content(content: str) -> None:
-    size = content_overflow(content)
+def content(field: str, value: object) -> str:
+    """A memory's text: `text`, at most CONTENT_MAX_BYTES."""
+    value = text(field, value)
+    size = content_overflow(value)
     if size is not None:
         raise InvalidArgument(
             f"{{field}} is {size} bytes; the maximum a single memory may hold is "
             f"{CONTENT_MAX_BYTES}. Store the essential fact, and leave the detail where it lives.",
-            field="content",
+            field=field,
         )
+    return value
 
 
-def optional_category(args: Mapping[str, Any]) -> str | None:
-    value = args.get("category")
-    if value is None:
-        return None
+def category(field: str, value: object) -> str | None:
+    """A short label, trimmed; blank is none."""
     if not isinstance(value, str):
-        raise InvalidArgument("{field} must be a string.", field="category")
-    value = check_text("category", value)
+        raise InvalidArgument("{field} must be a string.", field=field)
+    value = check_text(field, value)
     if len(value.encode("utf-8")) > CATEGORY_MAX_BYTES:
         raise InvalidArgument(
             f"{{field}} may be at most {CATEGORY_MAX_BYTES} bytes. Use a short label such as decision or convention.",
-            field="category",
+            field=field,
         )
     return None if is_blank(value) else value.strip()
-
-
-# --------------------------------------------------------------------------- one parser per operation
 
 
 def check_query(query: str) -> None:
@@ -264,69 +251,26 @@ def check_query(query: str) -> None:
         )
 
 
-def optional_span(args: Mapping[str, Any], kwargs: dict[str, Any]) -> None:
-    """`since` and `until` into `kwargs`, as given (the service reads them at its own clock)."""
-    for field in ("since", "until"):
-        value = check_bound(field, args.get(field))
-        if value is not None:
-            kwargs[field] = value
+def query(field: str, value: object) -> str:
+    """recall's question: `text`, at most QUERY_MAX_BYTES."""
+    value = text(field, value)
+    check_query(value)
+    return value
 
 
-def recall_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    mode = optional_mode(args)
-    query = require_string(args, "query")
-    check_query(query)
-    kwargs: dict[str, Any] = {"query": query, "limit": optional_limit(args, None), "mode": mode}
-    memory_type = optional_type(args)
-    tags = optional_tags(args)
-    if memory_type:
-        kwargs["memory_type"] = memory_type
-    if tags:
-        kwargs["tags"] = tags
-    optional_span(args, kwargs)
-    return kwargs
+def bound(field: str, value: object) -> str:
+    """`since` or `until` as given (the service reads it at its own clock; core/timespan.py)."""
+    return check_bound(field, value) or ""
 
 
-def remember_args(args: Mapping[str, Any], caller: Caller, no_conversation: str) -> dict[str, Any]:
-    content = require_string(args, "content")
-    check_content(content)
-    category = optional_category(args)
-    scope = optional_scope(args)
-    if scope == "conversation" and not caller.conversation:
-        raise InvalidArgument(no_conversation, field="scope")
-    memory_type = optional_type(args) or "project"
-    tags = optional_tags(args)
-    replaces = optional_replaces(args)
-    kwargs: dict[str, Any] = {
-        "content": content,
-        "memory_type": memory_type,
-        "category": category,
-        "tags": tags,
-        "scope": scope,
-    }
-    if replaces:
-        kwargs["replaces"] = replaces
-    return kwargs
-
-
-def list_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    memory_type = optional_type(args)
-    kwargs: dict[str, Any] = {"memory_type": memory_type, "limit": optional_limit(args, LIST_DEFAULT_LIMIT)}
-    tags = optional_tags(args)
-    if tags:
-        kwargs["tags"] = tags
-    optional_span(args, kwargs)
-    return kwargs
-
-
-def forget_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    """`id`: any string up to a memory id's length is looked up (and echoed in the answer);
-    a longer one cannot be an id, and is refused without echoing it."""
-    memory_id = require_string(args, "id")
+def forget_id(field: str, value: object) -> str:
+    """forget's `id`: any string up to a memory id's length is looked up (and echoed in the
+    answer); a longer one cannot be an id, and is refused without echoing it."""
+    memory_id = text(field, value)
     if len(memory_id) > MEMORY_ID_LENGTH:
         raise InvalidArgument(
             f"{{field}} is {len(memory_id)} characters long; a memory id is {MEMORY_ID_LENGTH} "
             "characters (as recall and list_memories show it).",
-            field="id",
+            field=field,
         )
-    return {"memory_id": memory_id}
+    return memory_id

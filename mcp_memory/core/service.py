@@ -27,7 +27,6 @@ from mcp_memory.core import (
     keywords,
     ranking,
     supersede,
-    tenants,
     timespan,
 )
 from mcp_memory.core import recall as pipeline  # the module; `recall` is the method below
@@ -66,7 +65,7 @@ from mcp_memory.core.object_keys import (
 from mcp_memory.core.paging import PAGE_MAX, PageFilter, read_page
 from mcp_memory.core.paging import ListResult as ListResult  # the listing's result, by its old home too
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore, describe
-from mcp_memory.core.tenants import TENANT_SCAN_CAP, CompactAllResult, TenantsResult
+from mcp_memory.core.requests import NO_CONVERSATION, ForgetRequest, ListRequest, RecallRequest, RememberRequest
 
 if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when asked
     from pathlib import Path
@@ -75,6 +74,7 @@ if TYPE_CHECKING:  # numpy loads with the first vector; calibration only when as
 
     from mcp_memory.core.actions import Action
     from mcp_memory.core.calibration.calibrate import CalibrationReport, Cases, Progress
+    from mcp_memory.core.tenants import CompactAllResult, TenantsResult
     from mcp_memory.core.transfer.bulk import ImportReport, ImportRun
     from mcp_memory.core.transfer.exporting import ExportResult
     from mcp_memory.core.transfer.formats import ReadContext, Reading
@@ -257,15 +257,6 @@ class StatsResult:
     lower_bound: bool = False
 
 
-#: What the service says when scope 'conversation' comes without one (each edge says it its own way first).
-NO_CONVERSATION = "scope 'conversation' needs a conversation, and this request has none"
-
-
-def _tags(tags: Sequence[str]) -> object:
-    """`tags` as the rules read them: a string is not a list of tags (refused as the tools refuse it)."""
-    return tags if isinstance(tags, str) else list(tags) or None
-
-
 # --------------------------------------------------------------------------- the service
 
 
@@ -339,22 +330,19 @@ class MemoryService:
         Searches the embedding and the keyword index, as `retrieval` says, and reads the access
         counts; the candidates, gates, ranking and confidence are core/recall.py's.
         `since`/`until` (core/timespan.py) filter like the type and tags, before the limit.
-        Refused (InvalidArgument naming the field) by the rules every edge applies (core/arguments.py).
+        Refused (InvalidArgument naming the field) by the rules every edge applies (core/requests.py).
         """
-        checked = arguments.recall_args(
-            {
-                "query": query,
-                "limit": limit,
-                "mode": mode,
-                "type": memory_type,
-                "tags": _tags(tags),
-                "since": since,
-                "until": until,
-            }
+        request = RecallRequest(
+            query, limit=limit, mode=mode, memory_type=memory_type, tags=tags, since=since, until=until
         )
-        query, tags = checked["query"], checked.get("tags", ())
-        where = MemoryFilter(memory_type, tuple(tags), timespan.span(since, until, self.clock()))
-        return await self._recall(caller, query, await self._embed(query), limit, mode, where)
+        return await self.recall_request(caller, request)
+
+    async def recall_request(self, caller: Caller, request: RecallRequest) -> RecallResult:
+        """`recall` for a request made (and so checked) by an edge."""
+        span = timespan.span(request.since, request.until, self.clock())
+        where = MemoryFilter(request.memory_type, tuple(request.tags), span)
+        embedding = await self._embed(request.query)
+        return await self._recall(caller, request.query, embedding, request.limit, request.mode, where)
 
     async def _recall(
         self,
@@ -424,8 +412,7 @@ class MemoryService:
         recall for the call (precision mode, `limit` results, and every candidate its searches found)
         and the memories whose `path:` tags apply to its files, one embedding for both. Refused (InvalidArgument) as recall refuses its query."""
         actions = _actions()
-        checked = arguments.recall_args({"query": actions.query_of(action)})
-        query = checked["query"]
+        query = RecallRequest(actions.query_of(action)).query
         embedding = self._action_embeddings.pop(query, None)
         if embedding is None:  # an agent reads a file, then edits it: the same question, embedded once
             embedding = await self._embed(query)
@@ -528,19 +515,19 @@ class MemoryService:
         between leaves the new memory, and perhaps the old one too, never neither.
         The duplicate check and the writes run under the store's per-tenant exclusive
         section, so two identical concurrent calls leave one memory. Refused (InvalidArgument
-        naming the field, nothing written) by the rules every edge applies (core/arguments.py).
+        naming the field, nothing written) by the rules every edge applies (core/requests.py).
         """
-        sent = {
-            "content": content,
-            "type": memory_type,
-            "category": category,
-            "tags": _tags(tags),
-            "scope": scope,
-            "replaces": replaces if isinstance(replaces, str) else list(replaces) or None,
-        }
-        checked = arguments.remember_args(sent, caller, NO_CONVERSATION)
-        content, category, tags = checked["content"], checked["category"], checked["tags"]
-        replaces = tuple(checked.get("replaces", ()))
+        request = RememberRequest(
+            content, scope=scope, memory_type=memory_type, category=category, tags=tags, replaces=replaces
+        )
+        return await self.remember_request(caller, request)
+
+    async def remember_request(self, caller: Caller, request: RememberRequest) -> RememberResult:
+        """`remember` for a request made (and so checked) by an edge; scope 'conversation' is
+        refused here for a request that was made without its caller (RememberRequest)."""
+        request.check_scope(caller, NO_CONVERSATION)
+        content, memory_type, category, tags = request.content, request.memory_type, request.category, request.tags
+        scope, replaces = request.scope, request.replaces
         embedding = await self._embed(content)
         async with self.vectors.exclusive(caller.tenant):
             old = await self._replaceable(caller, replaces)
@@ -684,16 +671,39 @@ class MemoryService:
         With `tags`, only those carrying any of them; with `scope`, only project memories or this
         conversation's notes; with `since`/`until`, only those stored within (read as recall reads
         them, core/timespan.py: dates, instants or ages, inclusive). Refused (InvalidArgument naming
-        the field) by the rules every edge applies (core/arguments.py)."""
+        the field) by the rules every edge applies (core/arguments.py); a library list takes up to
+        PAGE_MAX, the tool's ListRequest up to LIMIT_MAX."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= PAGE_MAX:
             raise InvalidArgument(f"{{field}} must be a whole number from 1 to {PAGE_MAX}.", field="limit")
         if memory_type is not None and memory_type not in MEMORY_TYPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(MEMORY_TYPES)}.", field="type")
         if scope is not None and scope not in SCOPES:
             raise InvalidArgument(f"{{field}} must be one of {', '.join(SCOPES)}.", field="scope")
-        checked = arguments.list_args({"tags": _tags(tags), "since": since, "until": until})
+        tags = arguments.tags("tags", tags) if tags else ()
+        since, until = (
+            None if at is None else arguments.bound(name, at) for name, at in (("since", since), ("until", until))
+        )
+        return await self._page(caller, memory_type, tags, scope, since, until, limit, cursor)
+
+    async def list_request(self, caller: Caller, request: ListRequest) -> ListResult:
+        """`list` for list_memories' request, made (and so checked) by the tool."""
+        return await self._page(
+            caller, request.memory_type, tuple(request.tags), None, request.since, request.until, request.limit, None
+        )
+
+    async def _page(
+        self,
+        caller: Caller,
+        memory_type: MemoryType | None,
+        tags: Sequence[str],
+        scope: Scope | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> ListResult:
         span = timespan.span(since, until, self.clock())
-        where = PageFilter(memory_type, tuple(checked.get("tags", ())), scope, span)
+        where = PageFilter(memory_type, tuple(tags), scope, span)
         return await read_page(self.objects, self.vectors.get, caller, where, limit, cursor)
 
     # ----------------------------------------------------------------------- digest
@@ -771,8 +781,12 @@ class MemoryService:
 
     async def forget(self, caller: Caller, memory_id: str) -> ForgetResult:
         """Delete one memory the caller can see (docs/tools.md#forget); an id no memory could have
-        is refused as the tool refuses it (core/arguments.py)."""
-        memory_id = arguments.forget_args({"id": memory_id})["memory_id"]
+        is refused as the tool refuses it (core/requests.py)."""
+        return await self.forget_request(caller, ForgetRequest(memory_id))
+
+    async def forget_request(self, caller: Caller, request: ForgetRequest) -> ForgetResult:
+        """`forget` for a request made (and so checked) by an edge."""
+        memory_id = request.memory_id
         existing = [m for m in await self.vectors.get(caller.tenant, [memory_id]) if m.visible_to(caller.conversation)]
         if not existing:
             return ForgetResult(memory_id, deleted=False)
@@ -832,9 +846,14 @@ class MemoryService:
         recency index alone, and whether there are more (the web view's growth chart)."""
         return await created_times(self.objects, caller, cap)
 
-    async def tenants(self, *, limit: int = TENANT_SCAN_CAP) -> TenantsResult:
-        """Every tenant with memories, and how many (all scopes), up to `limit` tenants (operator)."""
-        return await tenants.tenant_counts(self.objects, limit=limit, scan_cap=STATS_SCAN_CAP)
+    async def tenants(self, *, limit: int | None = None) -> TenantsResult:
+        """Every tenant with memories, and how many (all scopes), up to `limit` tenants (operator;
+        default TENANT_SCAN_CAP). core/tenants.py loads here: no serving process needs it."""
+        from mcp_memory.core import tenants
+
+        return await tenants.tenant_counts(
+            self.objects, limit=limit or tenants.TENANT_SCAN_CAP, scan_cap=STATS_SCAN_CAP
+        )
 
     # ----------------------------------------------------------------------- operator
 
@@ -842,8 +861,11 @@ class MemoryService:
         """Fold every settled counter shard of `tenant` now (the operator's `compact`)."""
         return await self.counters.compact(tenant, dry_run=dry_run)
 
-    async def compact_all(self, *, dry_run: bool = False, limit: int = TENANT_SCAN_CAP) -> CompactAllResult:
-        """`compact` for every tenant that has counters, up to `limit` tenants."""
+    async def compact_all(self, *, dry_run: bool = False, limit: int | None = None) -> CompactAllResult:
+        """`compact` for every tenant that has counters, up to `limit` tenants (default TENANT_SCAN_CAP)."""
+        from mcp_memory.core import tenants
+
+        limit = limit or tenants.TENANT_SCAN_CAP
         return await tenants.compact_tenants(self.counters, self.objects, dry_run=dry_run, limit=limit)
 
     async def calibrate(self, tenant: str, cases: Cases, *, progress: Progress | None = None) -> CalibrationReport:
@@ -1016,7 +1038,7 @@ class MemoryService:
         now = self.clock()
         report = bulk.ImportReport.starting(source, caller.tenant, dry_run, reading)
         tags = bulk.provenance(source, now)
-        ready: builtins.list[tuple[Any, dict[str, Any]]] = []
+        ready: builtins.list[tuple[Any, RememberRequest]] = []
         for entry in reading.entries:
             try:
                 ready.append((entry, bulk.checked_args(entry, caller, scope=scope, memory_type=memory_type, tags=tags)))
@@ -1029,12 +1051,12 @@ class MemoryService:
         seen = bulk.RunIndex(self.embedder.dim)
         for start in range(0, len(ready), BULK_CHUNK):
             chunk = ready[start : start + BULK_CHUNK]
-            stored = await self._stored_texts(caller, [args["content"] for _, args in chunk], scope)
-            rest = [(entry, args) for entry, args in chunk if args["content"] not in stored]
-            found = [memory for _, args in chunk if args["content"] in stored for memory in stored[args["content"]]]
+            stored = await self._stored_texts(caller, [args.content for _, args in chunk], scope)
+            rest = [(entry, args) for entry, args in chunk if args.content not in stored]
+            found = [memory for _, args in chunk if args.content in stored for memory in stored[args.content]]
             report.duplicates_of_store += len(chunk) - len(rest)
             vectors = (
-                await self.embedder.embed([pipeline.embedding_input(args["content"]) for _, args in rest])
+                await self.embedder.embed([pipeline.embedding_input(args.content) for _, args in rest])
                 if rest
                 else None
             )
@@ -1068,7 +1090,7 @@ class MemoryService:
     async def _judge_chunk(
         self,
         caller: Caller,
-        chunk: Sequence[tuple[Any, dict[str, Any]]],
+        chunk: Sequence[tuple[Any, RememberRequest]],
         vectors: np.ndarray | None,
         scope: Scope,
         now: float,
@@ -1086,15 +1108,12 @@ class MemoryService:
                 await self._index_missing(found)
             return
         known = await asyncio.gather(
-            *(
-                self._already_known(caller, args["content"], vectors[i], scope=scope)
-                for i, (_, args) in enumerate(chunk)
-            )
+            *(self._already_known(caller, args.content, vectors[i], scope=scope) for i, (_, args) in enumerate(chunk))
         )
         fresh: builtins.list[tuple[Memory, np.ndarray, Any]] = []
         existing: builtins.list[Memory] = []
         for i, (entry, args) in enumerate(chunk):
-            if seen.same(args["content"], vectors[i]) is not None:
+            if seen.same(args.content, vectors[i]) is not None:
                 report.duplicates_within += 1
                 continue
             stored = known[i][0]
@@ -1106,16 +1125,16 @@ class MemoryService:
             memory = Memory(
                 id=self.new_id(at),
                 tenant=caller.tenant,
-                content=args["content"],
-                memory_type=args["memory_type"],
-                category=args["category"],
-                tags=tuple(args["tags"]),
+                content=args.content,
+                memory_type=args.memory_type,
+                category=args.category,
+                tags=tuple(args.tags),
                 created_at=iso(at),
                 scope=scope,
                 conversation=caller.conversation,
                 trust_base=TRUST_MANUAL,
             )
-            seen.add(args["content"], vectors[i])
+            seen.add(args.content, vectors[i])
             fresh.append((memory, vectors[i], entry))
         if write:
             fresh = await self._write_many(fresh, report)

@@ -71,7 +71,7 @@ async def test_content_of_exactly_32000_bytes_is_stored_and_returned_byte_for_by
 
 async def test_a_memory_over_the_metadata_budget_is_refused_as_the_callers_input_without_an_error_line() -> None:
     class OverBudget:
-        async def remember(self, caller: Caller, **kwargs: Any) -> Any:
+        async def remember_request(self, caller: Caller, request: Any) -> Any:
             raise BudgetExceeded(
                 "the memory's metadata is 40100 bytes against a 40000 byte limit. Shorten the tags, or store a "
                 "shorter fact."

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.requests import ForgetRequest, ListRequest, RecallRequest, RememberRequest
 from mcp_memory.core.service import ForgetResult, ListResult, RecallResult, RememberResult, StatsResult
 from mcp_memory.server.protocol.tools import TOOLS, ToolLayer
 from tests.conftest import Env
@@ -20,43 +21,43 @@ ACME = Caller("acme")
 THREAD = Caller("acme", "chat:1")
 
 
-def empty_result(name: str, kwargs: dict[str, Any]) -> Any:
+def empty_result(name: str, request: Any) -> Any:
     """What the service answers when nothing is stored: the tool renders it as usual."""
     if name == "recall":
-        return RecallResult(kwargs["query"], kwargs["mode"] or "balanced", 5, [], "none", 0, found_any=False)
+        return RecallResult(request.query, request.mode or "balanced", 5, [], "none", 0, found_any=False)
     if name == "list":
-        return ListResult([], kwargs.get("memory_type"))
+        return ListResult([], request.memory_type)
     if name == "forget":
-        return ForgetResult(kwargs["memory_id"], deleted=False)
+        return ForgetResult(request.memory_id, deleted=False)
     if name == "remember":
-        return RememberResult(Memory("01HZX0000000000000000000AB", "acme", kwargs["content"]), created=True)
+        return RememberResult(Memory("01HZX0000000000000000000AB", "acme", request.content), created=True)
     return StatsResult(0)
 
 
 class RecordingService:
-    """Stands in for MemoryService: records what the tool layer passed on."""
+    """Stands in for MemoryService: records the requests the tool layer made."""
 
     def __init__(self, fail: Exception | None = None) -> None:
-        self.calls: list[tuple[str, Caller, dict[str, Any]]] = []
+        self.calls: list[tuple[str, Caller, Any]] = []
         self.fail = fail
 
-    async def _record(self, name: str, caller: Caller, **kwargs: Any) -> Any:
+    async def _record(self, name: str, caller: Caller, request: Any = None) -> Any:
         if self.fail:
             raise self.fail
-        self.calls.append((name, caller, kwargs))
-        return empty_result(name, kwargs)
+        self.calls.append((name, caller, request))
+        return empty_result(name, request)
 
-    async def recall(self, caller, query, limit=None, mode=None):
-        return await self._record("recall", caller, query=query, limit=limit, mode=mode)
+    async def recall_request(self, caller, request):
+        return await self._record("recall", caller, request)
 
-    async def remember(self, caller, content, **kwargs):
-        return await self._record("remember", caller, content=content, **kwargs)
+    async def remember_request(self, caller, request):
+        return await self._record("remember", caller, request)
 
-    async def list(self, caller, **kwargs):
-        return await self._record("list", caller, **kwargs)
+    async def list_request(self, caller, request):
+        return await self._record("list", caller, request)
 
-    async def forget(self, caller, memory_id):
-        return await self._record("forget", caller, memory_id=memory_id)
+    async def forget_request(self, caller, request):
+        return await self._record("forget", caller, request)
 
     async def stats(self, caller):
         return await self._record("stats", caller)
@@ -118,7 +119,7 @@ async def test_recall_passes_query_and_leaves_limit_and_mode_to_the_service(out,
     result = await layer(service, out, err).call("recall", {"query": "deploys?"}, ACME)
     assert not result.is_error
     assert result.text.startswith('[MEMORY] No memories stored for this project matched "deploys?".')
-    assert service.calls == [("recall", ACME, {"query": "deploys?", "limit": None, "mode": None})]
+    assert service.calls == [("recall", ACME, RecallRequest("deploys?", limit=None, mode=None))]
 
 
 async def test_remember_defaults_to_a_project_memory_with_no_tags(out, err) -> None:
@@ -128,7 +129,7 @@ async def test_remember_defaults_to_a_project_memory_with_no_tags(out, err) -> N
         (
             "remember",
             ACME,
-            {"content": "  a fact  ", "memory_type": "project", "category": None, "tags": [], "scope": "project"},
+            RememberRequest("  a fact  ", memory_type="project", category=None, tags=(), scope="project"),
         )
     ]
 
@@ -140,25 +141,26 @@ async def test_remember_trims_category_and_tags_and_drops_empty_tags(out, err) -
         {"content": "x fact", "category": "  decision ", "tags": [" a ", "", "  ", "b"], "type": "pattern"},
         THREAD,
     )
-    assert service.calls[0][2] == {
-        "content": "x fact",
-        "memory_type": "pattern",
-        "category": "decision",
-        "tags": ["a", "b"],
-        "scope": "project",
-    }
+    request = service.calls[0][2]
+    assert (request.content, request.memory_type, request.category, request.tags, request.scope) == (
+        "x fact",
+        "pattern",
+        "decision",
+        ("a", "b"),
+        "project",
+    )
 
 
 async def test_list_defaults_to_twenty(out, err) -> None:
     service = RecordingService()
     await layer(service, out, err).call("list_memories", {}, ACME)
-    assert service.calls == [("list", ACME, {"memory_type": None, "limit": 20})]
+    assert service.calls == [("list", ACME, ListRequest(memory_type=None, limit=20))]
 
 
 async def test_a_limit_of_three_point_zero_counts_as_an_integer(out, err) -> None:
     service = RecordingService()
     await layer(service, out, err).call("recall", {"query": "q", "limit": 3.0}, ACME)
-    assert service.calls[0][2]["limit"] == 3
+    assert service.calls[0][2].limit == 3
 
 
 async def test_null_arguments_mean_absent(out, err) -> None:
@@ -166,7 +168,7 @@ async def test_null_arguments_mean_absent(out, err) -> None:
     await layer(service, out, err).call(
         "remember", {"content": "c fact", "scope": None, "type": None, "category": None, "tags": None}, ACME
     )
-    assert service.calls[0][2]["scope"] == "project"
+    assert service.calls[0][2].scope == "project"
 
 
 # --------------------------------------------------------------------------- refusals
@@ -380,7 +382,7 @@ async def test_forget_answers_an_id_of_at_most_26_characters_as_before(out, err,
     service = RecordingService()
     result = await layer(service, out, err).call("forget", {"id": memory_id}, ACME)
     assert result.text == f"[MEMORY] No memory with id {memory_id} exists for this project. Nothing was deleted."
-    assert service.calls == [("forget", ACME, {"memory_id": memory_id})]
+    assert service.calls == [("forget", ACME, ForgetRequest(memory_id))]
 
 
 async def test_a_query_of_exactly_32000_bytes_is_passed_on_untouched(out, err) -> None:
@@ -388,4 +390,4 @@ async def test_a_query_of_exactly_32000_bytes_is_passed_on_untouched(out, err) -
     query = ("deploy \r\n" * 3556)[:32_000]
     result = await layer(service, out, err).call("recall", {"query": query}, ACME)
     assert not result.is_error, result.text
-    assert service.calls == [("recall", ACME, {"query": query, "limit": None, "mode": None})]
+    assert service.calls == [("recall", ACME, RecallRequest(query))]

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core import dedup
-from mcp_memory.core.arguments import Terms, remember_args
+from mcp_memory.core.arguments import Terms
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso
 from mcp_memory.core.model import MEMORY_TYPES, Caller, Memory, MemoryType, Scope
 from mcp_memory.core.ranking import CANDIDATE_CAP, DEDUP_SIMILARITY
+from mcp_memory.core.requests import RememberRequest
 from mcp_memory.core.transfer.formats import Entry, Notice, Reading
 
 if TYPE_CHECKING:
@@ -130,8 +131,8 @@ def checked_args(
     scope: Scope,
     memory_type: MemoryType | None,
     tags: tuple[str, ...],
-) -> dict[str, Any]:
-    """remember's arguments for `entry`, checked by remember's own rules (InvalidArgument,
+) -> RememberRequest:
+    """remember's request for `entry`, checked by remember's own rules (InvalidArgument,
     worded in ENTRY_TERMS, when they refuse it). A source type that is one of ours is the
     memory's type; any other is its category when it has none."""
     category = entry.category
@@ -141,11 +142,8 @@ def checked_args(
         kind = memory_type
         category = category or entry.kind
     all_tags = list(dict.fromkeys((*entry.tags, *tags)))
-    return remember_args(
-        {"content": entry.content, "type": kind, "category": category, "tags": all_tags, "scope": scope},
-        caller,
-        ENTRY_TERMS.no_conversation,
-    )
+    sent = {"content": entry.content, "type": kind, "category": category, "tags": all_tags, "scope": scope}
+    return RememberRequest.parse(sent, caller=caller, no_conversation=ENTRY_TERMS.no_conversation)
 
 
 def refusal(exc: InvalidArgument) -> str:

@@ -22,12 +22,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_memory.core.arguments import Terms, remember_args
+from mcp_memory.core.arguments import Terms
 from mcp_memory.core.counters.codec import Entry
 from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerError
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.ids import is_ulid, parse_iso
 from mcp_memory.core.model import AccessStats, Caller, Memory
+from mcp_memory.core.requests import RememberRequest
 
 if TYPE_CHECKING:  # numpy loads with the first vector
     import numpy as np
@@ -229,10 +230,10 @@ def parse_record(value: dict[str, Any], tenant: str, *, vector_dim: int | None) 
         raise RecordRefused("`conversation` must be a string or null")
     try:
         conversation = parse_conversation(raw_conversation, "`conversation`")
-        args = remember_args(
+        args = RememberRequest.parse(
             {k: value.get(k) for k in ("content", "type", "category", "tags", "scope")},
-            Caller(tenant, conversation),
-            RECORD_TERMS.no_conversation,
+            caller=Caller(tenant, conversation),
+            no_conversation=RECORD_TERMS.no_conversation,
         )
     except (InvalidArgument, ContextError) as exc:
         raise RecordRefused(str(exc)) from None
@@ -242,12 +243,12 @@ def parse_record(value: dict[str, Any], tenant: str, *, vector_dim: int | None) 
     memory = Memory(
         id=memory_id,
         tenant=tenant,
-        content=args["content"],
-        memory_type=args["memory_type"],
-        category=args["category"],
-        tags=tuple(args["tags"]),
+        content=args.content,
+        memory_type=args.memory_type,
+        category=args.category,
+        tags=tuple(args.tags),
         created_at=_time(value.get("createdAt"), "createdAt"),
-        scope=args["scope"],
+        scope=args.scope,
         conversation=conversation,
         trust_base=trust,
     )

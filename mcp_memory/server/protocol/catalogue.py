@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.core.arguments import LIMIT_MAX, Terms
+from mcp_memory.core.arguments import Terms
 from mcp_memory.core.model import Caller
+from mcp_memory.core.requests import LIMIT_SCHEMA
 
 #: What a dependency failure says, unless a tool names its own dependency.
 STORE_FAILURE = "the memory store could not complete this request"
@@ -36,7 +37,17 @@ STDIO_TERMS = Terms(
     ),
 )
 
-LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX}
+__all__ = [
+    "LIMIT_SCHEMA",
+    "READ_ONLY",
+    "STDIO_TERMS",
+    "STORE_FAILURE",
+    "TOOL_TERMS",
+    "Answer",
+    "Hints",
+    "ToolResult",
+    "ToolSpec",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.core.arguments import Terms, optional_limit, require_string
+from mcp_memory.core import arguments as rules
+from mcp_memory.core.arguments import Terms
 from mcp_memory.core.errors import DocsError, InvalidArgument
 from mcp_memory.core.model import Caller
 from mcp_memory.core.ranking import percent
+from mcp_memory.core.requests import Request, arg
 from mcp_memory.runtime.aws import AwsClient, Closed
 from mcp_memory.server.protocol.catalogue import LIMIT_SCHEMA, Answer, Hints, ToolSpec
 from mcp_memory.server.protocol.quoting import echoed, inline, quoted
@@ -47,17 +49,38 @@ DESCRIPTION = (
     "with their source, not whole documents; read the source for the rest. An empty result means "
     "nothing close to the question is indexed, not that the subject has no answer."
 )
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
+
+
+def _query(field: str, value: object) -> str:
+    """At most QUERY_MAX_CHARS, counted in code points (docs/memories.md)."""
+    query = rules.text(field, value)
+    if len(query) > QUERY_MAX_CHARS:
+        raise InvalidArgument(
+            f"{{field}} is {len(query)} characters; the maximum is {QUERY_MAX_CHARS}. "
+            "Ask about one thing, in a sentence or two.",
+            field=field,
+        )
+    return query
+
+
+@dataclass(frozen=True, slots=True)
+class SearchDocsRequest(Request):
+    """search_docs' arguments (core/requests.py)."""
+
+    query: str = arg(
+        "query",
+        _query,
+        {
             "type": "string",
             "description": f"What you are looking for, in natural language (max {QUERY_MAX_CHARS} characters).",
         },
-        "limit": {**LIMIT_SCHEMA, "description": f"Default {DEFAULT_LIMIT}."},
-    },
-    "required": ["query"],
-}
+    )
+    limit: int = arg(
+        "limit", rules.limit, {**LIMIT_SCHEMA, "description": f"Default {DEFAULT_LIMIT}."}, default=DEFAULT_LIMIT
+    )
+
+
+INPUT_SCHEMA = SearchDocsRequest.schema()
 
 
 OUTPUT_SCHEMA: dict[str, Any] = {
@@ -88,17 +111,6 @@ class DocHit:
     excerpt: str
     source: str | None = None
     score: float | None = None
-
-
-def search_docs_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    """query (required, at most 1000 characters, counted in code points: docs/memories.md), then limit."""
-    query = require_string(args, "query")
-    if len(query) > QUERY_MAX_CHARS:
-        raise InvalidArgument(
-            f"`query` is {len(query)} characters; the maximum is {QUERY_MAX_CHARS}. "
-            "Ask about one thing, in a sentence or two."
-        )
-    return {"query": query, "limit": optional_limit(args, DEFAULT_LIMIT)}
 
 
 def parse_results(payload: Any) -> list[DocHit]:
@@ -228,9 +240,9 @@ def search_docs_tool(retriever: DocsRetriever) -> ToolSpec:
     """The tool ToolLayer appends, searching through `retriever` (the service is not used)."""
 
     async def handler(service: Any, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-        kwargs = search_docs_args(args)
-        hits = await retriever.retrieve(kwargs["query"], kwargs["limit"])
-        return Answer(render_docs(kwargs["query"], hits), docs_data(kwargs["query"], hits))
+        request = SearchDocsRequest.parse(args)
+        hits = await retriever.retrieve(request.query, request.limit)
+        return Answer(render_docs(request.query, hits), docs_data(request.query, hits))
 
     return ToolSpec(
         "search_docs",

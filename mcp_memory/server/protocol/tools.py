@@ -14,23 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.core import arguments as checks
-from mcp_memory.core.arguments import (
-    CATEGORY_MAX_BYTES,
-    LIST_DEFAULT_LIMIT,
-    REPLACES_MAX,
-    TAG_MAX_BYTES,
-    TAGS_MAX,
-    Terms,
-)
+from mcp_memory.core.arguments import Terms
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import InvalidArgument, StoreError
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller
+from mcp_memory.core.model import Caller
+from mcp_memory.core.requests import ForgetRequest, ListRequest, RecallRequest, RememberRequest, StatsRequest
 from mcp_memory.core.service import MemoryService
-from mcp_memory.core.sizes import CONTENT_MAX_BYTES
 from mcp_memory.server.protocol import render, structured
 from mcp_memory.server.protocol.catalogue import (
-    LIMIT_SCHEMA,
     READ_ONLY,
     STORE_FAILURE,
     TOOL_TERMS,
@@ -50,22 +42,23 @@ __all__ = ["TOOLS", "ToolLayer", "ToolResult", "ToolSpec", "build_tool_layer"]
 
 
 async def _recall(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.recall(caller, **checks.recall_args(args))
+    result = await service.recall_request(caller, RecallRequest.parse(args))
     return Answer(render.recall_text(result), structured.recall_data(result))
 
 
 async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.remember(caller, **checks.remember_args(args, caller, terms.no_conversation))
+    request = RememberRequest.parse(args, caller=caller, no_conversation=terms.no_conversation)
+    result = await service.remember_request(caller, request)
     return Answer(render.remember_text(result), structured.remember_data(result))
 
 
 async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.list(caller, **checks.list_args(args))
+    result = await service.list_request(caller, ListRequest.parse(args))
     return Answer(render.list_text(result), structured.list_data(result))
 
 
 async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
-    result = await service.forget(caller, **checks.forget_args(args))
+    result = await service.forget_request(caller, ForgetRequest.parse(args))
     return Answer(render.forget_text(result), structured.forget_data(result))
 
 
@@ -76,15 +69,6 @@ async def _stats(service: MemoryService, caller: Caller, args: Mapping[str, Any]
 
 # --------------------------------------------------------------------------- the catalogue, in order
 
-#: recall's and list_memories' `tags`: a memory matches when it carries any of them.
-TAGS_FILTER: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": TAGS_MAX}
-#: recall's and list_memories' `since` / `until` (core/timespan.py).
-TIME_FILTER: dict[str, Any] = {
-    "since": {"type": "string", "description": "Stored at or after: ISO 8601 date or time, or age (7d)."},
-    "until": {"type": "string", "description": "Stored at or before (as since)."},
-}
-
-
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "recall",
@@ -94,26 +78,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "commands that worked, references. Returns the memories themselves (not a summary), ranked, "
         "with a confidence level. An empty result means nothing relevant was stored, not that the "
         "subject has no answer.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What you want to know, in natural language."},
-                "limit": {
-                    **LIMIT_SCHEMA,
-                    "description": "Default: the mode's own, 3 precision, 5 balanced, 10 exploratory.",
-                },
-                "mode": {
-                    "type": "string",
-                    "enum": list(MODES),
-                    "description": "precision: a few close matches. balanced (default): the usual trade-off. "
-                    "exploratory: more results on looser matching; use it when balanced found nothing.",
-                },
-                "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
-                "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
-                **TIME_FILTER,
-            },
-            "required": ["query"],
-        },
+        RecallRequest.schema(),
         structured.RECALL_OUTPUT,
         _recall,
     ),
@@ -124,47 +89,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "a command that turned out to be right, a reference. A near-identical memory is not written "
         "twice: you are told which existing memory already says it, and the tags and category you "
         "passed are discarded.",
-        {
-            "type": "object",
-            "properties": {
-                "content": {
-                    "type": "string",
-                    "description": "The fact, phrased so it makes sense months from now without this "
-                    f"conversation (max {CONTENT_MAX_BYTES} bytes).",
-                },
-                "scope": {
-                    "type": "string",
-                    "enum": list(SCOPES),
-                    "description": "project (default): every conversation of the project sees it. "
-                    "conversation: only this conversation sees it.",
-                },
-                "type": {
-                    "type": "string",
-                    "enum": list(MEMORY_TYPES),
-                    "description": "project (default): how this project is built or decided. pattern: a "
-                    "reusable snippet or command. reference: an external fact or link. conversation: "
-                    "something the user said that should persist.",
-                },
-                "category": {
-                    "type": "string",
-                    "description": "Optional sub-label such as decision, architecture or convention "
-                    f"(max {CATEGORY_MAX_BYTES} bytes).",
-                },
-                "tags": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": f"Optional labels (max {TAGS_MAX}, each up to {TAG_MAX_BYTES} bytes).",
-                },
-                "replaces": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "maxItems": REPLACES_MAX,
-                    "description": f"Ids of memories this one corrects (max {REPLACES_MAX}): they are removed "
-                    "once it is stored.",
-                },
-            },
-            "required": ["content"],
-        },
+        RememberRequest.schema(),
         structured.REMEMBER_OUTPUT,
         _remember,
         # an identical repeat writes nothing ("Already known")
@@ -175,15 +100,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List memories",
         "List this project's memories, newest first, without searching; use recall to search by "
         "meaning. Includes this conversation's own notes and never another conversation's.",
-        {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "enum": list(MEMORY_TYPES), "description": "Only memories of this type."},
-                "limit": {**LIMIT_SCHEMA, "description": f"Default {LIST_DEFAULT_LIMIT}."},
-                "tags": {**TAGS_FILTER, "description": "Only memories carrying any of these tags."},
-                **TIME_FILTER,
-            },
-        },
+        ListRequest.schema(),
         structured.LIST_OUTPUT,
         _list,
     ),
@@ -193,13 +110,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Permanently delete one memory by id, for a fact that has become wrong. When it is merely "
         "outdated, remember the correction with `replaces` naming it; a correction remembered without "
         "it ranks above the older memory, which recall marks as possibly superseded.",
-        {
-            "type": "object",
-            "properties": {
-                "id": {"type": "string", "description": "The memory's id, as recall or list_memories showed it."}
-            },
-            "required": ["id"],
-        },
+        ForgetRequest.schema(),
         structured.FORGET_OUTPUT,
         _forget,
         Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
@@ -209,7 +120,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Count memories",
         "Count the memories this conversation can see, by type. Exact up to 10,000 memories; past "
         "that it reports a lower bound and says so.",
-        {"type": "object", "properties": {}},
+        StatsRequest.schema(),
         structured.STATS_OUTPUT,
         _stats,
         READ_ONLY,

@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse, Response
 
 from mcp_memory.core import arguments
 from mcp_memory.core.model import MEMORY_TYPES
+from mcp_memory.core.requests import RememberRequest
 from mcp_memory.web.endpoint import TERMS, Ctx, guarded
 
 
@@ -44,8 +45,8 @@ async def edit(ctx: Ctx) -> Response:
         "scope": detail.memory.scope,
         "replaces": [memory_id],
     }
-    kwargs = arguments.remember_args(sent, ctx.caller, TERMS.no_conversation)
-    result = await ctx.view.service.remember(ctx.caller, **kwargs)
+    request = RememberRequest.parse(sent, caller=ctx.caller, no_conversation=TERMS.no_conversation)
+    result = await ctx.view.service.remember_request(ctx.caller, request)
     if result.not_removed:
         return ctx.message(500, "Partly done", f"Stored {result.memory.id}, but {memory_id} could not be removed.")
     flag = "replaced" if result.created else "known"
