@@ -66,6 +66,21 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonRefused(PARSE_ERROR, f"not valid JSON: {str(exc)[:80]}") from None
 
 
+#: Why a request whose id is null, true, 1.5, an object or an array is refused, on every transport.
+ODD_ID_REASON = "a request's id must be a string or an integer (MCP: never null)"
+
+
+def request_without_an_answerable_id(message: Any) -> bool:
+    """Whether `message` is a request (a `method` and an `id`) whose id is not a string or an
+    integer: null, true, 1.5, an object, an array. MCP forbids them (a request's id is never
+    null) and the SDK reads such a message as a notification it never answers, so each
+    transport refuses it itself (docs/tools.md "Over stdio", docs/http.md)."""
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return False
+    value = message["id"]
+    return isinstance(value, bool) or not isinstance(value, int | str)
+
+
 def loads_bytes(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """`loads` for UTF-8 bytes; bytes that are not UTF-8 are refused naming the position."""
     try:

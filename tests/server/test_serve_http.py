@@ -149,6 +149,61 @@ def test_a_port_already_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert err.strip() == f"error: cannot listen on 127.0.0.1:{port}: the port is already in use"
 
 
+# --------------------------------------------------------------------------- requests it cannot answer
+
+#: MCP's Streamable HTTP (2025-06-18 and later, "Sending Messages to the Server"): input the server
+#: cannot accept gets an HTTP error status, 400 when the body breaks the rules; JSON-RPC 2.0
+#: answers a request whose id cannot be read with an error whose id is null.
+ODD_IDS = ["null", "true", "false", "1.5", "1e3", "{}", '{"n":20}', "[]", "[21]"]
+MCP_HEADERS = {
+    "x-memory-tenant": "acme",
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": "2025-06-18",
+}
+
+
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered_400_with_id_null_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    # The SDK took each for a notification: 202, an empty body, and the client waited for an answer.
+    with served(tmp_path) as server, httpx.Client(timeout=30) as http:
+        answers = {}
+        for raw_id in ODD_IDS:
+            for method, params in [
+                ("tools/call", {"name": "remember", "arguments": {"content": f"stored under the id {raw_id}"}}),
+                ("initialize", {}),
+                ("server/discover", {}),
+            ]:
+                body = f'{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{json.dumps(params)}}}'
+                answer = http.post(server.url + "/mcp", content=body, headers=MCP_HEADERS)
+                answers[raw_id, method] = (
+                    answer.status_code,
+                    answer.headers["content-type"],
+                    answer.json() if answer.content else "",
+                )
+        listed = http.post(
+            server.url + "/mcp",
+            json={"jsonrpc": "2.0", "id": "a string", "method": "tools/call", "params": {"name": "memory_stats"}},
+            headers=MCP_HEADERS,
+        )
+        out, _ = server.stop(signal.SIGTERM)
+    refusal = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Invalid request: a request's id must be a string or an integer (MCP: never null)",
+        },
+    }
+    assert answers == dict.fromkeys(answers, (400, "application/json", refusal))
+    assert len(answers) == 3 * len(ODD_IDS)
+    assert listed.json()["id"] == "a string"
+    assert listed.json()["result"]["content"][0]["text"] == "[MEMORY] This project has no memories yet."
+    assert shard_count(tmp_path / "m.db") == "0"
+    assert "stored under" not in out
+
+
 # --------------------------------------------------------------------------- stopping
 
 

@@ -25,7 +25,9 @@ For every request, on the path alone (the query string never matters):
    it, or by counting a chunked body and stopping at the limit.
    A JSON array (a batch) → 400; arrays or objects nested deeper than
    json_limits.MAX_DEPTH → 400 (our own parses and the SDK's then never
-   meet a body deep enough to exhaust the stack).
+   meet a body deep enough to exhaust the stack); a request whose id is null,
+   true, 1.5, an object or an array → 400 `-32600` with id null (the SDK would
+   answer 202 and never the request).
 8. with OAuth, a tool call the token's scopes do not cover → 403
    insufficient_scope naming the scope.
 9. the SDK's stateless Streamable HTTP handler: any replica answers any
@@ -50,7 +52,7 @@ from mcp_memory.core.errors import ContextError
 from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.core.wrong_keys import WrongKeys
-from mcp_memory.server.bounded_json import MAX_DEPTH, too_deep
+from mcp_memory.server.bounded_json import MAX_DEPTH, ODD_ID_REASON, request_without_an_answerable_id, too_deep
 from mcp_memory.server.http.auth import WWW_AUTHENTICATE, bearer_matches
 from mcp_memory.server.http.backpressure import HOLD_KEY, TenantBuckets, retry_after
 from mcp_memory.server.http.headers import (
@@ -115,6 +117,10 @@ DEEP_BODY = {
     "id": None,
     "error": {"code": -32600, "message": f"the request nests arrays or objects deeper than {MAX_DEPTH} levels"},
 }
+
+#: A request whose id is null, true, 1.5, an object or an array: the SDK takes it for a
+#: notification and answers 202 with no body, so the client waits for an answer that never comes.
+ODD_ID_BODY = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": f"Invalid request: {ODD_ID_REASON}"}}
 
 
 def caller_from_request(ctx: Any) -> Caller:
@@ -312,6 +318,9 @@ class HttpApp:
         if too_deep(body):
             await send_json(send, 400, DEEP_BODY)
             return
+        if _odd_id(body):
+            await send_json(send, 400, ODD_ID_BODY)
+            return
         if self.oauth is not None and grant.scopes is not None:
             from mcp_memory.server.http.oauth import challenge, required_scopes
 
@@ -491,6 +500,17 @@ class HttpApp:
                     del self.tenant_in_flight[tenant]
             if self.metrics is not None:
                 self.metrics.in_flight.dec()
+
+
+def _odd_id(body: bytes) -> bool:
+    """Whether the body is one request whose id the SDK would read as none (ODD_ID_BODY).
+    Its depth is checked already; a body that does not parse is left to the SDK's own error."""
+    if body.lstrip()[:1] != b"{":
+        return False
+    try:
+        return request_without_an_answerable_id(json.loads(body))
+    except ValueError:
+        return False
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

@@ -36,7 +36,15 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mcp_memory.core.logs import JsonLog
-from mcp_memory.server.bounded_json import _TOKENS, INVALID_REQUEST, PARSE_ERROR, JsonRefused, loads
+from mcp_memory.server.bounded_json import (
+    _TOKENS,
+    INVALID_REQUEST,
+    ODD_ID_REASON,
+    PARSE_ERROR,
+    JsonRefused,
+    loads,
+    request_without_an_answerable_id,
+)
 
 #: The longest line read (what serve-http takes as a body).
 MAX_LINE_BYTES = 1024 * 1024
@@ -85,9 +93,9 @@ def screen(line: bytes) -> Any:
     found = _id_of(parsed)
     if _stray_surrogate(parsed):
         return Refused(PARSE_ERROR, "an unpaired surrogate outside a tool argument's text is not valid Unicode", found)
-    if isinstance(parsed, dict) and "method" in parsed and "id" in parsed and found is None:
+    if request_without_an_answerable_id(parsed):
         # null, true, 1.5, an object: the SDK reads the line as a notification and drops it
-        return Refused(INVALID_REQUEST, "a request's id must be a string or an integer (MCP: never null)", None)
+        return Refused(INVALID_REQUEST, ODD_ID_REASON, None)
     try:
         message = types.jsonrpc_message_adapter.validate_python(parsed, by_name=False)
     except ValidationError:
