@@ -45,7 +45,7 @@ def storage_where(settings: Settings) -> str:
     """Where the configured backend stores, for the boot line (a database URL without its password)."""
     from mcp_memory.stores import BACKENDS
 
-    return BACKENDS[settings.backend].where(settings)
+    return BACKENDS[settings.store.backend].where(settings.store)
 
 
 async def open_service(
@@ -69,9 +69,11 @@ async def open_service(
 
         settings = config.Settings.from_env(sections=config.SERVICE_SECTIONS)
     log = log or NullLog()
-    vectors, objects = await open_stores(settings)
+    vectors, objects = await open_stores(
+        settings.store, settings.embedding.embedding_model, settings.embedding.embedding_dim
+    )
     try:
-        embedder = open_embedder(settings)
+        embedder = open_embedder(settings.embedding, settings.store.aws_region)
     except BaseException:
         await vectors.close()
         await objects.close()
@@ -80,9 +82,9 @@ async def open_service(
         vectors, embedder = metrics.timed_vectors(vectors), metrics.timed_embedder(embedder)
     counters = AccessCounters(
         objects,
-        pod_id=new_pod_id(settings.hostname),
+        pod_id=new_pod_id(settings.counters.hostname),
         log=log,
-        compact_threshold=settings.stats_compact_threshold,
+        compact_threshold=settings.counters.stats_compact_threshold,
         on_outcome=metrics.counter_outcome if metrics is not None else None,
     )
     return MemoryService(
@@ -90,10 +92,10 @@ async def open_service(
         objects,
         embedder,
         counters,
-        floor=settings.recall_min_similarity,
-        high=settings.recall_high_similarity,
+        floor=settings.recall.recall_min_similarity,
+        high=settings.recall.recall_high_similarity,
         log=log,
-        retrieval=settings.recall_retrieval,
+        retrieval=settings.recall.recall_retrieval,
     )
 
 
@@ -104,16 +106,16 @@ async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progr
     from mcp_memory.embedders import open_embedder
     from mcp_memory.stores.in_memory import InMemoryVectorStore
 
-    embedder = open_embedder(settings)
+    embedder = open_embedder(settings.embedding, settings.store.aws_region)
     try:
         return await calibrate(
             embedder,
             cases,
-            floor=settings.recall_min_similarity,
-            high=settings.recall_high_similarity,
+            floor=settings.recall.recall_min_similarity,
+            high=settings.recall.recall_high_similarity,
             scratch=InMemoryVectorStore(),
             progress=progress,
-            retrieval=settings.recall_retrieval,
+            retrieval=settings.recall.recall_retrieval,
         )
     finally:
         await embedder.close()

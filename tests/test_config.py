@@ -45,17 +45,20 @@ def at_home(home: Path, **env: str) -> Settings:
 
 def test_with_nothing_set_memories_go_to_embedded_sqlite_in_the_platform_data_directory(home: Path) -> None:
     settings = at_home(home)
-    assert settings.backend == "sqlite"
-    assert settings.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
-    assert settings.db_path_notice is None
+    assert settings.store.backend == "sqlite"
+    assert settings.store.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    assert settings.store.db_path_notice is None
 
 
 def test_on_linux_the_database_goes_under_xdg_data_home_in_a_directory_of_its_own(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert at_home(home).db_path == home / ".local" / "share" / "mcp-tenant-memory" / "memory.db"
+    assert at_home(home).store.db_path == home / ".local" / "share" / "mcp-tenant-memory" / "memory.db"
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    assert at_home(home, XDG_DATA_HOME=str(home / "data")).db_path == home / "data" / "mcp-tenant-memory" / "memory.db"
+    assert (
+        at_home(home, XDG_DATA_HOME=str(home / "data")).store.db_path
+        == home / "data" / "mcp-tenant-memory" / "memory.db"
+    )
 
 
 def test_a_database_at_the_old_default_place_is_still_used_with_a_notice_saying_how_to_move_it(home: Path) -> None:
@@ -64,8 +67,8 @@ def test_a_database_at_the_old_default_place_is_still_used_with_a_notice_saying_
     old.write_bytes(b"")
     settings = at_home(home)
     new = platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
-    assert settings.db_path == old
-    assert settings.db_path_notice == (
+    assert settings.store.db_path == old
+    assert settings.store.db_path_notice == (
         f"note: using the database at {old}, the old default place; the default is now {new}. "
         f"To move it, stop every mcp-memory process, then: mkdir -p '{new.parent}' && "
         f"mv '{old}'* '{new.parent}/' (or set MEMORY_DB_PATH={old} to keep it there)"
@@ -79,8 +82,8 @@ def test_once_moved_the_new_database_wins_and_the_old_one_is_named_as_unused(hom
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
     settings = at_home(home)
-    assert settings.db_path == new
-    assert settings.db_path_notice == f"note: an older database at {old} is not used; this one is {new}"
+    assert settings.store.db_path == new
+    assert settings.store.db_path_notice == f"note: an older database at {old} is not used; this one is {new}"
 
 
 def test_another_servers_files_in_the_old_directory_are_not_taken_for_a_database(home: Path) -> None:
@@ -88,80 +91,80 @@ def test_another_servers_files_in_the_old_directory_are_not_taken_for_a_database
     (peer / "backups").mkdir(parents=True)
     (peer / "sqlite_vec.db").write_bytes(b"")
     settings = at_home(home)
-    assert settings.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
-    assert settings.db_path_notice is None
+    assert settings.store.db_path == platformdirs.user_data_path("mcp-tenant-memory", appauthor=False) / "memory.db"
+    assert settings.store.db_path_notice is None
 
 
 def test_the_old_place_follows_xdg_data_home_as_it_did(home: Path) -> None:
     old = home / "data" / "mcp-memory" / "memory.db"
     old.parent.mkdir(parents=True)
     old.write_bytes(b"")
-    assert at_home(home, XDG_DATA_HOME=str(home / "data")).db_path == old
+    assert at_home(home, XDG_DATA_HOME=str(home / "data")).store.db_path == old
 
 
 def test_memory_db_path_overrides_the_location_and_expands_the_home_directory() -> None:
-    assert load(MEMORY_DB_PATH="/srv/memory.db").db_path == Path("/srv/memory.db")
-    expanded = load(MEMORY_DB_PATH="~/notes/memory.db").db_path
+    assert load(MEMORY_DB_PATH="/srv/memory.db").store.db_path == Path("/srv/memory.db")
+    expanded = load(MEMORY_DB_PATH="~/notes/memory.db").store.db_path
     assert expanded == Path("~/notes/memory.db").expanduser()
     assert "~" not in str(expanded)
 
 
 def test_defaults_embed_locally_with_minilm() -> None:
     settings = load()
-    assert settings.embedding_provider == "local"
-    assert settings.embedding_model == "all-MiniLM-L6-v2"
-    assert settings.embedding_dim == 384
-    assert settings.embedding_base_url is None
-    assert settings.embedding_api_key is None
+    assert settings.embedding.embedding_provider == "local"
+    assert settings.embedding.embedding_model == "all-MiniLM-L6-v2"
+    assert settings.embedding.embedding_dim == 384
+    assert settings.embedding.embedding_base_url is None
+    assert settings.embedding.embedding_api_key is None
 
 
 def test_other_defaults() -> None:
     settings = load()
-    assert settings.port == 3000
-    assert settings.host == "127.0.0.1"
-    assert settings.stats_flush_ms == 30_000
-    assert settings.stats_compact_threshold == 20
-    assert settings.aws_region == "ap-northeast-2"
-    assert settings.knowledge_base_id is None
-    assert settings.mcp_api_key is None
-    assert settings.tenant is None
-    assert settings.conversation is None
-    assert settings.hostname == "pod-1"
+    assert settings.serve.port == 3000
+    assert settings.serve.host == "127.0.0.1"
+    assert settings.counters.stats_flush_ms == 30_000
+    assert settings.counters.stats_compact_threshold == 20
+    assert settings.store.aws_region == "ap-northeast-2"
+    assert settings.store.knowledge_base_id is None
+    assert settings.serve.mcp_api_key is None
+    assert settings.caller.tenant is None
+    assert settings.caller.conversation is None
+    assert settings.counters.hostname == "pod-1"
 
 
 def test_the_local_model_defaults_to_its_calibrated_floor_and_high_mark() -> None:
     settings = load()
-    assert (settings.recall_min_similarity, settings.recall_high_similarity) == (0.2, 0.6)
+    assert (settings.recall.recall_min_similarity, settings.recall.recall_high_similarity) == (0.2, 0.6)
 
 
 def test_other_providers_default_to_the_reference_floor_and_the_a6_high_mark() -> None:
     settings = load(EMBEDDING_PROVIDER="fake")
-    assert settings.recall_min_similarity == 0.1
-    assert settings.recall_high_similarity == pytest.approx(0.3)
+    assert settings.recall.recall_min_similarity == 0.1
+    assert settings.recall.recall_high_similarity == pytest.approx(0.3)
 
 
 def test_setting_only_the_floor_derives_the_high_mark_from_it() -> None:
     settings = load(RECALL_MIN_SIMILARITY="0.25")
-    assert settings.recall_high_similarity == pytest.approx(0.625)  # min(0.75, 0.625)
+    assert settings.recall.recall_high_similarity == pytest.approx(0.625)  # min(0.75, 0.625)
 
 
 def test_setting_only_the_high_mark_keeps_the_calibrated_floor() -> None:
-    assert load(RECALL_HIGH_SIMILARITY="0.7").recall_min_similarity == 0.2
+    assert load(RECALL_HIGH_SIMILARITY="0.7").recall.recall_min_similarity == 0.2
 
 
 def test_blank_values_mean_use_the_default() -> None:
     settings = load(PORT="  ", RECALL_MIN_SIMILARITY="", EMBEDDING_PROVIDER=" ", MCP_API_KEY="  ")
-    assert settings.port == 3000
-    assert settings.recall_min_similarity == 0.2
-    assert settings.embedding_provider == "local"
-    assert settings.mcp_api_key is None
+    assert settings.serve.port == 3000
+    assert settings.recall.recall_min_similarity == 0.2
+    assert settings.embedding.embedding_provider == "local"
+    assert settings.serve.mcp_api_key is None
 
 
 def test_values_are_trimmed() -> None:
     settings = load(PORT=" 8080 ", MCP_API_KEY=" secret ", HOST=" 0.0.0.0 ")
-    assert settings.port == 8080
-    assert settings.mcp_api_key == "secret"
-    assert settings.host == "0.0.0.0"
+    assert settings.serve.port == 8080
+    assert settings.serve.mcp_api_key == "secret"
+    assert settings.serve.host == "0.0.0.0"
 
 
 # --------------------------------------------------------------------------- storage selection (docs/storage.md)
@@ -169,31 +172,31 @@ def test_values_are_trimmed() -> None:
 
 def test_a_database_url_selects_postgres_and_is_trimmed() -> None:
     settings = load(DATABASE_URL="  postgres://u:pw@db:5432/memory  ")
-    assert settings.backend == "postgres"
-    assert settings.database_url == "postgres://u:pw@db:5432/memory"
+    assert settings.store.backend == "postgres"
+    assert settings.store.database_url == "postgres://u:pw@db:5432/memory"
 
 
 def test_a_database_url_wins_over_buckets() -> None:
     settings = load(DATABASE_URL="postgres://db/memory", **BUCKETS)
-    assert settings.backend == "postgres"
-    assert settings.vector_bucket is None
-    assert settings.state_bucket is None
+    assert settings.store.backend == "postgres"
+    assert settings.store.vector_bucket is None
+    assert settings.store.state_bucket is None
 
 
 def test_both_buckets_select_s3_with_bedrock_embeddings() -> None:
     settings = load(**BUCKETS)
-    assert settings.backend == "s3"
-    assert settings.vector_bucket == "vectors"
-    assert settings.state_bucket == "state"
-    assert settings.vector_index == "memories"
-    assert settings.embedding_provider == "bedrock"
-    assert settings.embedding_model == "amazon.titan-embed-text-v2:0"
-    assert settings.embedding_dim == 1024
-    assert settings.embedding_api_key is None
+    assert settings.store.backend == "s3"
+    assert settings.store.vector_bucket == "vectors"
+    assert settings.store.state_bucket == "state"
+    assert settings.store.vector_index == "memories"
+    assert settings.embedding.embedding_provider == "bedrock"
+    assert settings.embedding.embedding_model == "amazon.titan-embed-text-v2:0"
+    assert settings.embedding.embedding_dim == 1024
+    assert settings.embedding.embedding_api_key is None
 
 
 def test_vector_index_can_be_renamed() -> None:
-    assert load(VECTOR_INDEX=" notes ", **BUCKETS).vector_index == "notes"
+    assert load(VECTOR_INDEX=" notes ", **BUCKETS).store.vector_index == "notes"
 
 
 def test_a_vector_bucket_alone_asks_for_the_state_bucket() -> None:
@@ -217,8 +220,8 @@ def test_a_state_bucket_alone_asks_for_the_vector_bucket() -> None:
 )
 def test_memory_backend_forces_the_choice(env: dict[str, str], backend: str) -> None:
     settings = load(**env)
-    assert settings.backend == backend
-    assert "MEMORY_BACKEND" in settings.backend_reason
+    assert settings.store.backend == backend
+    assert "MEMORY_BACKEND" in settings.store.backend_reason
 
 
 def test_forcing_postgres_without_a_database_url_is_refused() -> None:
@@ -248,24 +251,24 @@ def test_an_unknown_backend_is_refused_naming_the_variable_and_the_value() -> No
     ],
 )
 def test_the_backend_reason_says_why_the_storage_was_chosen(env: dict[str, str], why: str) -> None:
-    assert why in load(**env).backend_reason
+    assert why in load(**env).store.backend_reason
 
 
 # --------------------------------------------------------------------------- knowledge base
 
 
 def test_a_blank_knowledge_base_id_means_no_search_docs() -> None:
-    assert load(KNOWLEDGE_BASE_ID="   ").knowledge_base_id is None
+    assert load(KNOWLEDGE_BASE_ID="   ").store.knowledge_base_id is None
 
 
 def test_a_knowledge_base_id_is_trimmed() -> None:
     # The reference's test used " KB123 "; real ids are 10 letters and digits (see below).
-    assert load(KNOWLEDGE_BASE_ID=" KB12345678 ").knowledge_base_id == "KB12345678"
+    assert load(KNOWLEDGE_BASE_ID=" KB12345678 ").store.knowledge_base_id == "KB12345678"
 
 
 def test_a_knowledge_base_arn_is_accepted() -> None:
     arn = "arn:aws:bedrock:eu-west-1:123456789012:knowledge-base/ABCDE12345"
-    assert load(KNOWLEDGE_BASE_ID=arn).knowledge_base_id == arn
+    assert load(KNOWLEDGE_BASE_ID=arn).store.knowledge_base_id == arn
 
 
 @pytest.mark.parametrize("raw", ["KB123", "kb-1234567", "KB12345678X", "arn:aws:s3:::docs"])
@@ -290,16 +293,16 @@ def test_openai_then_needs_an_api_key() -> None:
 
 def test_openai_defaults_to_text_embedding_3_small() -> None:
     settings = load(**OPENAI)
-    assert settings.embedding_provider == "openai"
-    assert settings.embedding_model == "text-embedding-3-small"
-    assert settings.embedding_dim == 1536
-    assert settings.embedding_api_key == "sk-key"
+    assert settings.embedding.embedding_provider == "openai"
+    assert settings.embedding.embedding_model == "text-embedding-3-small"
+    assert settings.embedding.embedding_dim == 1536
+    assert settings.embedding.embedding_api_key == "sk-key"
 
 
 def test_openai_takes_another_model_and_dimension() -> None:
     settings = load(**OPENAI, EMBEDDING_MODEL="Qwen3-Embedding-4B", EMBEDDING_DIM="2560")
-    assert settings.embedding_model == "Qwen3-Embedding-4B"
-    assert settings.embedding_dim == 2560
+    assert settings.embedding.embedding_model == "Qwen3-Embedding-4B"
+    assert settings.embedding.embedding_dim == 2560
 
 
 @pytest.mark.parametrize(
@@ -312,7 +315,7 @@ def test_openai_takes_another_model_and_dimension() -> None:
     ],
 )
 def test_a_base_url_is_kept_without_trailing_slashes(raw: str, kept: str) -> None:
-    assert load(**{**OPENAI, "EMBEDDING_BASE_URL": raw}).embedding_base_url == kept
+    assert load(**{**OPENAI, "EMBEDDING_BASE_URL": raw}).embedding.embedding_base_url == kept
 
 
 @pytest.mark.parametrize(
@@ -366,13 +369,16 @@ def test_an_api_key_that_cannot_go_in_a_header_is_refused_without_echoing_it(key
 
 def test_bedrock_can_be_chosen_with_the_embedded_store_and_defaults_to_titan_v2_at_1024() -> None:
     settings = load(EMBEDDING_PROVIDER="bedrock")
-    assert (settings.backend, settings.embedding_provider) == ("sqlite", "bedrock")
-    assert (settings.embedding_model, settings.embedding_dim) == ("amazon.titan-embed-text-v2:0", 1024)
+    assert (settings.store.backend, settings.embedding.embedding_provider) == ("sqlite", "bedrock")
+    assert (settings.embedding.embedding_model, settings.embedding.embedding_dim) == (
+        "amazon.titan-embed-text-v2:0",
+        1024,
+    )
 
 
 @pytest.mark.parametrize("dim", ["256", "512", "1024"])
 def test_titan_v2_takes_the_widths_it_can_return(dim: str) -> None:
-    assert load(EMBEDDING_PROVIDER="bedrock", EMBEDDING_DIM=dim).embedding_dim == int(dim)
+    assert load(EMBEDDING_PROVIDER="bedrock", EMBEDDING_DIM=dim).embedding.embedding_dim == int(dim)
 
 
 @pytest.mark.parametrize("dim", ["384", "1536", "16000"])
@@ -384,7 +390,10 @@ def test_titan_v2_refuses_another_width_naming_the_allowed_ones(dim: str) -> Non
 
 def test_another_bedrock_model_keeps_the_general_width_rule() -> None:
     settings = load(EMBEDDING_PROVIDER="bedrock", EMBEDDING_MODEL="amazon.titan-embed-text-v1", EMBEDDING_DIM="1536")
-    assert (settings.embedding_model, settings.embedding_dim) == ("amazon.titan-embed-text-v1", 1536)
+    assert (settings.embedding.embedding_model, settings.embedding.embedding_dim) == (
+        "amazon.titan-embed-text-v1",
+        1536,
+    )
 
 
 def test_a_misspelt_provider_is_refused_naming_the_value() -> None:
@@ -409,7 +418,7 @@ def test_the_local_provider_refuses_another_dimension() -> None:
 
 def test_the_local_provider_accepts_its_own_model_and_dimension_spelt_out() -> None:
     settings = load(EMBEDDING_MODEL="all-MiniLM-L6-v2", EMBEDDING_DIM="384")
-    assert (settings.embedding_model, settings.embedding_dim) == ("all-MiniLM-L6-v2", 384)
+    assert (settings.embedding.embedding_model, settings.embedding.embedding_dim) == ("all-MiniLM-L6-v2", 384)
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "16001", "abc", "1.5"])
@@ -423,7 +432,7 @@ def test_an_embedding_dimension_must_be_an_integer_up_to_16000(raw: str) -> None
 
 @pytest.mark.parametrize(("raw", "floor"), [("0.25", 0.25), ("1", 1.0), (" 0.5 ", 0.5)])
 def test_a_floor_in_zero_to_one_is_accepted(raw: str, floor: float) -> None:
-    assert load(RECALL_MIN_SIMILARITY=raw).recall_min_similarity == floor
+    assert load(RECALL_MIN_SIMILARITY=raw).recall.recall_min_similarity == floor
 
 
 def test_a_floor_of_zero_is_refused_because_everything_would_be_high() -> None:
@@ -440,13 +449,13 @@ def test_a_floor_outside_zero_to_one_is_refused_naming_the_value(raw: str) -> No
 
 
 def test_the_high_similarity_follows_the_floor_by_default() -> None:
-    assert load(RECALL_MIN_SIMILARITY="0.5").recall_high_similarity == 0.75
-    assert load(RECALL_MIN_SIMILARITY="0.2").recall_high_similarity == pytest.approx(0.6)
+    assert load(RECALL_MIN_SIMILARITY="0.5").recall.recall_high_similarity == 0.75
+    assert load(RECALL_MIN_SIMILARITY="0.2").recall.recall_high_similarity == pytest.approx(0.6)
 
 
 def test_an_explicit_high_similarity_is_used() -> None:
-    assert load(RECALL_HIGH_SIMILARITY="0.45").recall_high_similarity == 0.45
-    assert load(RECALL_MIN_SIMILARITY="0.5", RECALL_HIGH_SIMILARITY="0.5").recall_high_similarity == 0.5
+    assert load(RECALL_HIGH_SIMILARITY="0.45").recall.recall_high_similarity == 0.45
+    assert load(RECALL_MIN_SIMILARITY="0.5", RECALL_HIGH_SIMILARITY="0.5").recall.recall_high_similarity == 0.5
 
 
 @pytest.mark.parametrize("raw", ["0.05", "1.01", "high"])
@@ -457,9 +466,9 @@ def test_a_high_similarity_below_the_floor_or_above_one_is_refused(raw: str) -> 
 
 
 def test_recall_retrieval_is_hybrid_unless_set() -> None:
-    assert load().recall_retrieval == "hybrid"
-    assert load(RECALL_RETRIEVAL="dense").recall_retrieval == "dense"
-    assert load(RECALL_RETRIEVAL=" keyword ").recall_retrieval == "keyword"
+    assert load().recall.recall_retrieval == "hybrid"
+    assert load(RECALL_RETRIEVAL="dense").recall.recall_retrieval == "dense"
+    assert load(RECALL_RETRIEVAL=" keyword ").recall.recall_retrieval == "keyword"
 
 
 @pytest.mark.parametrize("raw", ["bm25", "Hybrid", "vector"])
@@ -476,12 +485,12 @@ def test_a_port_outside_0_to_65535_is_refused_naming_port(raw: str) -> None:
 
 
 def test_ports_at_both_ends_are_accepted() -> None:
-    assert load(PORT="1").port == 1
-    assert load(PORT="65535").port == 65535
+    assert load(PORT="1").serve.port == 1
+    assert load(PORT="65535").serve.port == 65535
 
 
 def test_port_0_asks_for_any_free_port_as_the_port_option_does() -> None:
-    assert load(PORT="0").port == 0
+    assert load(PORT="0").serve.port == 0
 
 
 @pytest.mark.parametrize("name", ["STATS_FLUSH_MS", "STATS_COMPACT_THRESHOLD"])
@@ -492,16 +501,16 @@ def test_stats_settings_must_be_positive_integers(name: str, raw: str) -> None:
 
 def test_stats_settings_are_read() -> None:
     settings = load(STATS_FLUSH_MS="5000", STATS_COMPACT_THRESHOLD="1")
-    assert (settings.stats_flush_ms, settings.stats_compact_threshold) == (5000, 1)
+    assert (settings.counters.stats_flush_ms, settings.counters.stats_compact_threshold) == (5000, 1)
 
 
 def test_a_postgresql_tenant_of_100000_memories_gets_an_hnsw_index_unless_told_otherwise() -> None:
     from mcp_memory.stores.postgres.ann import DEFAULT_MIN_MEMORIES, EF_SEARCH
 
-    assert load().postgres_hnsw_min_memories == 100_000 == DEFAULT_MIN_MEMORIES
-    assert load().postgres_hnsw_ef_search == EF_SEARCH
-    assert load(POSTGRES_HNSW_MIN_MEMORIES="250000").postgres_hnsw_min_memories == 250_000
-    assert load(POSTGRES_HNSW_MIN_MEMORIES="0").postgres_hnsw_min_memories == 0  # never
+    assert load().store.postgres_hnsw_min_memories == 100_000 == DEFAULT_MIN_MEMORIES
+    assert load().store.postgres_hnsw_ef_search == EF_SEARCH
+    assert load(POSTGRES_HNSW_MIN_MEMORIES="250000").store.postgres_hnsw_min_memories == 250_000
+    assert load(POSTGRES_HNSW_MIN_MEMORIES="0").store.postgres_hnsw_min_memories == 0  # never
 
 
 @pytest.mark.parametrize("raw", ["-1", "many", "1e5", "1000000001"])
@@ -513,9 +522,9 @@ def test_the_hnsw_threshold_must_be_a_whole_number_of_memories(raw: str) -> None
 
 def test_the_hnsw_walk_keeps_200_candidates_and_recall_ranks_exactly_unless_told_otherwise() -> None:
     settings = load()
-    assert (settings.postgres_hnsw_ef_search, settings.postgres_hnsw_recall) == (200, False)
+    assert (settings.store.postgres_hnsw_ef_search, settings.store.postgres_hnsw_recall) == (200, False)
     settings = load(POSTGRES_HNSW_EF_SEARCH="1000", POSTGRES_HNSW_RECALL="true")
-    assert (settings.postgres_hnsw_ef_search, settings.postgres_hnsw_recall) == (1000, True)
+    assert (settings.store.postgres_hnsw_ef_search, settings.store.postgres_hnsw_recall) == (1000, True)
 
 
 @pytest.mark.parametrize("raw", ["0", "1001", "lots", "2.5"])
@@ -530,9 +539,9 @@ def test_ranking_through_the_hnsw_index_is_a_yes_or_no() -> None:
 
 
 def test_no_sqlite_tenant_checks_duplicates_through_the_approximate_index_unless_a_threshold_is_set() -> None:
-    assert load().sqlite_ann_min_memories == 0
-    assert load(SQLITE_ANN_MIN_MEMORIES="50000").sqlite_ann_min_memories == 50_000
-    assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # never
+    assert load().store.sqlite_ann_min_memories == 0
+    assert load(SQLITE_ANN_MIN_MEMORIES="50000").store.sqlite_ann_min_memories == 50_000
+    assert load(SQLITE_ANN_MIN_MEMORIES="0").store.sqlite_ann_min_memories == 0  # never
 
 
 def test_an_sqlite_index_threshold_without_the_ann_extra_is_refused_naming_the_install(
@@ -546,7 +555,7 @@ def test_an_sqlite_index_threshold_without_the_ann_extra_is_refused_naming_the_i
         "from a checkout, pip install '.[ann]' (once released: pip install 'mcp-tenant-memory[ann]'); "
         "or set SQLITE_ANN_MIN_MEMORIES=0"
     )
-    assert load(SQLITE_ANN_MIN_MEMORIES="0").sqlite_ann_min_memories == 0  # off needs nothing
+    assert load(SQLITE_ANN_MIN_MEMORIES="0").store.sqlite_ann_min_memories == 0  # off needs nothing
 
 
 @pytest.mark.parametrize("raw", ["-1", "lots", "2e5", "1000000001"])
@@ -560,7 +569,7 @@ def test_the_sqlite_index_threshold_must_be_a_whole_number_of_memories(raw: str)
 
 
 def test_http_limits_default_to_ten_thirty_and_five_seconds_and_a_cap_from_the_file_limit() -> None:
-    limits = load().http_limits
+    limits = load().serve.http_limits
     assert (limits.header_timeout_ms, limits.body_timeout_ms, limits.keep_alive_ms) == (10_000, 30_000, 5_000)
     assert limits.max_connections is None  # server/http/connections.py: 1000, or fewer under a low file limit
 
@@ -568,7 +577,7 @@ def test_http_limits_default_to_ten_thirty_and_five_seconds_and_a_cap_from_the_f
 def test_http_limits_are_read() -> None:
     limits = load(
         HTTP_HEADER_TIMEOUT_MS="500", HTTP_BODY_TIMEOUT_MS="700", HTTP_KEEP_ALIVE_MS="900", HTTP_MAX_CONNECTIONS="12"
-    ).http_limits
+    ).serve.http_limits
     assert (limits.header_timeout_ms, limits.body_timeout_ms, limits.keep_alive_ms) == (500, 700, 900)
     assert limits.max_connections == 12
 
@@ -603,7 +612,7 @@ def test_the_default_connection_cap_leaves_room_under_a_low_file_limit() -> None
 
 def test_memory_tenant_and_conversation_are_read_and_trimmed() -> None:
     settings = load(MEMORY_TENANT=" acme ", MEMORY_CONVERSATION=" chat:1 ")
-    assert (settings.tenant, settings.conversation) == ("acme", "chat:1")
+    assert (settings.caller.tenant, settings.caller.conversation) == ("acme", "chat:1")
 
 
 def test_a_malformed_memory_tenant_is_refused_naming_the_variable() -> None:
@@ -658,8 +667,8 @@ def test_the_settings_repr_shows_no_secret() -> None:
 
 def test_the_redacted_database_url_hides_the_password() -> None:
     settings = load(DATABASE_URL="postgres://memory:db-pass-123@db:5432/memory")
-    assert settings.redacted_database_url == "postgres://memory:***@db:5432/memory"
-    assert load().redacted_database_url is None
+    assert settings.store.redacted_database_url == "postgres://memory:***@db:5432/memory"
+    assert load().store.redacted_database_url is None
 
 
 def test_redact_url_masks_the_password() -> None:
@@ -723,13 +732,13 @@ def test_redact_url_never_shows_a_password_however_the_url_is_written(url: str) 
 def test_the_scripts_a_model_reads_are_the_providers_own_unless_embedding_scripts_says_otherwise() -> None:
     from mcp_memory.embedders import open_embedder
 
-    assert open_embedder(load()).scripts == frozenset({"Latin"})  # the local model reads English
-    assert open_embedder(load(**OPENAI)).scripts is None  # a remote model: every script
+    assert open_embedder(load().embedding).scripts == frozenset({"Latin"})  # the local model reads English
+    assert open_embedder(load(**OPENAI).embedding).scripts is None  # a remote model: every script
     # An English-only model behind an OpenAI-compatible server, and the local model declared
     # multilingual by an operator who knows better: the setting wins either way.
-    assert open_embedder(load(**OPENAI, EMBEDDING_SCRIPTS="Latin")).scripts == frozenset({"Latin"})
-    assert open_embedder(load(EMBEDDING_SCRIPTS="all")).scripts is None
-    assert load(EMBEDDING_SCRIPTS=" Latin , Hangul ").embedding_scripts == frozenset({"Latin", "Hangul"})
+    assert open_embedder(load(**OPENAI, EMBEDDING_SCRIPTS="Latin").embedding).scripts == frozenset({"Latin"})
+    assert open_embedder(load(EMBEDDING_SCRIPTS="all").embedding).scripts is None
+    assert load(EMBEDDING_SCRIPTS=" Latin , Hangul ").embedding.embedding_scripts == frozenset({"Latin", "Hangul"})
 
 
 @pytest.mark.parametrize(

@@ -18,13 +18,15 @@ from mcp_memory import embedders, stores
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.embedders import Provider
+from mcp_memory.embedders.section import EmbeddingSection
 from mcp_memory.stores import Backend
+from mcp_memory.stores.section import StoreSection
 
 BASE = {"HOME": "/home/ada", "HOSTNAME": "pod-1"}
 KB = "ABCDE12345"
 
 
-async def _never(settings: object) -> tuple:
+async def _never(settings: object, model: str, dim: int) -> tuple:
     raise AssertionError("opening is not configuration")
 
 
@@ -36,7 +38,7 @@ def _acme_width(model: str, dim: int) -> None:
 opened: list[str] = []
 
 
-def _open_acme(settings: object) -> object:
+def _open_acme(settings: object, aws_region: str | None) -> object:
     opened.append("acme")
     return "the acme embedder"
 
@@ -95,9 +97,17 @@ def test_a_new_backends_settings_are_required_in_the_words_every_backend_gets(ne
 def test_a_new_backend_gets_its_settings_and_its_default_provider(new_rows: None) -> None:
     settings = load(KNOWLEDGE_BASE_ID=KB, VECTOR_BUCKET="v", MEMORY_BACKEND="vault", EMBEDDING_API_KEY="k")
 
-    assert (settings.backend, settings.backend_reason) == ("vault", "MEMORY_BACKEND=vault")
-    assert (settings.vector_bucket, settings.knowledge_base_id, settings.state_bucket) == ("v", KB, None)
-    assert (settings.embedding_provider, settings.embedding_model, settings.embedding_dim) == (
+    assert (settings.store.backend, settings.store.backend_reason) == ("vault", "MEMORY_BACKEND=vault")
+    assert (settings.store.vector_bucket, settings.store.knowledge_base_id, settings.store.state_bucket) == (
+        "v",
+        KB,
+        None,
+    )
+    assert (
+        settings.embedding.embedding_provider,
+        settings.embedding.embedding_model,
+        settings.embedding.embedding_dim,
+    ) == (
         "acme",
         "acme-embed-1",
         256,
@@ -105,7 +115,7 @@ def test_a_new_backend_gets_its_settings_and_its_default_provider(new_rows: None
 
 
 def test_the_embedded_default_names_every_backend_that_presence_would_choose(new_rows: None) -> None:
-    assert load().backend_reason == (
+    assert load().store.backend_reason == (
         "embedded default: neither DATABASE_URL nor VECTOR_BUCKET/STATE_BUCKET nor VECTOR_BUCKET/KNOWLEDGE_BASE_ID is set"
     )
 
@@ -125,19 +135,24 @@ def test_a_new_providers_settings_and_its_own_rule_are_checked(new_rows: None) -
 def test_a_new_provider_is_opened_by_its_own_row(new_rows: None) -> None:
     settings = load(EMBEDDING_PROVIDER="acme", EMBEDDING_API_KEY="k")
 
-    assert settings.embedding_api_key == "k"
-    assert embedders.open_embedder(settings) == "the acme embedder"
+    assert settings.embedding.embedding_api_key == "k"
+    assert embedders.open_embedder(settings.embedding) == "the acme embedder"
     assert opened == ["acme"]
 
 
-def test_every_variable_a_row_needs_has_a_settings_field_of_the_same_name() -> None:
-    fields = {field.name for field in dataclasses.fields(Settings)}
-    needed = {name for row in stores.BACKENDS.values() for name in row.requires} | {
-        name for row in embedders.PROVIDERS.values() for name in row.requires
-    }
+def test_every_variable_a_row_needs_has_a_field_of_the_same_name_in_its_rooms_section() -> None:
+    backends = {name for row in stores.BACKENDS.values() for name in row.requires}
+    providers = {name for row in embedders.PROVIDERS.values() for name in row.requires}
 
-    assert needed == {"DATABASE_URL", "VECTOR_BUCKET", "STATE_BUCKET", "EMBEDDING_BASE_URL", "EMBEDDING_API_KEY"}
-    assert {name.lower() for name in needed} <= fields
+    assert backends | providers == {
+        "DATABASE_URL",
+        "VECTOR_BUCKET",
+        "STATE_BUCKET",
+        "EMBEDDING_BASE_URL",
+        "EMBEDDING_API_KEY",
+    }
+    assert {name.lower() for name in backends} <= {field.name for field in dataclasses.fields(StoreSection)}
+    assert {name.lower() for name in providers} <= {field.name for field in dataclasses.fields(EmbeddingSection)}
 
 
 def test_every_default_provider_is_a_provider() -> None:

@@ -81,8 +81,14 @@ ALLOWED: dict[str, frozenset[str]] = {
 SUBROOMS = {"server": ("protocol", "http", "hooks", "runners"), "cli": ("hooks",)}
 
 
-#: config/ reads the backend and provider tables, and nothing else of those rooms.
-TABLES = {("config", "mcp_memory.stores"), ("config", "mcp_memory.embedders")}
+#: config/ reads the backend and provider tables, and the shapes of their sections (which live
+#: with the stores and embedders that take them), and nothing else of those rooms.
+TABLES = {
+    ("config", "mcp_memory.stores"),
+    ("config", "mcp_memory.stores.section"),
+    ("config", "mcp_memory.embedders"),
+    ("config", "mcp_memory.embedders.section"),
+}
 
 
 def module_name(path: Path) -> str:

@@ -128,18 +128,18 @@ def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_pat
         }
     ).oauth
     assert oauth is not None
-    limits, calls = settings.http_limits, settings.call_limits
+    limits, calls = settings.serve.http_limits, settings.serve.call_limits
     expected = {
-        "`MEMORY_DB_PATH`": ["$XDG_DATA_HOME/" + str(settings.db_path.relative_to(xdg))],
-        "`VECTOR_INDEX`": [settings.vector_index],
-        "`POSTGRES_HNSW_MIN_MEMORIES`": [str(settings.postgres_hnsw_min_memories)],
-        "`POSTGRES_HNSW_EF_SEARCH`": [str(settings.postgres_hnsw_ef_search)],
-        "`POSTGRES_HNSW_RECALL`": [str(settings.postgres_hnsw_recall).lower()],
-        "`RECALL_RETRIEVAL`": [settings.recall_retrieval],
-        "`STATS_FLUSH_MS`": [str(settings.stats_flush_ms)],
-        "`STATS_COMPACT_THRESHOLD`": [str(settings.stats_compact_threshold)],
-        "`HOST`, `PORT`": [settings.host, str(settings.port)],
-        "`AWS_REGION`": [settings.aws_region],
+        "`MEMORY_DB_PATH`": ["$XDG_DATA_HOME/" + str(settings.store.db_path.relative_to(xdg))],
+        "`VECTOR_INDEX`": [settings.store.vector_index],
+        "`POSTGRES_HNSW_MIN_MEMORIES`": [str(settings.store.postgres_hnsw_min_memories)],
+        "`POSTGRES_HNSW_EF_SEARCH`": [str(settings.store.postgres_hnsw_ef_search)],
+        "`POSTGRES_HNSW_RECALL`": [str(settings.store.postgres_hnsw_recall).lower()],
+        "`RECALL_RETRIEVAL`": [settings.recall.recall_retrieval],
+        "`STATS_FLUSH_MS`": [str(settings.counters.stats_flush_ms)],
+        "`STATS_COMPACT_THRESHOLD`": [str(settings.counters.stats_compact_threshold)],
+        "`HOST`, `PORT`": [settings.serve.host, str(settings.serve.port)],
+        "`AWS_REGION`": [settings.store.aws_region],
         "`RATE_LIMIT_PER_TENANT`, `RATE_LIMIT_BURST`": [f"{calls.rate_per_s:g}", str(calls.burst)],
         "`MAX_CONCURRENT_CALLS`": [str(calls.max_concurrent)],
         "`HTTP_HEADER_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`, `HTTP_KEEP_ALIVE_MS`": [

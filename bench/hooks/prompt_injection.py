@@ -34,7 +34,7 @@ async def run(provider: str, half: str) -> dict[str, dict[str, int]]:
     from mcp_memory.server.hooks.answers import answer
     from mcp_memory.server.hooks.wire import Ask
 
-    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
     vectors = jd.Vectors(provider, embedder)
     try:
         (devset,) = jd.dev_sets(["prompts"])

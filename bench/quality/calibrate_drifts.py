@@ -111,7 +111,7 @@ async def full_width(env: dict[str, str]) -> dict:
                 floor=service.floor,
                 high=service.high,
                 scratch=InMemoryVectorStore(),
-                retrieval=settings.recall_retrieval,
+                retrieval=settings.recall.recall_retrieval,
             )
             out[name] = {
                 "questions": len(report.correct),

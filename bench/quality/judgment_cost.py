@@ -19,7 +19,7 @@ async def main() -> None:
     from mcp_memory.core.model import Caller
     from mcp_memory.embedders import open_embedder
 
-    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": "local"}))
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": "local"}).embedding)
     vectors = jd.Vectors("local", embedder)
     (devset,) = jd.dev_sets(["long-chats"])
     service = await jd.open_set_service("local", devset, vectors)

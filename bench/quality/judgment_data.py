@@ -412,7 +412,7 @@ async def ask_all(
         finally:
             judgment.load_model = shipped  # type: ignore[assignment]
 
-    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
     vectors = Vectors(provider, embedder)
     out: list[Asked] = []
     try:

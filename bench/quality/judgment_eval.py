@@ -117,7 +117,7 @@ async def run(provider: str, half: str, names: Sequence[str] | None = None) -> d
     from mcp_memory.config import Settings
     from mcp_memory.embedders import open_embedder
 
-    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
     vectors = jd.Vectors(provider, embedder)
     grouped: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
     try:

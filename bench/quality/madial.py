@@ -289,7 +289,7 @@ async def main(count_limit: int | None, sweep: bool, as_json: bool, provider: st
         # The tables below compare recall with the raw model and its gates: dense retrieval (the
         # by-retrieval section at the end measures keyword and hybrid).
         settings = Settings.from_env({**env, "RECALL_RETRIEVAL": "dense"})
-        assert settings.embedding_provider == provider and settings.backend == "sqlite"
+        assert settings.embedding.embedding_provider == provider and settings.store.backend == "sqlite"
         service = await open_service(settings)
         service.clock = lambda: NOW_MS
         service.embedder = ev.CachedEmbedder(service.embedder)  # the same vectors, embedded once

@@ -67,9 +67,9 @@ def serve_http(
 
     settings = _settings()
     if host is not None and host.strip():
-        settings = replace(settings, host=host.strip())
+        settings = replace(settings, serve=replace(settings.serve, host=host.strip()))
     if port is not None:
-        settings = replace(settings, port=port)
+        settings = replace(settings, serve=replace(settings.serve, port=port))
     try:
         asyncio.run(run_http(settings))
     except StartupError as exc:

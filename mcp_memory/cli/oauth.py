@@ -63,7 +63,7 @@ def oauth(
     from mcp_memory.server.http.oauth_check import check
 
     settings = _settings()
-    if settings.oauth is None:
+    if settings.serve.oauth is None:
         _fail(
             "error: OAuth is not configured: set MCP_OAUTH_ISSUER, MCP_OAUTH_JWKS_URL and MCP_RESOURCE_URL "
             "(docs/oauth.md)",
@@ -71,7 +71,7 @@ def oauth(
         )
     token = _read_token(token_file) if token_file is not None else None
     try:
-        report = asyncio.run(check(settings.oauth, token, tenant.strip() if tenant else None))
+        report = asyncio.run(check(settings.serve.oauth, token, tenant.strip() if tenant else None))
     except Exception as exc:  # e.g. the oauth extra missing: a StartupError says which
         _fail(f"error: {exc}", EXIT_FAILED)
     for line in report.lines:

@@ -43,11 +43,11 @@ def _settings():
 def _database_notices(settings: Any) -> None:
     """One line each, on stderr: a database found at the old default place, or one that
     others can read. Nothing is moved or chmod'ed: the operator decides."""
-    if settings.backend != "sqlite":
+    if settings.store.backend != "sqlite":
         return
     from mcp_memory.app import sqlite_exposure_warning as exposure_warning
 
-    for line in (settings.db_path_notice, exposure_warning(settings.db_path)):
+    for line in (settings.store.db_path_notice, exposure_warning(settings.store.db_path)):
         if line:
             print(line, file=sys.stderr, flush=True)
 
@@ -59,10 +59,10 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None):
 
     tenant_name = "--tenant"
     if tenant is None or not tenant.strip():
-        tenant, tenant_name = settings.tenant, "MEMORY_TENANT"
+        tenant, tenant_name = settings.caller.tenant, "MEMORY_TENANT"
     conversation_name = "--conversation"
     if conversation is None:
-        conversation, conversation_name = settings.conversation, "MEMORY_CONVERSATION"
+        conversation, conversation_name = settings.caller.conversation, "MEMORY_CONVERSATION"
     try:
         return caller_from_options(
             tenant,

@@ -27,7 +27,7 @@ def stats_command(tenant: str | None, conversation: str | None, all_tenants: boo
     from mcp_memory.cli.render import print_stats
 
     settings = _settings()
-    if all_tenants or not ((tenant or "").strip() or settings.tenant):
+    if all_tenants or not ((tenant or "").strip() or settings.caller.tenant):
         _stats_all_tenants(settings, tenant, conversation, as_json)
         return
     caller = _caller(settings, tenant, conversation)

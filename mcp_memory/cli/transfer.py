@@ -145,7 +145,7 @@ def export(
     if all_tenants and names:
         _fail("error: --all-tenants and --tenant cannot be combined", EXIT_USAGE)
     if not all_tenants and not names:
-        names = [settings.tenant or DEFAULT_TENANT]
+        names = [settings.caller.tenant or DEFAULT_TENANT]
     if with_embeddings and export_format != "jsonl":
         _fail("error: --with-embeddings applies to --format jsonl only", EXIT_USAGE)
 
@@ -443,16 +443,16 @@ def backup(
     from mcp_memory.core.errors import StoreError
 
     settings = _settings()
-    if settings.backend != "sqlite":
+    if settings.store.backend != "sqlite":
         _fail(
-            f"error: backup copies the embedded SQLite store, and this configuration uses {settings.backend}; "
+            f"error: backup copies the embedded SQLite store, and this configuration uses {settings.store.backend}; "
             "back PostgreSQL up with pg_dump, and S3 with `mcp-memory export --all-tenants --with-embeddings` "
             '(docs/backup_and_migration.md, "Backing up")',
             EXIT_USAGE,
         )
     from mcp_memory.app import backup_sqlite
 
-    source = Path(settings.db_path).expanduser()
+    source = Path(settings.store.db_path).expanduser()
     try:
         result = asyncio.run(asyncio.to_thread(backup_sqlite, source, target))
     except StoreError as exc:

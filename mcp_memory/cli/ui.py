@@ -110,7 +110,7 @@ async def run_ui(settings: Any, caller: Caller, *, operator: bool, open_browser:
     graceful = GracefulServer(server, service.close, log)
     with library_logs_as_json(log):
         try:
-            service.start(settings.stats_flush_ms)
+            service.start(settings.counters.stats_flush_ms)
             graceful.install_signal_handlers()
             await graceful.run()
         finally:

@@ -6,7 +6,6 @@ embedders.PROVIDERS; how a URL or a key is spelled is this section's business.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,23 +13,10 @@ from mcp_memory.config.env import Env, one_of, scrub
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.core.fusion import check_scripts
 from mcp_memory.embedders import PROVIDERS
+from mcp_memory.embedders.section import EmbeddingSection as EmbeddingSection
 from mcp_memory.stores import BACKENDS
 
 EMBEDDING_DIM_MAX = 16_000
-
-
-@dataclass(frozen=True)
-class EmbeddingSection:
-    """How text becomes a vector."""
-
-    embedding_provider: str = "local"
-    embedding_model: str = PROVIDERS["local"].model
-    embedding_dim: int = PROVIDERS["local"].dim
-    embedding_base_url: str | None = None
-    embedding_api_key: str | None = field(default=None, repr=False)
-    #: EMBEDDING_SCRIPTS: the Unicode scripts the model reads; an empty set for "all"; None
-    #: (unset) leaves it to the provider (the local model: Latin; the others: every script).
-    embedding_scripts: frozenset[str] | None = None
 
 
 def model(env: Env, backend: str) -> dict[str, Any]:

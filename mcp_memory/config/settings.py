@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_memory.config import SECTIONS, embedding, local, recall, serve, store
@@ -20,16 +20,15 @@ from mcp_memory.config.local import CallerSection, CountersSection
 from mcp_memory.config.recall import RecallSection
 from mcp_memory.config.serve import ServeSection
 from mcp_memory.config.store import StoreSection
-from mcp_memory.core.redact import redact_url
 
 #: Every reader, in the order the variables are checked (kept from the single reader this
-#: replaced, so the first bad variable reported is the same); each gives Settings fields and may
-#: read the fields an earlier one gave (the embedding section needs the backend).
-_READERS: tuple[tuple[str, Callable[[Env, dict[str, Any]], dict[str, Any]]], ...] = (
+#: replaced, so the first bad variable reported is the same); each gives fields of its section and
+#: may read the sections an earlier one gave (the embedding section needs the backend).
+_READERS: tuple[tuple[str, Callable[[Env, dict[str, dict[str, Any]]], dict[str, Any]]], ...] = (
     ("serve", lambda env, _: serve.listen(env)),
     ("store", lambda env, _: store.choose(env)),
-    ("embedding", lambda env, got: embedding.model(env, got["backend"])),
-    ("recall", lambda env, got: recall.relevance(env, got["embedding_provider"])),
+    ("embedding", lambda env, got: embedding.model(env, got["store"]["backend"])),
+    ("recall", lambda env, got: recall.relevance(env, got["embedding"]["embedding_provider"])),
     ("counters", lambda env, _: local.counters(env)),
     ("store", lambda env, _: store.tuning(env)),
     ("caller", lambda env, _: local.caller(env)),
@@ -41,13 +40,17 @@ _READERS: tuple[tuple[str, Callable[[Env, dict[str, Any]], dict[str, Any]]], ...
 
 
 @dataclass(frozen=True)
-class Settings(ServeSection, CallerSection, CountersSection, RecallSection, EmbeddingSection, StoreSection):
-    """Every setting, validated: the store, embedding, recall, counters, caller and serve
-    sections' fields in one object. Secrets are kept out of repr()."""
+class Settings:
+    """Every setting, validated, by section: each component is handed its own (the stores
+    `store`, the embedders `embedding`, the service `recall` and `counters`, a local command
+    `caller`, serve-http `serve`). Secrets are kept out of repr()."""
 
-    @property
-    def redacted_database_url(self) -> str | None:
-        return redact_url(self.database_url) if self.database_url else None
+    store: StoreSection = field(default_factory=StoreSection)
+    embedding: EmbeddingSection = field(default_factory=EmbeddingSection)
+    recall: RecallSection = field(default_factory=RecallSection)
+    counters: CountersSection = field(default_factory=CountersSection)
+    caller: CallerSection = field(default_factory=CallerSection)
+    serve: ServeSection = field(default_factory=ServeSection)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, sections: Collection[str] = SECTIONS) -> Settings:
@@ -59,8 +62,19 @@ class Settings(ServeSection, CallerSection, CountersSection, RecallSection, Embe
         if "recall" in sections and "embedding" not in sections:
             raise ValueError("the recall section needs the embedding section")
         env = Env(os.environ if environ is None else environ)
-        got: dict[str, Any] = {}
+        got: dict[str, dict[str, Any]] = {}
         for section, read in _READERS:
             if section in sections:
-                got.update(read(env, got))
-        return cls(**got)
+                got.setdefault(section, {}).update(read(env, got))
+        return cls(**{section: _SHAPES[section](**values) for section, values in got.items()})
+
+
+#: Each section's shape, by its name in SECTIONS.
+_SHAPES: dict[str, Callable[..., Any]] = {
+    "store": StoreSection,
+    "embedding": EmbeddingSection,
+    "recall": RecallSection,
+    "counters": CountersSection,
+    "caller": CallerSection,
+    "serve": ServeSection,
+}

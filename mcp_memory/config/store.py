@@ -8,13 +8,12 @@ without an edit here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mcp_memory.config.env import Env, and_, one_of
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.stores import BACKENDS
+from mcp_memory.stores.section import StoreSection as StoreSection
 
 #: pgvector's own bound on hnsw.ef_search (its GUC refuses more).
 EF_SEARCH_MAX = 1000
@@ -23,36 +22,6 @@ EF_SEARCH_MAX = 1000
 _KNOWLEDGE_BASE_ID = re.compile(
     r"[0-9a-zA-Z]{10}|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:[0-9]{12}:knowledge-base/[0-9a-zA-Z]{10}"
 )
-
-
-@dataclass(frozen=True)
-class StoreSection:
-    """Where memories are kept."""
-
-    backend: str = "sqlite"
-    #: Why this storage was chosen (printed at start-up).
-    backend_reason: str = "embedded default"
-    db_path: Path = Path("memory.db")
-    #: One line for stderr about where the database lives, when it is not the default place.
-    db_path_notice: str | None = None
-    database_url: str | None = field(default=None, repr=False)
-    #: POSTGRES_HNSW_MIN_MEMORIES: a PostgreSQL tenant this large gets an HNSW index (0: never;
-    #: docs/storage.md#large-tenants; stores/postgres/ann.py's DEFAULT_MIN_MEMORIES, not imported:
-    #: the settings never load the driver).
-    postgres_hnsw_min_memories: int = 100_000
-    #: POSTGRES_HNSW_EF_SEARCH: the candidates one index walk keeps (pgvector's hnsw.ef_search, 1..1000).
-    postgres_hnsw_ef_search: int = 200
-    #: POSTGRES_HNSW_RECALL: recall ranks through the index too, not only remember's duplicate check.
-    postgres_hnsw_recall: bool = False
-    #: SQLITE_ANN_MIN_MEMORIES: an SQLite tenant this large answers remember's duplicate check
-    #: from an approximate index (0: never, the default until its measured recall is 0.99;
-    #: docs/storage.md#large-tenants-in-sqlite).
-    sqlite_ann_min_memories: int = 0
-    vector_bucket: str | None = None
-    vector_index: str = "memories"
-    state_bucket: str | None = None
-    knowledge_base_id: str | None = None
-    aws_region: str = "ap-northeast-2"
 
 
 def choose(env: Env) -> dict[str, Any]:

@@ -14,40 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from mcp_memory.core.errors import ConfigError, StartupError
 from mcp_memory.embedders.base import Embedder, check_vector, check_vectors, describe
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mcp_memory.embedders.section import EmbeddingSection
+
 __all__ = [
     "PROVIDERS",
     "Embedder",
-    "EmbedderSettings",
     "Provider",
     "check_vector",
     "check_vectors",
     "describe",
     "open_embedder",
 ]
-
-
-class EmbedderSettings(Protocol):
-    """The settings the providers read (config.Settings has them all)."""
-
-    @property
-    def embedding_provider(self) -> str: ...
-    @property
-    def embedding_model(self) -> str: ...
-    @property
-    def embedding_dim(self) -> int: ...
-    @property
-    def embedding_base_url(self) -> str | None: ...
-    @property
-    def embedding_api_key(self) -> str | None: ...
-    @property
-    def aws_region(self) -> str: ...
-    @property
-    def embedding_scripts(self) -> frozenset[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -59,7 +42,8 @@ class Provider:
     name: str
     model: str
     dim: int
-    open: Callable[[EmbedderSettings], Embedder]
+    #: `open(section, aws_region)`: the embedder, cheap (its model, session or client comes on first use).
+    open: Callable[[EmbeddingSection, str | None], Embedder]
     #: (RECALL_MIN_SIMILARITY, RECALL_HIGH_SIMILARITY) measured by `mcp-memory calibrate --builtin`.
     calibrated: tuple[float, float] | None = None
     #: The variables it cannot work without, checked in this order and each read into the
@@ -100,25 +84,25 @@ def _a_width_titan_returns(model: str, dim: int) -> None:
         )
 
 
-def _open_local(settings: EmbedderSettings) -> Embedder:
+def _open_local(settings: EmbeddingSection, aws_region: str | None) -> Embedder:
     from mcp_memory.embedders.local.embedder import LocalEmbedder
 
     return LocalEmbedder()
 
 
-def _open_multilingual(settings: EmbedderSettings) -> Embedder:
+def _open_multilingual(settings: EmbeddingSection, aws_region: str | None) -> Embedder:
     from mcp_memory.embedders.local.multilingual import MultilingualEmbedder
 
     return MultilingualEmbedder()
 
 
-def _open_fake(settings: EmbedderSettings) -> Embedder:
+def _open_fake(settings: EmbeddingSection, aws_region: str | None) -> Embedder:
     from mcp_memory.embedders.fake import FakeEmbedder
 
     return FakeEmbedder(dim=settings.embedding_dim)
 
 
-def _open_openai(settings: EmbedderSettings) -> Embedder:
+def _open_openai(settings: EmbeddingSection, aws_region: str | None) -> Embedder:
     from mcp_memory.embedders.openai import OpenAIEmbedder
 
     if not settings.embedding_base_url or not settings.embedding_api_key:
@@ -131,12 +115,14 @@ def _open_openai(settings: EmbedderSettings) -> Embedder:
     )
 
 
-def _open_bedrock(settings: EmbedderSettings) -> Embedder:
+def _open_bedrock(settings: EmbeddingSection, aws_region: str | None) -> Embedder:
     from mcp_memory.embedders.bedrock import BedrockEmbedder
     from mcp_memory.runtime.aws import require_boto3
 
     require_boto3("EMBEDDING_PROVIDER=bedrock")
-    return BedrockEmbedder(settings.embedding_model, settings.embedding_dim, settings.aws_region)
+    if aws_region is None:  # the embedder's own default region
+        return BedrockEmbedder(settings.embedding_model, settings.embedding_dim)
+    return BedrockEmbedder(settings.embedding_model, settings.embedding_dim, aws_region)
 
 
 #: Every embedding provider, in the order messages list them.
@@ -172,12 +158,13 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 
-def open_embedder(settings: EmbedderSettings) -> Embedder:
-    """The embedder `settings.embedding_provider` names. Cheap: models load on first use."""
+def open_embedder(settings: EmbeddingSection, aws_region: str | None = None) -> Embedder:
+    """The embedder the embedding section names (Bedrock in `aws_region`, the store section's).
+    Cheap: models load on first use."""
     provider = PROVIDERS.get(settings.embedding_provider)
     if provider is None:
         raise StartupError(f'unknown embedding provider "{settings.embedding_provider}"')
-    embedder = provider.open(settings)
+    embedder = provider.open(settings, aws_region)
     if settings.embedding_scripts is not None:  # EMBEDDING_SCRIPTS: the operator knows the model
         embedder.scripts = settings.embedding_scripts or None  # empty: every script
     return embedder

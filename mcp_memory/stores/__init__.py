@@ -13,46 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.ports import ObjectStore, VectorStore
 from mcp_memory.core.redact import redact_url
 from mcp_memory.core.version import install_hint
 
-__all__ = ["BACKENDS", "Backend", "StoreSettings", "open_stores"]
+if TYPE_CHECKING:
+    from mcp_memory.stores.section import StoreSection
 
-
-class StoreSettings(Protocol):
-    """The settings the backends read (config.Settings has them all)."""
-
-    @property
-    def backend(self) -> str: ...
-    @property
-    def db_path(self) -> Path: ...
-    @property
-    def database_url(self) -> str | None: ...
-    @property
-    def postgres_hnsw_min_memories(self) -> int: ...
-    @property
-    def postgres_hnsw_ef_search(self) -> int: ...
-    @property
-    def postgres_hnsw_recall(self) -> bool: ...
-    @property
-    def sqlite_ann_min_memories(self) -> int: ...
-    @property
-    def vector_bucket(self) -> str | None: ...
-    @property
-    def vector_index(self) -> str: ...
-    @property
-    def state_bucket(self) -> str | None: ...
-    @property
-    def aws_region(self) -> str: ...
-    @property
-    def embedding_model(self) -> str: ...
-    @property
-    def embedding_dim(self) -> int: ...
+__all__ = ["BACKENDS", "Backend", "open_stores"]
 
 
 #: What the postgres extra provides.
@@ -69,8 +40,9 @@ class Backend:
     tests read this table."""
 
     name: str
-    open: Callable[[StoreSettings], Awaitable[Stores]]
-    where: Callable[[StoreSettings], str]
+    #: `open(section, model, dim)`: the two stores, for vectors of that model and width.
+    open: Callable[[StoreSection, str, int], Awaitable[Stores]]
+    where: Callable[[StoreSection], str]
     #: The variables it cannot work without, each read into the Settings field of the same
     #: name in lower case. config/store.py refuses the backend, naming them, while any is unset; and
     #: when MEMORY_BACKEND is not set, the first backend (in table order) with one of them set
@@ -85,13 +57,13 @@ class Backend:
     reads: Callable[[Callable[[str], str | None]], dict[str, Any]] | None = None
 
 
-async def _open_sqlite(settings: StoreSettings) -> Stores:
+async def _open_sqlite(settings: StoreSection, model: str, dim: int) -> Stores:
     from mcp_memory.stores.sqlite.store import open_sqlite
 
     return await open_sqlite(
         settings.db_path,
-        model=settings.embedding_model,
-        dim=settings.embedding_dim,
+        model=model,
+        dim=dim,
         approximate_min_memories=settings.sqlite_ann_min_memories,
     )
 
@@ -102,7 +74,7 @@ def _sqlite_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
     return database_place(raw)
 
 
-async def _open_postgres(settings: StoreSettings) -> Stores:
+async def _open_postgres(settings: StoreSection, model: str, dim: int) -> Stores:
     if not settings.database_url:
         raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
     try:
@@ -116,25 +88,25 @@ async def _open_postgres(settings: StoreSettings) -> Stores:
 
     return await open_postgres(
         settings.database_url,
-        model=settings.embedding_model,
-        dim=settings.embedding_dim,
+        model=model,
+        dim=dim,
         hnsw_min_memories=settings.postgres_hnsw_min_memories,
         hnsw_ef_search=settings.postgres_hnsw_ef_search,
         hnsw_recall=settings.postgres_hnsw_recall,
     )
 
 
-async def _open_s3(settings: StoreSettings) -> Stores:
+async def _open_s3(settings: StoreSection, model: str, dim: int) -> Stores:
     try:
         from mcp_memory.stores.s3.store import open_s3
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
             raise
         raise StartupError(f"the S3 backend needs boto3: {install_hint('aws')}") from None
-    return await open_s3(settings)
+    return await open_s3(settings, dim)
 
 
-def _s3_where(settings: StoreSettings) -> str:
+def _s3_where(settings: StoreSection) -> str:
     return f"s3vectors://{settings.vector_bucket}/{settings.vector_index}, state s3://{settings.state_bucket}"
 
 
@@ -162,12 +134,13 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-async def open_stores(settings: StoreSettings) -> Stores:
-    """Open the configured backend's vector store and object store (close both when done).
+async def open_stores(settings: StoreSection, model: str, dim: int) -> Stores:
+    """Open the configured backend's vector store and object store (close both when done), for
+    vectors of `model` and `dim` (the embedding section's).
 
     Raises StartupError when the storage cannot be opened as configured.
     """
     backend = BACKENDS.get(settings.backend)
     if backend is None:
         raise StartupError(f'unknown storage backend "{settings.backend}"')
-    return await backend.open(settings)
+    return await backend.open(settings, model, dim)

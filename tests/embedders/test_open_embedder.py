@@ -11,10 +11,11 @@ from mcp_memory.embedders.bedrock import BedrockEmbedder
 from mcp_memory.embedders.fake import FakeEmbedder
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 from mcp_memory.embedders.openai import OpenAIEmbedder
+from mcp_memory.embedders.section import EmbeddingSection
 
 
 async def test_the_default_settings_open_the_local_embedder_without_loading_it():
-    embedder = open_embedder(Settings.from_env({"HOME": "/home/user"}))
+    embedder = open_embedder(Settings.from_env({"HOME": "/home/user"}).embedding)
     try:
         assert isinstance(embedder, LocalEmbedder)
         assert isinstance(embedder, Embedder)
@@ -27,7 +28,7 @@ async def test_the_default_settings_open_the_local_embedder_without_loading_it()
 async def test_the_fake_provider_opens_a_fake_embedder_of_the_configured_dimension():
     settings = Settings.from_env({"HOME": "/home/user", "EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "32"})
 
-    embedder = open_embedder(settings)
+    embedder = open_embedder(settings.embedding, settings.store.aws_region)
 
     assert isinstance(embedder, FakeEmbedder)
     assert (await embedder.embed(["hello"])).shape == (1, 32)
@@ -45,7 +46,7 @@ async def test_the_openai_provider_opens_an_http_embedder_for_the_configured_ser
         }
     )
 
-    embedder = open_embedder(settings)
+    embedder = open_embedder(settings.embedding, settings.store.aws_region)
     try:
         assert isinstance(embedder, OpenAIEmbedder) and isinstance(embedder, Embedder)
         assert embedder.url == "http://127.0.0.1:8001/v1/embeddings"
@@ -57,7 +58,7 @@ async def test_the_openai_provider_opens_an_http_embedder_for_the_configured_ser
 async def test_the_bedrock_provider_opens_titan_v2_in_the_configured_region() -> None:
     settings = Settings.from_env({"HOME": "/home/user", "EMBEDDING_PROVIDER": "bedrock", "AWS_REGION": "eu-west-1"})
 
-    embedder = open_embedder(settings)
+    embedder = open_embedder(settings.embedding, settings.store.aws_region)
     try:
         assert isinstance(embedder, BedrockEmbedder) and isinstance(embedder, Embedder)
         assert embedder.region == "eu-west-1"
@@ -76,7 +77,9 @@ def test_bedrock_without_boto3_is_refused_at_start_up_with_the_install_hint(monk
 
     with pytest.raises(StartupError) as refused:
         open_embedder(
-            Settings(embedding_provider="bedrock", embedding_model="amazon.titan-embed-text-v2:0", embedding_dim=1024)
+            EmbeddingSection(
+                embedding_provider="bedrock", embedding_model="amazon.titan-embed-text-v2:0", embedding_dim=1024
+            )
         )
 
     assert str(refused.value) == (
@@ -87,4 +90,4 @@ def test_bedrock_without_boto3_is_refused_at_start_up_with_the_install_hint(monk
 
 def test_an_unknown_provider_is_refused_by_name() -> None:
     with pytest.raises(StartupError, match='unknown embedding provider "cohere"'):
-        open_embedder(Settings(embedding_provider="cohere"))
+        open_embedder(EmbeddingSection(embedding_provider="cohere"))

@@ -120,7 +120,7 @@ def test_a_tenants_share_is_a_quarter_of_the_cap_unless_set() -> None:
     assert CallLimits(max_concurrent=2).tenant_share == 1
     assert CallLimits(max_concurrent=8, per_tenant=20).tenant_share == 8
     env = {"MEMORY_DB_PATH": "/tmp/x", "MAX_CONCURRENT_PER_TENANT": "5"}
-    assert Settings.from_env(env).call_limits.tenant_share == 5
+    assert Settings.from_env(env).serve.call_limits.tenant_share == 5
 
 
 def raw_call(tenant: str, *, with_body: bool = True) -> bytes:
@@ -200,7 +200,7 @@ def test_a_bucket_refills_at_its_rate_and_says_how_long_to_wait() -> None:
 
 
 def test_the_defaults_and_the_variables() -> None:
-    assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).call_limits == CallLimits(20.0, 40, 64)
+    assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).serve.call_limits == CallLimits(20.0, 40, 64)
     limits = Settings.from_env(
         {
             "MEMORY_DB_PATH": "/tmp/x",
@@ -208,5 +208,5 @@ def test_the_defaults_and_the_variables() -> None:
             "RATE_LIMIT_BURST": "5",
             "MAX_CONCURRENT_CALLS": "8",
         }
-    ).call_limits
+    ).serve.call_limits
     assert limits == CallLimits(2.5, 5, 8)

@@ -183,6 +183,6 @@ def test_introspection_needs_the_client_credentials_and_hides_the_secret() -> No
     with pytest.raises(ConfigError, match="MCP_OAUTH_INTROSPECTION_URL must be an https:// URL"):
         Settings.from_env({**env, "MCP_OAUTH_INTROSPECTION_URL": "http://login.example.com/introspect"})
     settings = Settings.from_env({**env, "MCP_OAUTH_CLIENT_ID": "memory", "MCP_OAUTH_CLIENT_SECRET": "hunter2-secret"})
-    assert settings.oauth is not None and settings.oauth.client_secret == "hunter2-secret"
-    assert settings.oauth.introspection_cache_s == 60
+    assert settings.serve.oauth is not None and settings.serve.oauth.client_secret == "hunter2-secret"
+    assert settings.serve.oauth.introspection_cache_s == 60
     assert "hunter2-secret" not in repr(settings)

@@ -94,11 +94,14 @@ async def test_the_tenant_is_a_label_only_when_enabled(tmp_path: Path) -> None:
 
 
 def test_metrics_are_off_unless_a_port_is_set_and_the_port_is_read() -> None:
-    assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).metrics.port is None
+    assert Settings.from_env({"MEMORY_DB_PATH": "/tmp/x"}).serve.metrics.port is None
     settings = Settings.from_env({"MEMORY_DB_PATH": "/tmp/x", "METRICS_PORT": "9464", "HOST": "0.0.0.0"})
-    assert (settings.metrics.port, settings.metrics.host) == (9464, "127.0.0.1")  # not HOST: set METRICS_HOST
+    assert (settings.serve.metrics.port, settings.serve.metrics.host) == (
+        9464,
+        "127.0.0.1",
+    )  # not HOST: set METRICS_HOST
     chosen = Settings.from_env({"MEMORY_DB_PATH": "/tmp/x", "METRICS_PORT": "9464", "METRICS_HOST": "0.0.0.0"})
-    assert chosen.metrics.host == "0.0.0.0"
+    assert chosen.serve.metrics.host == "0.0.0.0"
 
 
 async def test_the_metrics_port_answers_only_get_metrics() -> None:

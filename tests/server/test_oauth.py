@@ -396,11 +396,11 @@ def test_oauth_settings_are_read_and_the_audience_defaults_to_the_resource() -> 
             MCP_SCOPE_READ="mem.read",
         )
     )
-    assert settings.oauth is not None
-    assert settings.oauth.audience == "https://memory.example.com/mcp"
-    assert settings.oauth.scopes == ("mem.read", "memory:write", "memory:forget")
-    assert settings.oauth.tenant_claim == "tenant"
-    assert "HS256" not in settings.oauth.algorithms and "none" not in settings.oauth.algorithms
+    assert settings.serve.oauth is not None
+    assert settings.serve.oauth.audience == "https://memory.example.com/mcp"
+    assert settings.serve.oauth.scopes == ("mem.read", "memory:write", "memory:forget")
+    assert settings.serve.oauth.tenant_claim == "tenant"
+    assert "HS256" not in settings.serve.oauth.algorithms and "none" not in settings.serve.oauth.algorithms
 
 
 @pytest.mark.parametrize(
@@ -460,5 +460,5 @@ def test_http_jwks_on_loopback_is_allowed_only_by_the_explicit_setting() -> None
         "MCP_OAUTH_ALLOW_HTTP_LOOPBACK": "true",
     }
     settings = Settings.from_env(env(**values))
-    assert settings.oauth is not None and settings.oauth.jwks_url == "http://127.0.0.1:9/jwks"
+    assert settings.serve.oauth is not None and settings.serve.oauth.jwks_url == "http://127.0.0.1:9/jwks"
     assert jwt.__version__  # PyJWT is what validates (the oauth extra)

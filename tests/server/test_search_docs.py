@@ -24,6 +24,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.protocol.search_docs import DocHit, DocsRetriever, parse_results, render_docs
 from mcp_memory.server.protocol.tools import build_tool_layer
+from mcp_memory.stores.section import StoreSection
 from tests.conftest import ROOT
 from tests.support.standins import KnowledgeBaseStandIn
 
@@ -232,7 +233,7 @@ class RecordingRetriever:
 
 
 def tools_with(retriever: RecordingRetriever | None, out: io.StringIO, err: io.StringIO, kb: str | None = KB):
-    settings = Settings(knowledge_base_id=kb)
+    settings = Settings(store=StoreSection(knowledge_base_id=kb))
     return build_tool_layer(settings, object(), JsonLog(out, err), retriever=retriever)  # the service is not used
 
 
@@ -380,9 +381,10 @@ def test_building_the_layer_with_a_knowledge_base_loads_no_aws_code_until_the_fi
     script = (
         "import json, sys\n"
         "from mcp_memory.config import Settings\n"
+        "from mcp_memory.stores.section import StoreSection\n"
         "from mcp_memory.core.logs import NullLog\n"
         "from mcp_memory.server.protocol.tools import build_tool_layer\n"
-        "tools = build_tool_layer(Settings(knowledge_base_id='KBTEST1234'), object(), NullLog())\n"
+        "tools = build_tool_layer(Settings(store=StoreSection(knowledge_base_id='KBTEST1234')), object(), NullLog())\n"
         "assert tools.catalogue[-1].name == 'search_docs'\n"
         "print(json.dumps([m for m in ('boto3', 'botocore') if m in sys.modules]))\n"
     )
@@ -402,7 +404,7 @@ def test_a_knowledge_base_without_boto3_is_refused_at_start_up_with_the_install_
     )
 
     with pytest.raises(StartupError) as refused:
-        build_tool_layer(Settings(knowledge_base_id=KB), object(), JsonLog(out, err))
+        build_tool_layer(Settings(store=StoreSection(knowledge_base_id=KB)), object(), JsonLog(out, err))
 
     assert str(refused.value) == (
         "KNOWLEDGE_BASE_ID (search_docs) needs boto3, which is not installed: "

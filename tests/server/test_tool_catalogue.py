@@ -18,6 +18,7 @@ from mcp_memory.core.logs import JsonLog
 from mcp_memory.core.model import Caller
 from mcp_memory.server.protocol.server import build_mcp_server
 from mcp_memory.server.protocol.tools import build_tool_layer
+from mcp_memory.stores.section import StoreSection
 from tests.conftest import Env
 
 #: tools/list with search_docs offered, captured at f851025 (before the schemas were generated),
@@ -40,7 +41,7 @@ def wire(listed: Any) -> str:
 
 
 async def listing(env: Env, mode: str) -> str:
-    settings = Settings(knowledge_base_id="KB12345678")
+    settings = Settings(store=StoreSection(knowledge_base_id="KB12345678"))
     tools = build_tool_layer(settings, env.service, JsonLog(io.StringIO(), io.StringIO()), retriever=NoDocs())
     async with Client(build_mcp_server(tools, lambda ctx: Caller("acme")), mode=mode) as client:
         return wire(await client.list_tools())

@@ -21,6 +21,7 @@ from mcp_memory.core.model import Caller
 from mcp_memory.server.protocol.search_docs import DocHit
 from mcp_memory.server.protocol.server import build_mcp_server
 from mcp_memory.server.protocol.tools import build_tool_layer
+from mcp_memory.stores.section import StoreSection
 from tests.conftest import Env
 from tests.support.http_support import mcp_client, serving
 
@@ -50,7 +51,7 @@ class Retriever:
 
 def in_process(env: Env, hits: list[DocHit] | None = None):
     """The whole MCP server (search_docs included) behind the SDK's in-process client."""
-    settings = Settings(knowledge_base_id="KB12345678")
+    settings = Settings(store=StoreSection(knowledge_base_id="KB12345678"))
     tools = build_tool_layer(
         settings, env.service, JsonLog(io.StringIO(), io.StringIO()), retriever=Retriever(hits or [])
     )

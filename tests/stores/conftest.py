@@ -46,20 +46,19 @@ async def sqlite_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stor
 
 async def s3_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
     """S3 Vectors + S3 over HTTP on the moto endpoint, fresh buckets per test."""
-    from mcp_memory.config import Settings
     from mcp_memory.stores.s3.store import open_s3
+    from mcp_memory.stores.section import StoreSection
     from tests.support.moto_endpoint import REGION, make_place
 
     place = make_place(request.getfixturevalue("aws_endpoint"), dim=DIM)
-    settings = Settings(
+    store = StoreSection(
         backend="s3",
         vector_bucket=place.vector_bucket,
         vector_index=place.index,
         state_bucket=place.state_bucket,
-        embedding_dim=DIM,
         aws_region=REGION,
     )
-    return await open_s3(settings, session=place.session, endpoint_url=place.endpoint)
+    return await open_s3(store, DIM, session=place.session, endpoint_url=place.endpoint)
 
 
 def postgres_where(request: pytest.FixtureRequest, tmp_path: Path) -> str:

@@ -147,7 +147,8 @@ def outcome(read: Callable[[Mapping[str, str]], Settings], env: Mapping[str, str
         settings = read({**BASE, **env})
     except ConfigError as exc:
         return f"refused: {exc}"
-    fields = dataclasses.asdict(settings).items()
+    # every section's fields in one list, as when Settings was one flat object: a re-layout changes no line
+    fields = [item for section in dataclasses.asdict(settings).values() for item in section.items()]
     return repr(sorted((k, sorted(v) if isinstance(v, frozenset) else v) for k, v in fields))
 
 

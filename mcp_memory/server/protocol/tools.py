@@ -227,7 +227,7 @@ def build_tool_layer(
     `retriever` replaces the Bedrock Knowledge Base retriever (tests). boto3 is not
     imported here, only checked for: the client is made on the first search.
     """
-    if not settings.knowledge_base_id:
+    if not settings.store.knowledge_base_id:
         return ToolLayer(service, log, terms=terms)
     from mcp_memory.server.protocol import search_docs as docs
 
@@ -235,5 +235,5 @@ def build_tool_layer(
         from mcp_memory.runtime.aws import require_boto3
 
         require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
-        retriever = docs.DocsRetriever(settings.knowledge_base_id, settings.aws_region)
+        retriever = docs.DocsRetriever(settings.store.knowledge_base_id, settings.store.aws_region)
     return ToolLayer(service, log, extra=[docs.search_docs_tool(retriever)], resources=[retriever], terms=terms)

@@ -24,7 +24,7 @@ def storage_line(settings: Any) -> str:
     """Which storage serves this process, where, and why it was chosen (docs/storage.md)."""
     from mcp_memory.app import storage_where
 
-    return f"storage: {settings.backend} {storage_where(settings)} — {settings.backend_reason}"
+    return f"storage: {settings.store.backend} {storage_where(settings)} — {settings.store.backend_reason}"
 
 
 def describe_docs(knowledge_base_id: str | None) -> str:
@@ -39,5 +39,5 @@ def describe_setup(settings: Any, tools: ToolLayer) -> list[str]:
     return [
         storage_line(settings),
         f"embedder: {tools.service.describe_embedder()}",
-        describe_docs(settings.knowledge_base_id),
+        describe_docs(settings.store.knowledge_base_id),
     ]

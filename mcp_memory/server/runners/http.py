@@ -26,11 +26,13 @@ def boot_lines(
     from mcp_memory.server.http.auth import auth_lines
     from mcp_memory.server.http.serve import url_for
 
-    auth_out, auth_err = auth_lines(settings.mcp_api_key, settings.host)
-    if settings.oauth is not None:  # OAuth: nobody is served without a credential
-        auth_out, auth_err = oauth_lines(settings.oauth, auth_out if settings.mcp_api_key else [])
-    if settings.metrics.port is not None:
-        auth_out.append(f"metrics: {metrics_url or url_for(settings.metrics.host, settings.metrics.port)}/metrics")
+    auth_out, auth_err = auth_lines(settings.serve.mcp_api_key, settings.serve.host)
+    if settings.serve.oauth is not None:  # OAuth: nobody is served without a credential
+        auth_out, auth_err = oauth_lines(settings.serve.oauth, auth_out if settings.serve.mcp_api_key else [])
+    if settings.serve.metrics.port is not None:
+        auth_out.append(
+            f"metrics: {metrics_url or url_for(settings.serve.metrics.host, settings.serve.metrics.port)}/metrics"
+        )
     out = [
         f"mcp-memory v{__version__} listening on {url} (POST /mcp)",
         *describe_setup(settings, tools),
@@ -59,10 +61,10 @@ def web_view(settings: Any, service: Any, log: JsonLog, wrong_keys: WrongKeys | 
     Its login is the static key: with OAuth and no MCP_API_KEY the view has no way to log a
     person in, and without any key it would be open to whoever reaches the port, so it stays off.
     """
-    if not settings.ui_enabled:
+    if not settings.serve.ui_enabled:
         return None, None
-    if not settings.mcp_api_key:
-        if settings.oauth is not None:
+    if not settings.serve.mcp_api_key:
+        if settings.serve.oauth is not None:
             return None, (
                 "ui: off — UI_ENABLED is set, but the web view cannot log in with OAuth tokens; "
                 "set MCP_API_KEY as well to log in with the static key"
@@ -72,7 +74,7 @@ def web_view(settings: Any, service: Any, log: JsonLog, wrong_keys: WrongKeys | 
     from mcp_memory.web.access import Access
     from mcp_memory.web.app import View, build_ui
 
-    access = Access.with_key(settings.mcp_api_key, wrong_keys)
+    access = Access.with_key(settings.serve.mcp_api_key, wrong_keys)
     about = [storage_line(settings), f"embedder: {service.describe_embedder()}"]
     view = View(
         service,
@@ -131,10 +133,10 @@ async def run_http(settings: Any) -> None:
 
     log = JsonLog()
     metrics = None
-    if settings.metrics.port is not None:
+    if settings.serve.metrics.port is not None:
         from mcp_memory.server.http.metrics import Metrics
 
-        metrics = Metrics(tenant_label=settings.metrics.tenant_label)
+        metrics = Metrics(tenant_label=settings.serve.metrics.tenant_label)
     service = await open_service(settings, log=log, metrics=metrics)
     tools: ToolLayer | None = None
 
@@ -150,20 +152,20 @@ async def run_http(settings: Any) -> None:
             log,
             ui=ui,
             mcp_server=build_mcp_server(tools, caller_from_request),
-            api_key=settings.mcp_api_key,
-            oauth=settings.oauth,
-            call_limits=settings.call_limits,
+            api_key=settings.serve.mcp_api_key,
+            oauth=settings.serve.oauth,
+            call_limits=settings.serve.call_limits,
             metrics=metrics,
             wrong_keys=wrong_keys,
         )
-        sockets = bind_sockets(settings.host, settings.port)
+        sockets = bind_sockets(settings.serve.host, settings.serve.port)
         endpoint = None
         if metrics is not None:
             from mcp_memory.server.http.metrics_endpoint import MetricsEndpoint
 
             try:
                 endpoint = MetricsEndpoint(
-                    metrics, settings.metrics.host, settings.metrics.port, settings.http_limits, log
+                    metrics, settings.serve.metrics.host, settings.serve.metrics.port, settings.serve.http_limits, log
                 )
             except StartupError:
                 for sock in sockets:
@@ -174,8 +176,8 @@ async def run_http(settings: Any) -> None:
         raise
 
     def announce() -> None:
-        metrics_url = url_for(settings.metrics.host, endpoint.port) if endpoint is not None else None
-        out, err = boot_lines(settings, tools, url_for(settings.host, bound_port(sockets)), metrics_url)
+        metrics_url = url_for(settings.serve.metrics.host, endpoint.port) if endpoint is not None else None
+        out, err = boot_lines(settings, tools, url_for(settings.serve.host, bound_port(sockets)), metrics_url)
         if ui_line:
             out.append(ui_line)
         for line in out:
@@ -186,12 +188,12 @@ async def run_http(settings: Any) -> None:
     from mcp_memory.server.http.metrics_endpoint import MAX_CONNECTIONS as METRICS_CONNECTIONS
 
     reserved = METRICS_CONNECTIONS if endpoint is not None else 0
-    server = make_uvicorn(app, sockets, announce, limits=settings.http_limits, log=log, reserved_files=reserved)
+    server = make_uvicorn(app, sockets, announce, limits=settings.serve.http_limits, log=log, reserved_files=reserved)
     graceful = GracefulServer(server, close_all, log)
     warming: asyncio.Task[None] | None = None
     with library_logs_as_json(log):
         try:
-            service.start(settings.stats_flush_ms)
+            service.start(settings.counters.stats_flush_ms)
             if endpoint is not None:
                 await endpoint.start()
             warming = asyncio.create_task(service.warm_up())

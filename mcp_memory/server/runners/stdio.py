@@ -105,7 +105,7 @@ class StdioProcess:
         from mcp_memory.server.runners.stdio_transport import stdio_transport
 
         settings, caller = self.settings, self.caller
-        service.start(settings.stats_flush_ms)
+        service.start(settings.counters.stats_flush_ms)
         self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS)
         server = build_mcp_server(self.tools, lambda ctx: caller, on_ready=self.warm)
         # stdout belongs to the protocol: the start-up lines go to stderr

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from operator import methodcaller
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, InvalidRegionError
@@ -24,22 +24,10 @@ from mcp_memory.runtime.aws import STORAGE_READ_TIMEOUT_S, STORAGE_RETRIES, AwsC
 from mcp_memory.stores.records import NON_FILTERABLE_KEYS
 from mcp_memory.stores.s3.errors import CREDENTIALS_HINT, AwsError
 
-__all__ = ["S3Settings", "check_index", "check_state_bucket", "make_clients"]
+if TYPE_CHECKING:
+    from mcp_memory.stores.section import StoreSection
 
-
-class S3Settings(Protocol):
-    """The settings the S3 backend reads (config.Settings has them all)."""
-
-    @property
-    def aws_region(self) -> str: ...
-    @property
-    def vector_bucket(self) -> str | None: ...
-    @property
-    def vector_index(self) -> str: ...
-    @property
-    def state_bucket(self) -> str | None: ...
-    @property
-    def embedding_dim(self) -> int: ...
+__all__ = ["check_index", "check_state_bucket", "make_clients"]
 
 
 _NOT_FOUND = ("NotFoundException", "NoSuchBucket", "404")
@@ -84,7 +72,7 @@ def _refusal(error: AwsError, what: str, permission: str) -> StartupError:
     return StartupError(f"cannot reach {what}: {error}")
 
 
-async def _missing_index_message(aws: AwsClient, settings: S3Settings) -> str:
+async def _missing_index_message(aws: AwsClient, settings: StoreSection, dim: int) -> str:
     bucket, index = settings.vector_bucket, settings.vector_index
     try:
         await aws.call("GetVectorBucket", methodcaller("get_vector_bucket", vectorBucketName=bucket))
@@ -98,21 +86,21 @@ async def _missing_index_message(aws: AwsClient, settings: S3Settings) -> str:
     return (
         f'the S3 Vectors index "{index}" (VECTOR_INDEX) does not exist in vector bucket "{bucket}": '
         f"create it (aws s3vectors create-index --vector-bucket-name {bucket} --index-name {index} "
-        f"--data-type float32 --dimension {settings.embedding_dim} --distance-metric cosine "
+        f"--data-type float32 --dimension {dim} --distance-metric cosine "
         f"--metadata-configuration '{_METADATA_CONFIGURATION}') or correct VECTOR_INDEX"
     )
 
 
-def index_problems(index: dict[str, Any], settings: S3Settings) -> list[str]:
-    """What makes this index unusable with these settings, each naming the fix."""
+def index_problems(index: dict[str, Any], settings: StoreSection, dim: int) -> list[str]:
+    """What makes this index unusable for vectors of `dim` values, each naming the fix."""
     name = settings.vector_index
     problems = []
     dimension = index.get("dimension")
-    if dimension != settings.embedding_dim:
+    if dimension != dim:
         problems.append(
             f'the S3 Vectors index "{name}" holds {dimension}-dimensional vectors but EMBEDDING_DIM is '
-            f"{settings.embedding_dim}: set EMBEDDING_DIM={dimension} with a model that returns {dimension} "
-            f"values, or create a new index with --dimension {settings.embedding_dim} "
+            f"{dim}: set EMBEDDING_DIM={dimension} with a model that returns {dimension} "
+            f"values, or create a new index with --dimension {dim} "
             "(a dimension cannot be changed)"
         )
     metric = index.get("distanceMetric")
@@ -133,22 +121,22 @@ def index_problems(index: dict[str, Any], settings: S3Settings) -> list[str]:
     return problems
 
 
-async def check_index(aws: AwsClient, settings: S3Settings) -> None:
+async def check_index(aws: AwsClient, settings: StoreSection, dim: int) -> None:
     """GetIndex, and refuse to start unless the index fits (dimension, cosine, the four keys)."""
     where = {"vectorBucketName": settings.vector_bucket, "indexName": settings.vector_index}
     try:
         response = await aws.call("GetIndex", methodcaller("get_index", **where))
     except AwsError as error:
         if _is_missing(error):
-            raise StartupError(await _missing_index_message(aws, settings)) from None
+            raise StartupError(await _missing_index_message(aws, settings, dim)) from None
         what = f'the S3 Vectors index "{settings.vector_index}" in bucket "{settings.vector_bucket}"'
         raise _refusal(error, what, "s3vectors:GetIndex") from None
-    problems = index_problems(response.get("index") or {}, settings)
+    problems = index_problems(response.get("index") or {}, settings, dim)
     if problems:
         raise StartupError("; ".join(problems))
 
 
-async def check_state_bucket(aws: AwsClient, settings: S3Settings) -> None:
+async def check_state_bucket(aws: AwsClient, settings: StoreSection) -> None:
     """HeadBucket: the state bucket must exist and be ours to list."""
     bucket = settings.state_bucket
     try:

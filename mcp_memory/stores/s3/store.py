@@ -1,6 +1,6 @@
 """The AWS backend: memories in S3 Vectors, what changes in an ordinary S3 bucket (docs/storage.md).
 
-`open_s3(settings)` checks the vector index and the state bucket before
+`open_s3(store, dim)` checks the vector index and the state bucket before
 anything is served and returns an S3VectorStore and an S3ObjectStore
 (objects.py). It is the layout the reference server uses, so an existing
 deployment points mcp-memory at its buckets and keeps working:
@@ -41,7 +41,7 @@ from mcp_memory.stores.s3.objects import S3ObjectStore
 
 if TYPE_CHECKING:
     from mcp_memory.runtime.aws import AwsClient
-    from mcp_memory.stores.s3.startup import S3Settings
+    from mcp_memory.stores.section import StoreSection
 
 __all__ = [
     "DELETE_BATCH",
@@ -368,7 +368,7 @@ class S3VectorStore(VectorStore):
 
 
 async def open_s3(
-    settings: S3Settings, *, session: Any = None, endpoint_url: str | None = None
+    settings: StoreSection, dim: int, *, session: Any = None, endpoint_url: str | None = None
 ) -> tuple[S3VectorStore, S3ObjectStore]:
     """Check the index and the state bucket, then return the two stores (close both).
 
@@ -379,10 +379,10 @@ async def open_s3(
     from mcp_memory.stores.s3.startup import check_index, check_state_bucket, make_clients
 
     vectors_client, s3_client = make_clients(settings.aws_region, session=session, endpoint_url=endpoint_url)
-    vectors = S3VectorStore(vectors_client, settings.vector_bucket or "", settings.vector_index, settings.embedding_dim)
+    vectors = S3VectorStore(vectors_client, settings.vector_bucket or "", settings.vector_index, dim)
     objects = S3ObjectStore(s3_client, settings.state_bucket or "")
     try:
-        await check_index(vectors.aws, settings)
+        await check_index(vectors.aws, settings, dim)
         await check_state_bucket(objects.aws, settings)
     except BaseException:
         await vectors.close()

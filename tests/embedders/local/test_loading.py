@@ -21,8 +21,8 @@ def test_importing_the_embedders_and_opening_the_local_one_loads_no_heavy_librar
     script = (
         "import json, sys\n"
         "import mcp_memory.embedders, mcp_memory.embedders.local.embedder\n"
-        "from mcp_memory.config import Settings\n"
-        "embedder = mcp_memory.embedders.open_embedder(Settings())\n"
+        "from mcp_memory.embedders.section import EmbeddingSection\n"
+        "embedder = mcp_memory.embedders.open_embedder(EmbeddingSection())\n"
         f"print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
@@ -35,12 +35,12 @@ def test_opening_the_remote_embedders_loads_neither_boto3_nor_aiohttp():
     # They are made on the first embed: the handshake and tools/list stay instant.
     script = (
         "import json, sys\n"
-        "from mcp_memory.config import Settings\n"
         "from mcp_memory.embedders import open_embedder\n"
-        "open_embedder(Settings(embedding_provider='bedrock', embedding_model='amazon.titan-embed-text-v2:0',\n"
-        "                       embedding_dim=1024))\n"
-        "open_embedder(Settings(embedding_provider='openai', embedding_model='m', embedding_dim=8,\n"
-        "                       embedding_base_url='http://127.0.0.1:9/v1', embedding_api_key='k'))\n"
+        "from mcp_memory.embedders.section import EmbeddingSection as E\n"
+        "open_embedder(E(embedding_provider='bedrock', embedding_model='amazon.titan-embed-text-v2:0',\n"
+        "                embedding_dim=1024), 'ap-northeast-2')\n"
+        "open_embedder(E(embedding_provider='openai', embedding_model='m', embedding_dim=8,\n"
+        "                embedding_base_url='http://127.0.0.1:9/v1', embedding_api_key='k'))\n"
         f"print(json.dumps([name for name in {HEAVY + ['botocore']!r} if name in sys.modules]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)

@@ -130,9 +130,9 @@ async def test_without_the_package_it_says_which_extra_to_install(monkeypatch):
 def test_the_provider_runs_its_one_model_with_its_calibrated_marks():
     settings = Settings.from_env({"EMBEDDING_PROVIDER": "local-multilingual", "HOME": "/nonexistent"})
 
-    assert (settings.embedding_model, settings.embedding_dim) == ("multilingual-e5-small-q4", 384)
-    assert (settings.recall_min_similarity, settings.recall_high_similarity) == (0.43, 0.6)
-    assert isinstance(open_embedder(settings), MultilingualEmbedder)
+    assert (settings.embedding.embedding_model, settings.embedding.embedding_dim) == ("multilingual-e5-small-q4", 384)
+    assert (settings.recall.recall_min_similarity, settings.recall.recall_high_similarity) == (0.43, 0.6)
+    assert isinstance(open_embedder(settings.embedding), MultilingualEmbedder)
     with pytest.raises(ConfigError, match='EMBEDDING_MODEL must be "multilingual-e5-small-q4"'):
         Settings.from_env({"EMBEDDING_PROVIDER": "local-multilingual", "EMBEDDING_MODEL": "all-MiniLM-L6-v2"})
 

@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.config import Settings
+from mcp_memory.config.recall import RecallSection
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Caller
+from mcp_memory.embedders.section import EmbeddingSection
 from mcp_memory.server.protocol.render import text as shown
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.postgres.db import scrub
+from mcp_memory.stores.section import StoreSection
 from tests.stores.postgres.test_postgres import close_pair, embedding_type, open_pair
 from tests.stores.test_contract import memory, unit
 from tests.support import pg_support
@@ -115,12 +118,9 @@ async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: st
     from mcp_memory.app import open_service
 
     settings = Settings(
-        backend="postgres",
-        database_url=pg_url,
-        embedding_provider="fake",
-        embedding_model="fake-bag-of-words",
-        embedding_dim=64,
-        recall_min_similarity=0.1,
+        store=StoreSection(backend="postgres", database_url=pg_url),
+        embedding=EmbeddingSection(embedding_provider="fake", embedding_model="fake-bag-of-words", embedding_dim=64),
+        recall=RecallSection(recall_min_similarity=0.1),
     )
     acme = Caller("acme")
     service = await open_service(settings)
@@ -145,10 +145,10 @@ async def test_open_service_on_postgres_runs_the_reference_end_to_end(pg_url: st
 def test_the_postgres_path_never_loads_aws_code(pg_url: str) -> None:
     probe = (
         "import asyncio, sys\n"
-        "from mcp_memory.config import Settings\n"
         "from mcp_memory.stores import open_stores\n"
+        "from mcp_memory.stores.section import StoreSection\n"
         "async def main():\n"
-        f"    v, o = await open_stores(Settings(backend='postgres', database_url={pg_url!r}))\n"
+        f"    v, o = await open_stores(StoreSection(backend='postgres', database_url={pg_url!r}), 'm', 384)\n"
         "    await v.close(); await o.close()\n"
         "asyncio.run(main())\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'aiobotocore', 's3transfer')))\n"
@@ -162,11 +162,11 @@ def test_without_the_postgres_extra_start_up_says_what_to_install() -> None:
     probe = (
         "import asyncio, sys\n"
         "sys.modules['psycopg'] = None  # as if the extra were not installed\n"
-        "from mcp_memory.config import Settings\n"
         "from mcp_memory.stores import open_stores\n"
+        "from mcp_memory.stores.section import StoreSection\n"
         "from mcp_memory.core.errors import StartupError\n"
         "try:\n"
-        "    asyncio.run(open_stores(Settings(backend='postgres', database_url='postgresql://db/x')))\n"
+        "    asyncio.run(open_stores(StoreSection(backend='postgres', database_url='postgresql://db/x'), 'm', 384))\n"
         "except StartupError as exc:\n"
         "    print(exc)\n"
     )
@@ -177,9 +177,9 @@ def test_without_the_postgres_extra_start_up_says_what_to_install() -> None:
 
 
 async def test_open_stores_opens_postgres_from_the_database_url(pg_url: str) -> None:
-    settings = Settings(backend="postgres", database_url=pg_url, embedding_model="all-MiniLM-L6-v2", embedding_dim=384)
+    store = StoreSection(backend="postgres", database_url=pg_url)
 
-    vectors, objects = await open_stores(settings)
+    vectors, objects = await open_stores(store, "all-MiniLM-L6-v2", 384)
     try:
         await objects.put("key", "body")
     finally:

@@ -20,31 +20,31 @@ import botocore.session
 import pytest
 from botocore.credentials import CredentialResolver
 
-from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError
 from mcp_memory.stores.s3.store import open_s3
+from mcp_memory.stores.section import StoreSection
 from tests.support.moto_endpoint import REGION, AwsPlace, make_place
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def settings_for(place: AwsPlace, **overrides: Any) -> Settings:
+def settings_for(place: AwsPlace, embedding_dim: int | None = None, **overrides: Any) -> tuple[StoreSection, int]:
+    """The store section of `place`, and the width of the vectors it is opened for."""
     values: dict[str, Any] = {
         "backend": "s3",
         "vector_bucket": place.vector_bucket,
         "vector_index": place.index,
         "state_bucket": place.state_bucket,
-        "embedding_dim": place.dim,
         "aws_region": REGION,
     }
     values.update(overrides)
-    return Settings(**values)
+    return StoreSection(**values), place.dim if embedding_dim is None else embedding_dim
 
 
 async def refusal(place: AwsPlace, session: Any = None, **overrides: Any) -> str:
     with pytest.raises(StartupError) as caught:
         vectors, objects = await open_s3(
-            settings_for(place, **overrides), session=session or place.session, endpoint_url=place.endpoint
+            *settings_for(place, **overrides), session=session or place.session, endpoint_url=place.endpoint
         )
         await vectors.close()
         await objects.close()
@@ -52,7 +52,7 @@ async def refusal(place: AwsPlace, session: Any = None, **overrides: Any) -> str
 
 
 async def test_an_index_that_fits_opens(aws: AwsPlace) -> None:
-    vectors, objects = await open_s3(settings_for(aws), session=aws.session, endpoint_url=aws.endpoint)
+    vectors, objects = await open_s3(*settings_for(aws), session=aws.session, endpoint_url=aws.endpoint)
     try:
         assert (vectors.bucket, vectors.index, objects.bucket) == (aws.vector_bucket, "memories", aws.state_bucket)
     finally:
@@ -193,10 +193,10 @@ def test_open_stores_reaches_the_endpoint_named_by_aws_endpoint_url(aws: AwsPlac
 
         async def main():
             settings = Settings.from_env()
-            vectors, objects = await open_stores(settings)
+            vectors, objects = await open_stores(settings.store, settings.embedding.embedding_model, settings.embedding.embedding_dim)
             try:
                 await objects.put("index/acme/probe", "")
-                print(json.dumps([settings.backend, type(vectors).__name__, type(objects).__name__,
+                print(json.dumps([settings.store.backend, type(vectors).__name__, type(objects).__name__,
                                   await objects.list("index/")]))
             finally:
                 await vectors.close()
@@ -222,12 +222,12 @@ def test_open_stores_without_boto3_says_which_extra_to_install(tmp_path: Path) -
                     raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
         sys.meta_path.insert(0, NotInstalled())
-        from mcp_memory.config import Settings
         from mcp_memory.core.errors import StartupError
         from mcp_memory.stores import open_stores
+        from mcp_memory.stores.section import StoreSection
 
         try:
-            asyncio.run(open_stores(Settings(backend="s3", vector_bucket="v", state_bucket="s")))
+            asyncio.run(open_stores(StoreSection(backend="s3", vector_bucket="v", state_bucket="s"), "m", 1024))
         except StartupError as error:
             print(error)
         """,
@@ -307,12 +307,12 @@ async def test_an_index_that_cannot_be_read_is_refused_naming_the_call_and_only_
 
     vectors_client, s3_client = make_clients(REGION, session=signing_session())
     s3_client.close()
-    settings = Settings(backend="s3", vector_bucket="vectors", state_bucket="state", embedding_dim=8)
+    store = StoreSection(backend="s3", vector_bucket="vectors", state_bucket="state")
     try:
         with Stubber(vectors_client) as stubber:
             stubber.add_client_error("get_index", code, "no", status)
             with pytest.raises(StartupError) as caught:
-                await check_index(s3_calls(vectors_client, "s3vectors"), settings)
+                await check_index(s3_calls(vectors_client, "s3vectors"), store, 8)
     finally:
         vectors_client.close()
 

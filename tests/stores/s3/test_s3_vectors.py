@@ -19,12 +19,12 @@ import pytest
 from botocore.stub import Stubber
 
 import mcp_memory.stores.s3.store as s3_module
-from mcp_memory.config import Settings
 from mcp_memory.core.errors import BudgetExceeded, StoreError
 from mcp_memory.core.model import Memory
 from mcp_memory.stores.records import to_metadata
 from mcp_memory.stores.s3.startup import make_clients
 from mcp_memory.stores.s3.store import S3VectorStore, TenantFilter, open_s3, tenant_filter
+from mcp_memory.stores.section import StoreSection
 from tests.support.moto_endpoint import REGION, AwsPlace, signing_session
 
 DIM = 4
@@ -319,15 +319,14 @@ async def test_an_aws_failure_names_the_operation_and_the_code(stubbed: tuple[S3
 
 @pytest.fixture
 async def s3_vectors(aws: AwsPlace) -> AsyncIterator[S3VectorStore]:
-    settings = Settings(
+    store = StoreSection(
         backend="s3",
         vector_bucket=aws.vector_bucket,
         vector_index=aws.index,
         state_bucket=aws.state_bucket,
-        embedding_dim=aws.dim,
         aws_region=REGION,
     )
-    vectors, objects = await open_s3(settings, session=aws.session, endpoint_url=aws.endpoint)
+    vectors, objects = await open_s3(store, aws.dim, session=aws.session, endpoint_url=aws.endpoint)
     await objects.close()
     try:
         yield vectors

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Memory
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.records import ObjectStore, VectorStore
+from mcp_memory.stores.section import StoreSection
 from mcp_memory.stores.sqlite.store import SqliteObjectStore, SqliteVectorStore, open_sqlite, prefix_upper_bound
 from tests.stores.test_contract import axis, let_other_tasks_run, memory, note, unit
 from tests.support import store_worker
@@ -323,9 +323,7 @@ async def test_a_memory_and_its_index_key_are_written_together_or_not_at_all(db_
 
 
 async def test_open_stores_opens_sqlite_at_the_configured_path(db_path: Path) -> None:
-    settings = Settings(backend="sqlite", db_path=db_path, embedding_model="fake-bag-of-words", embedding_dim=64)
-
-    vectors, objects = await open_stores(settings)
+    vectors, objects = await open_stores(StoreSection(backend="sqlite", db_path=db_path), "fake-bag-of-words", 64)
     try:
         assert isinstance(vectors, VectorStore) and isinstance(objects, ObjectStore)
         await objects.put("key", "body")
@@ -336,7 +334,7 @@ async def test_open_stores_opens_sqlite_at_the_configured_path(db_path: Path) ->
 
 async def test_open_stores_refuses_an_unknown_backend_by_name() -> None:
     with pytest.raises(StartupError, match='unknown storage backend "nonexistent"'):
-        await open_stores(Settings(backend="nonexistent"))
+        await open_stores(StoreSection(backend="nonexistent"), "fake-bag-of-words", 64)
 
 
 def test_importing_the_stores_package_imports_no_backend() -> None:
