@@ -3,12 +3,14 @@
 These commands read nothing that grows with the tenant, so their time is the process's start-up,
 and most of what a Typer command imports (Typer itself, pydantic, which Typer validates every
 option with) only reads the options. cli/entry.py hands these three commands here first: a
-command line made only of the options below, each given once, in their plain spellings
+command line made only of the command's options, each given once, in their plain spellings
 (`--tenant NAME`, `--tenant=NAME`, `-t NAME`), runs the same body the Typer command runs
-(cli/app.py calls these functions). Anything else (`--help`, an unknown or repeated option, a
-value Typer would have to judge, such as `--limit 07` or `--type other`) returns None and the
-Typer app runs it, so every help text and usage error stays Typer's own (bench/RESULTS.md,
-"stats, list and forget without Typer").
+(cli/app.py calls these functions). The options are not declared here: cli/quick_options.py is
+written from their Typer declarations (cli/quick_table.py), so each is declared once. Anything
+else (`--help`, an unknown or repeated option, a value Typer would have to judge, such as
+`--limit 07` or `--type other`) returns None and the Typer app runs it, so every help text and
+usage error stays Typer's own (bench/RESULTS.md, "stats, list and forget without Typer" and
+"One CLI parser").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_memory.cli.plumbing import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _caller, _checked, _fail, _run, _settings
+from mcp_memory.cli.quick_options import COMMANDS
 
 # --------------------------------------------------------------------------- the commands' bodies
 
@@ -99,26 +102,13 @@ def forget_command(memory_id: str, tenant: str | None, conversation: str | None,
 
 # --------------------------------------------------------------------------- reading the options
 
-#: Each command's options: the dest each spelling sets, and whether it takes a value.
-_COMMON = {"--tenant": "tenant", "-t": "tenant", "--conversation": "conversation", "-c": "conversation"}
-_VALUED = {
-    "stats": dict(_COMMON),
-    "list": {**_COMMON, "--type": "memory_type", "--limit": "limit", "--cursor": "cursor", "--tag": "tag"}
-    | {"--since": "since", "--until": "until"},
-    "forget": dict(_COMMON),
-}
-_FLAGS = {
-    "stats": {"--json": "as_json", "--all-tenants": "all_tenants"},
-    "list": {"--json": "as_json", "--all": "every"},
-    "forget": {"--json": "as_json"},
-}
-_MULTIPLE = {"tag"}
-
 
 def _read(command: str, args: list[str]) -> dict[str, Any] | None:
-    """The options of `command` as its Typer callback receives them, or None for anything Typer
-    should read itself."""
-    valued, flags = _VALUED[command], _FLAGS[command]
+    """The options of `command` as its Typer callback receives them, read by the command's row of
+    cli/quick_options.py (made from its Typer declaration), or None for anything Typer should
+    read itself."""
+    row = COMMANDS[command]
+    valued, flags, multiple = row["valued"], row["flags"], row["multiple"]
     given: dict[str, Any] = {}
     positional: list[str] = []
     rest = list(args)
@@ -141,51 +131,33 @@ def _read(command: str, args: list[str]) -> dict[str, Any] | None:
             dest, value = valued[name], inline
         else:
             return None  # --help, an unknown option, -tNAME: Typer's reading and its words
-        if dest in _MULTIPLE:
+        if dest in multiple:
             given.setdefault(dest, []).append(value)
             continue
         if dest in given:
             return None
         given[dest] = value
-    if command == "forget":
-        if len(positional) != 1:
-            return None
-        given["memory_id"] = positional[0]
-    elif positional:
+    if len(positional) != len(row["arguments"]):
         return None
-    return _converted(given)
+    given.update(zip(row["arguments"], positional))
+    return _converted(row, given)
 
 
-def _converted(given: dict[str, Any]) -> dict[str, Any] | None:
-    if "limit" in given:
-        text = given["limit"]
-        if not (text.isascii() and text.isdigit() and (text == "0" or not text.startswith("0"))):
-            return None
-        given["limit"] = int(text)
-    if "memory_type" in given:
-        from mcp_memory.core.model import MEMORY_TYPES
-
-        if given["memory_type"] not in MEMORY_TYPES:
+def _converted(row: dict[str, Any], given: dict[str, Any]) -> dict[str, Any] | None:
+    """Typer's integers and choices, taken only in their plain spellings: `--limit 07` or
+    `--type Project` is Typer's to judge."""
+    for dest in row["integers"]:
+        if dest in given:
+            text = given[dest]
+            if not (text.isascii() and text.isdigit() and (text == "0" or not text.startswith("0"))):
+                return None
+            given[dest] = int(text)
+    for dest, allowed in row["choices"].items():
+        if dest in given and given[dest] not in allowed:
             return None
     return given
 
 
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "stats": {"tenant": None, "conversation": None, "all_tenants": False, "as_json": False},
-    "list": {
-        "memory_type": None,
-        "limit": 20,
-        "cursor": None,
-        "every": False,
-        "tag": None,
-        "since": None,
-        "until": None,
-        "tenant": None,
-        "conversation": None,
-        "as_json": False,
-    },
-    "forget": {"tenant": None, "conversation": None, "as_json": False},
-}
 _BODIES: dict[str, Callable[..., None]] = {"stats": stats_command, "list": list_command, "forget": forget_command}
 
 
@@ -198,7 +170,7 @@ def run(args: list[str]) -> int | None:
     if read is None:
         return None
     try:
-        _BODIES[args[0]](**{**_DEFAULTS[args[0]], **read})
+        _BODIES[args[0]](**{**COMMANDS[args[0]]["defaults"], **read})
     except BrokenPipeError:
         # as cli/common.py's _quiet_when_stdout_closes: a reader that stopped early ends it quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
