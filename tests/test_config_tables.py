@@ -157,3 +157,27 @@ def test_every_variable_a_row_needs_has_a_field_of_the_same_name_in_its_rooms_se
 
 def test_every_default_provider_is_a_provider() -> None:
     assert {row.default_provider for row in stores.BACKENDS.values()} <= set(embedders.PROVIDERS)
+
+
+def test_the_hooks_socket_is_named_by_the_variables_the_backends_table_says_choose_a_store() -> None:
+    """The same names, in the same order, as before they were read from the table: a hook and a
+    serving process of two versions still meet at one socket."""
+    assert stores.store_variables() == (
+        "MEMORY_BACKEND",
+        "MEMORY_DB_PATH",
+        "DATABASE_URL",
+        "VECTOR_BUCKET",
+        "STATE_BUCKET",
+        "AWS_REGION",
+        "XDG_DATA_HOME",
+        "HOME",
+    )
+
+
+def test_a_new_backends_own_variables_name_the_hooks_socket_too(new_rows: None) -> None:
+    from mcp_memory.server.hooks.folder import store_key
+
+    environment = {"VECTOR_BUCKET": "v", "HOME": "/home/user"}
+
+    assert "KNOWLEDGE_BASE_ID" in stores.store_variables()
+    assert store_key("acme", {**environment, "KNOWLEDGE_BASE_ID": "KB12345678"}) != store_key("acme", environment)

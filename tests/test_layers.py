@@ -42,7 +42,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "server.protocol": frozenset({"core", "runtime", "config", "server", "server.protocol"}),
     "server.http": frozenset({"core", "config", "server", "server.protocol", "server.http"}),
     # config: the hooks read their variables through the settings' one reader (config/env.py)
-    "server.hooks": frozenset({"core", "config", "server", "server.protocol", "server.hooks"}),
+    # stores: the backends' table names the variables that choose a store, and so a hook's socket
+    "server.hooks": frozenset({"core", "config", "stores", "server", "server.protocol", "server.hooks"}),
     "server.runners": frozenset(
         {
             "core",

@@ -11,50 +11,68 @@ from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
 from mcp_memory.core.errors import StartupError
-from mcp_memory.core.ports import ObjectStore, VectorStore
-from mcp_memory.core.redact import redact_url
-from mcp_memory.core.version import install_hint
 
+TYPE_CHECKING = False  # not typing's: the hook process reads this table (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import Any
+
+    from mcp_memory.core.ports import ObjectStore, VectorStore
     from mcp_memory.stores.section import StoreSection
 
-__all__ = ["BACKENDS", "Backend", "open_stores"]
+    Stores = tuple[VectorStore, ObjectStore]
+
+__all__ = ["BACKENDS", "Backend", "open_stores", "store_variables"]
 
 
 #: What the postgres extra provides.
 _POSTGRES_DRIVERS = frozenset({"psycopg", "psycopg_pool"})
 
-Stores = tuple[VectorStore, ObjectStore]
 
-
-@dataclass(frozen=True)
 class Backend:
     """One storage backend: its name (MEMORY_BACKEND), how it is opened (the opener
     says which extra to install when a driver is missing), where the boot line
-    says it stores, and the settings it needs. config/store.py, the boot lines and the
-    tests read this table."""
+    says it stores, and the settings it needs. config/store.py, the boot lines, the
+    hooks' socket names and the tests read this table. (A plain class, not a dataclass:
+    the hook process imports this module.)"""
 
-    name: str
-    #: `open(section, model, dim)`: the two stores, for vectors of that model and width.
-    open: Callable[[StoreSection, str, int], Awaitable[Stores]]
-    where: Callable[[StoreSection], str]
-    #: The variables it cannot work without, each read into the Settings field of the same
-    #: name in lower case. config/store.py refuses the backend, naming them, while any is unset; and
-    #: when MEMORY_BACKEND is not set, the first backend (in table order) with one of them set
-    #: is chosen. A backend that needs none is the embedded default.
-    requires: tuple[str, ...] = ()
-    #: The embedding provider when EMBEDDING_PROVIDER is not set.
-    default_provider: str = "local"
-    #: How messages name it: "the S3 backend".
-    label: str = ""
-    #: Settings it reads beyond `requires`, from the trimmed environment (None when unset), as
-    #: Settings fields; config reads every row's, whichever backend is chosen, so a Settings is whole.
-    reads: Callable[[Callable[[str], str | None]], dict[str, Any]] | None = None
+    __slots__ = ("default_place", "default_provider", "label", "name", "open", "place", "reads", "requires", "where")
+
+    def __init__(
+        self,
+        name: str,
+        open: Callable[[StoreSection, str, int], Awaitable[Stores]],
+        where: Callable[[StoreSection], str],
+        requires: tuple[str, ...] = (),
+        default_provider: str = "local",
+        label: str = "",
+        reads: Callable[[Callable[[str], str | None]], dict[str, Any]] | None = None,
+        place: tuple[str, ...] = (),
+        default_place: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        #: `open(section, model, dim)`: the two stores, for vectors of that model and width.
+        self.open = open
+        self.where = where
+        #: The variables it cannot work without, each read into the store section's field of the
+        #: same name in lower case. config/store.py refuses the backend, naming them, while any is
+        #: unset; and when MEMORY_BACKEND is not set, the first backend (in table order) with one of
+        #: them set is chosen. A backend that needs none is the embedded default.
+        self.requires = requires
+        #: The embedding provider when EMBEDDING_PROVIDER is not set.
+        self.default_provider = default_provider
+        #: How messages name it: "the S3 backend".
+        self.label = label
+        #: Settings it reads beyond `requires`, from the trimmed environment (None when unset), as
+        #: fields of the store section; config reads every row's, whichever backend is chosen, so a
+        #: section is whole.
+        self.reads = reads
+        #: The variables beyond `requires` that say which store it opens, and those its default
+        #: place is worked out from: two processes that agree on them (and on MEMORY_BACKEND) open
+        #: the same store, so their hooks meet at one socket (`store_variables`).
+        self.place = place
+        self.default_place = default_place
 
 
 async def _open_sqlite(settings: StoreSection, model: str, dim: int) -> Stores:
@@ -82,6 +100,8 @@ async def _open_postgres(settings: StoreSection, model: str, dim: int) -> Stores
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in _POSTGRES_DRIVERS:
             raise
+        from mcp_memory.core.version import install_hint
+
         raise StartupError(
             f"the PostgreSQL backend needs the postgres extra ({exc.name} is not installed): {install_hint('postgres')}"
         ) from None
@@ -102,8 +122,16 @@ async def _open_s3(settings: StoreSection, model: str, dim: int) -> Stores:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("boto3", "botocore"):
             raise
+        from mcp_memory.core.version import install_hint
+
         raise StartupError(f"the S3 backend needs boto3: {install_hint('aws')}") from None
     return await open_s3(settings, dim)
+
+
+def _postgres_where(settings: StoreSection) -> str:
+    from mcp_memory.core.redact import redact_url
+
+    return str(redact_url(settings.database_url or ""))
 
 
 def _s3_where(settings: StoreSection) -> str:
@@ -114,14 +142,16 @@ def _s3_where(settings: StoreSection) -> str:
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
-        Backend("sqlite", _open_sqlite, lambda settings: str(settings.db_path), label="SQLite", reads=_sqlite_place),
         Backend(
-            "postgres",
-            _open_postgres,
-            lambda settings: str(redact_url(settings.database_url or "")),
-            requires=("DATABASE_URL",),
-            label="PostgreSQL",
+            "sqlite",
+            _open_sqlite,
+            lambda settings: str(settings.db_path),
+            label="SQLite",
+            reads=_sqlite_place,
+            place=("MEMORY_DB_PATH",),
+            default_place=("XDG_DATA_HOME", "HOME"),
         ),
+        Backend("postgres", _open_postgres, _postgres_where, requires=("DATABASE_URL",), label="PostgreSQL"),
         Backend(
             "s3",
             _open_s3,
@@ -129,6 +159,7 @@ BACKENDS: dict[str, Backend] = {
             requires=("VECTOR_BUCKET", "STATE_BUCKET"),
             default_provider="bedrock",
             label="S3",
+            place=("AWS_REGION",),
         ),
     )
 }
@@ -144,3 +175,15 @@ async def open_stores(settings: StoreSection, model: str, dim: int) -> Stores:
     if backend is None:
         raise StartupError(f'unknown storage backend "{settings.backend}"')
     return await backend.open(settings, model, dim)
+
+
+def store_variables() -> tuple[str, ...]:
+    """Every variable that says which store a process opens, from the rows: MEMORY_BACKEND, each
+    backend's required and place variables, then those default places are worked out from.
+    The hooks' socket of a (store, tenant) is named by their values (server/hooks/folder.py)."""
+    rows = BACKENDS.values()
+    return (
+        "MEMORY_BACKEND",
+        *[name for row in rows for name in (*row.requires, *row.place)],
+        *[name for row in rows for name in row.default_place],
+    )

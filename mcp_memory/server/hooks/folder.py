@@ -3,7 +3,8 @@ of each (store, tenant), the marker of a process still starting, and the session
 and whether that folder is this user's own (docs/hooks.md#how-it-is-fast).
 
 The hook process imports this module, so it imports only the standard library, the settings'
-reader of the environment (config/env.py) and platformdirs off Linux, to find the data directory.
+reader of the environment (config/env.py), the backends' table (stores/__init__.py, which loads
+no backend) and platformdirs off Linux, to find the data directory.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from mcp_memory.config.env import Env
+from mcp_memory.stores import store_variables
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -35,18 +37,6 @@ def digest_hex(data: bytes, length: int) -> str:
 #: The tenant of a hook with neither --tenant nor MEMORY_TENANT, as for every command
 #: (core/identity.py DEFAULT_TENANT; tests/cli/test_local_entry_points.py holds the two equal).
 DEFAULT_TENANT = "local"
-#: The variables that choose the store (config/store.py, stores/sqlite/location.py): two processes with the
-#: same values (and tenant) use the same store, so they meet at the same socket.
-STORE_ENV = (
-    "MEMORY_BACKEND",
-    "MEMORY_DB_PATH",
-    "DATABASE_URL",
-    "VECTOR_BUCKET",
-    "STATE_BUCKET",
-    "AWS_REGION",
-    "XDG_DATA_HOME",
-    "HOME",
-)
 #: The data directory's name (stores/sqlite/location.py DATA_DIR_NAME, the distribution's name).
 DATA_DIR_NAME = "mcp-tenant-memory"
 #: Where the data directory's hook sockets live, and the longest path a Unix socket may have.
@@ -69,9 +59,11 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def store_key(tenant: str, environ: Mapping[str, str] | None = None) -> str:
-    """A short name for (store, tenant): the same in every process that would open the same store."""
+    """A short name for (store, tenant): the same in every process that would open the same store,
+    by the variables the backends' table says choose it (stores.store_variables)."""
     env = os.environ if environ is None else environ
-    chosen = [[name, env.get(name)] for name in STORE_ENV]
+    # the values as given, not as the settings trim them: the key of every version so far
+    chosen = [[name, env.get(name)] for name in store_variables()]
     raw = json.dumps([tenant, chosen], separators=(",", ":"))
     return digest_hex(raw.encode("ascii"), 20)
 
