@@ -17,8 +17,7 @@ import pytest
 from mcp_memory import embedders, stores
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import ConfigError
-from mcp_memory.embedders import Provider
-from mcp_memory.embedders.section import EmbeddingSection
+from mcp_memory.embedders import EmbeddingSection, Provider
 from mcp_memory.stores import Backend
 from mcp_memory.stores.section import StoreSection
 

@@ -41,7 +41,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "server": frozenset({"core", "server"}),
     "server.protocol": frozenset({"core", "runtime", "config", "server", "server.protocol"}),
     "server.http": frozenset({"core", "config", "server", "server.protocol", "server.http"}),
-    # config: the hooks read their variables through the settings' one reader (config/env.py)
+    # config: the hooks read their variables through the settings' one reader (config/__init__.py)
     # stores: the backends' table names the variables that choose a store, and so a hook's socket
     "server.hooks": frozenset({"core", "config", "stores", "server", "server.protocol", "server.hooks"}),
     "server.runners": frozenset(
@@ -88,7 +88,6 @@ TABLES = {
     ("config", "mcp_memory.stores"),
     ("config", "mcp_memory.stores.section"),
     ("config", "mcp_memory.embedders"),
-    ("config", "mcp_memory.embedders.section"),
 }
 
 

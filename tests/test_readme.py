@@ -126,7 +126,7 @@ def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_pat
             "MCP_OAUTH_JWKS_URL": "https://issuer.example/jwks.json",
             "MCP_RESOURCE_URL": "https://memory.example/mcp",
         }
-    ).oauth
+    ).serve.oauth
     assert oauth is not None
     limits, calls = settings.serve.http_limits, settings.serve.call_limits
     expected = {

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_memory.config.env import Env, one_of, scrub
+from mcp_memory.config import Env, one_of, scrub
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.core.fusion import check_scripts
 from mcp_memory.embedders import PROVIDERS
-from mcp_memory.embedders.section import EmbeddingSection as EmbeddingSection
+from mcp_memory.embedders import EmbeddingSection as EmbeddingSection
 from mcp_memory.stores import BACKENDS
 
 EMBEDDING_DIM_MAX = 16_000

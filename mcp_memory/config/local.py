@@ -10,7 +10,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.config.env import Env
+from mcp_memory.config import Env
 from mcp_memory.core.errors import ConfigError, ContextError
 from mcp_memory.core.identity import DEFAULT_TENANT as DEFAULT_TENANT
 from mcp_memory.core.identity import parse_conversation, parse_tenant

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_memory.config.env import Env
+from mcp_memory.config import Env
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.core.model import RETRIEVALS, Retrieval
 from mcp_memory.core.ranking import default_high_similarity

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_memory.config.env import Env, scrub
+from mcp_memory.config import Env, scrub
 from mcp_memory.core.errors import ConfigError
 
 PORT_MAX = 65_535

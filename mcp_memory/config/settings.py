@@ -13,9 +13,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_memory.config import SECTIONS, embedding, local, recall, serve, store
+from mcp_memory.config import SECTIONS, Env, embedding, local, recall, serve, store
 from mcp_memory.config.embedding import EmbeddingSection
-from mcp_memory.config.env import Env
 from mcp_memory.config.local import CallerSection, CountersSection
 from mcp_memory.config.recall import RecallSection
 from mcp_memory.config.serve import ServeSection

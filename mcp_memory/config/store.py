@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcp_memory.config.env import Env, and_, one_of
+from mcp_memory.config import Env, and_, one_of
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.stores import BACKENDS
 from mcp_memory.stores.section import StoreSection as StoreSection

@@ -13,18 +13,15 @@ client is made on the first `embed`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_memory.core.errors import ConfigError, StartupError
 from mcp_memory.embedders.base import Embedder, check_vector, check_vectors, describe
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from mcp_memory.embedders.section import EmbeddingSection
-
 __all__ = [
     "PROVIDERS",
     "Embedder",
+    "EmbeddingSection",
     "Provider",
     "check_vector",
     "check_vectors",
@@ -60,6 +57,21 @@ MULTILINGUAL_MODEL, MULTILINGUAL_DIM = "multilingual-e5-small-q4", 384
 #: Amazon Titan Text Embeddings V2 returns only these widths (its `dimensions` parameter).
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMS = (256, 512, 1024)
+
+
+@dataclass(frozen=True)
+class EmbeddingSection:
+    """The embedding section of the settings: how text becomes a vector. Read by
+    config/embedding.py against the rows of PROVIDERS; each provider's opener takes it as it is."""
+
+    embedding_provider: str = "local"
+    embedding_model: str = LOCAL_MODEL
+    embedding_dim: int = LOCAL_DIM
+    embedding_base_url: str | None = None
+    embedding_api_key: str | None = field(default=None, repr=False)
+    #: EMBEDDING_SCRIPTS: the Unicode scripts the model reads; an empty set for "all"; None
+    #: (unset) leaves it to the provider (the local model: Latin; the others: every script).
+    embedding_scripts: frozenset[str] | None = None
 
 
 def _only(provider: str, shipped: str, width: int) -> Callable[[str, int], None]:

@@ -6,12 +6,11 @@ import pytest
 
 from mcp_memory.config import Settings
 from mcp_memory.core.errors import StartupError
-from mcp_memory.embedders import Embedder, describe, open_embedder
+from mcp_memory.embedders import Embedder, EmbeddingSection, describe, open_embedder
 from mcp_memory.embedders.bedrock import BedrockEmbedder
 from mcp_memory.embedders.fake import FakeEmbedder
 from mcp_memory.embedders.local.embedder import LocalEmbedder
 from mcp_memory.embedders.openai import OpenAIEmbedder
-from mcp_memory.embedders.section import EmbeddingSection
 
 
 async def test_the_default_settings_open_the_local_embedder_without_loading_it():

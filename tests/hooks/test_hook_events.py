@@ -344,7 +344,7 @@ async def test_a_hostile_memory_injected_on_a_prompt_stays_inside_its_own_data_b
     [
         ("MEMORY_HOOK_LIMIT", "0", "1-10"),
         ("MEMORY_HOOK_LIMIT", "three", "1-10"),
-        # spelled as no setting may be (config/env.py, the one reader): Python's int() would take it
+        # spelled as no setting may be (config/__init__.py, the one reader): Python's int() would take it
         ("MEMORY_HOOK_LIMIT", "1_0", "1-10"),
         ("MEMORY_HOOK_TIMEOUT_MS", "5", "100-10000"),
         ("MEMORY_HOOK_MIN_CONFIDENCE", "low", "likely|medium|high"),

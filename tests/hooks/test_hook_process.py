@@ -222,7 +222,7 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
         "mcp_memory.stores",  # the backends' table, which names the variables of a socket's key; no backend
     }
     # of the settings only the one reader of the environment, no section (config/__init__.py loads them lazily)
-    assert {m for m in loaded if m.startswith("mcp_memory.config")} == {"mcp_memory.config", "mcp_memory.config.env"}
+    assert {m for m in loaded if m.startswith("mcp_memory.config")} == {"mcp_memory.config"}
 
 
 def test_a_question_on_the_socket_nested_thousands_deep_is_refused_as_a_question(serve_stdio: dict[str, str]) -> None:

@@ -4,7 +4,7 @@ serving process itself does.
 
 The hook process imports this module, so it imports only the standard library and the hooks'
 light modules (wire, folder, state, budget) and the settings' one reader of the environment
-(config/env.py, without any section); the tenant's rules come from core/identity.py, imported
+(config/__init__.py, without any section); the tenant's rules come from core/identity.py, imported
 when a hook needs them.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from mcp_memory.config.env import Env
+from mcp_memory.config import Env
 from mcp_memory.core.errors import ConfigError
 from mcp_memory.server.hooks import folder
 from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, DEFAULT_CONFIDENCE, TOOL_EVENTS, Ask
@@ -87,7 +87,7 @@ def log(event: str, hook: str | None, **context: Any) -> None:
 
 
 def _integer(env: Env, name: str, default: int, low: int, high: int, hook: str, say: Logger = log) -> int:
-    """A number as every setting reads it (config/env.py); one out of bounds is logged and ignored."""
+    """A number as every setting reads it (config/__init__.py); one out of bounds is logged and ignored."""
     try:
         return env.integer(name, default, high, minimum=low)
     except ConfigError:
@@ -124,7 +124,7 @@ class HookSettings:
 
     @classmethod
     def read(cls, environ: Mapping[str, str], hook: str, say: Logger = log) -> HookSettings:
-        """The hook's variables, read through the settings' one reader (config/env.py); a value
+        """The hook's variables, read through the settings' one reader (config/__init__.py); a value
         the settings would refuse is logged and its default used: a hook never stops a prompt."""
         env = Env(environ)
         confidence = (env.raw("MEMORY_HOOK_MIN_CONFIDENCE") or DEFAULT_CONFIDENCE).lower()

@@ -3,7 +3,7 @@ of each (store, tenant), the marker of a process still starting, and the session
 and whether that folder is this user's own (docs/hooks.md#how-it-is-fast).
 
 The hook process imports this module, so it imports only the standard library, the settings'
-reader of the environment (config/env.py), the backends' table (stores/__init__.py, which loads
+reader of the environment (config/__init__.py), the backends' table (stores/__init__.py, which loads
 no backend) and platformdirs off Linux, to find the data directory.
 """
 
@@ -15,7 +15,7 @@ import stat  # loaded with os already
 import sys
 from pathlib import Path
 
-from mcp_memory.config.env import Env
+from mcp_memory.config import Env
 from mcp_memory.stores import store_variables
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)

@@ -21,7 +21,7 @@ def test_importing_the_embedders_and_opening_the_local_one_loads_no_heavy_librar
     script = (
         "import json, sys\n"
         "import mcp_memory.embedders, mcp_memory.embedders.local.embedder\n"
-        "from mcp_memory.embedders.section import EmbeddingSection\n"
+        "from mcp_memory.embedders import EmbeddingSection\n"
         "embedder = mcp_memory.embedders.open_embedder(EmbeddingSection())\n"
         f"print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))\n"
     )
@@ -36,7 +36,7 @@ def test_opening_the_remote_embedders_loads_neither_boto3_nor_aiohttp():
     script = (
         "import json, sys\n"
         "from mcp_memory.embedders import open_embedder\n"
-        "from mcp_memory.embedders.section import EmbeddingSection as E\n"
+        "from mcp_memory.embedders import EmbeddingSection as E\n"
         "open_embedder(E(embedding_provider='bedrock', embedding_model='amazon.titan-embed-text-v2:0',\n"
         "                embedding_dim=1024), 'ap-northeast-2')\n"
         "open_embedder(E(embedding_provider='openai', embedding_model='m', embedding_dim=8,\n"

@@ -15,7 +15,7 @@ from mcp_memory.config import Settings
 from mcp_memory.config.recall import RecallSection
 from mcp_memory.core.errors import StartupError, StoreError
 from mcp_memory.core.model import Caller
-from mcp_memory.embedders.section import EmbeddingSection
+from mcp_memory.embedders import EmbeddingSection
 from mcp_memory.server.protocol.render import text as shown
 from mcp_memory.stores import open_stores
 from mcp_memory.stores.postgres.db import scrub
