@@ -3,7 +3,7 @@
 BACKENDS is the one table of backends (name, opener, install hint, where the
 boot line says it stores, the settings it needs) that config/, the boot
 lines and the tests read; adding a backend is its folder and one row here;
-`open_stores(settings)` opens the one `Settings` chose (docs/storage.md). Backends are
+`open_stores(store, model, dim)` opens the one the store section chose (docs/storage.md). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
 psycopg or boto3. The S3 backend takes credentials and any endpoint override
 from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
