@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_memory.cli.plumbing import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _caller, _checked, _fail, _run, _settings
-from mcp_memory.cli.quick_options import COMMANDS
 
 # --------------------------------------------------------------------------- the commands' bodies
 
@@ -107,6 +106,8 @@ def _read(command: str, args: list[str]) -> dict[str, Any] | None:
     """The options of `command` as its Typer callback receives them, read by the command's row of
     cli/quick_options.py (made from its Typer declaration), or None for anything Typer should
     read itself."""
+    from mcp_memory.cli.quick_options import COMMANDS  # here: `--help` loads cli/app.py, not this table
+
     row = COMMANDS[command]
     valued, flags, multiple = row["valued"], row["flags"], row["multiple"]
     given: dict[str, Any] = {}
@@ -170,6 +171,8 @@ def run(args: list[str]) -> int | None:
     if read is None:
         return None
     try:
+        from mcp_memory.cli.quick_options import COMMANDS
+
         _BODIES[args[0]](**{**COMMANDS[args[0]]["defaults"], **read})
     except BrokenPipeError:
         # as cli/common.py's _quiet_when_stdout_closes: a reader that stopped early ends it quietly

@@ -3,9 +3,9 @@
     store.py      the backend, why it was chosen, what it needs (stores.BACKENDS rows)
     embedding.py  the provider, its model and width, what it needs (embedders.PROVIDERS rows)
     recall.py     the relevance floor, the HIGH mark, the retrieval
-    local.py      the access counters, and the caller of serve-stdio and the CLI
     serve.py      where serve-http listens, its timeouts, OAuth, call limits, metrics, web view
-    settings.py   `Settings`: every section in one object, read in one fixed order
+    settings.py   `Settings`: every section in one object, read in one fixed order; and the two
+                  small sections: the access counters, and the caller of serve-stdio and the CLI
 
 This module itself is how a variable is read: `Env`, trimmed (blank means the default), then
 checked as its kind is spelled, so a number, a ratio or a flag is refused in the same words
@@ -18,6 +18,7 @@ loads only that one. The variables are listed in docs/configuration.md.
 from __future__ import annotations
 
 import re
+import sys
 
 from mcp_memory.core.errors import ConfigError
 
@@ -51,9 +52,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # not importlib.import_module: -X importtime and the import counts see this one
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value
 

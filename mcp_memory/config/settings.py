@@ -9,16 +9,66 @@ order, so the first bad value is the one reported, by name, with the value that 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_memory.config import SECTIONS, Env, embedding, local, recall, serve, store
+from mcp_memory.config import SECTIONS, Env, embedding, recall, serve, store
 from mcp_memory.config.embedding import EmbeddingSection
-from mcp_memory.config.local import CallerSection, CountersSection
 from mcp_memory.config.recall import RecallSection
 from mcp_memory.config.serve import ServeSection
 from mcp_memory.config.store import StoreSection
+from mcp_memory.core.errors import ConfigError, ContextError
+from mcp_memory.core.identity import parse_conversation, parse_tenant
+
+# --------------------------------------------------------------------------- the counters and caller sections
+# (the counters are the service's, docs/counters.md; the caller's defaults serve serve-stdio and the
+# CLI's commands, which a library script names itself: a `Caller`)
+
+
+@dataclass(frozen=True)
+class CountersSection:
+    """How often this process writes its access counters, when a reader folds shards in, and
+    the host name in this process's shard id."""
+
+    stats_flush_ms: int = 30_000
+    stats_compact_threshold: int = 20
+    hostname: str = "localhost"
+
+
+@dataclass(frozen=True)
+class CallerSection:
+    """MEMORY_TENANT and MEMORY_CONVERSATION, for serve-stdio and the CLI."""
+
+    tenant: str | None = None
+    conversation: str | None = None
+
+
+def counters(env: Env) -> dict[str, Any]:
+    return {
+        "stats_flush_ms": env.integer("STATS_FLUSH_MS", CountersSection.stats_flush_ms),
+        "stats_compact_threshold": env.integer("STATS_COMPACT_THRESHOLD", CountersSection.stats_compact_threshold),
+    }
+
+
+def hostname(env: Env) -> dict[str, Any]:
+    return {"hostname": env.raw("HOSTNAME") or socket.gethostname()}
+
+
+def caller(env: Env) -> dict[str, Any]:
+    tenant = env.raw("MEMORY_TENANT")
+    conversation = env.raw("MEMORY_CONVERSATION")
+    try:
+        if tenant is not None:
+            tenant = parse_tenant(tenant, "MEMORY_TENANT")
+        conversation = parse_conversation(conversation, "MEMORY_CONVERSATION")
+    except ContextError as exc:
+        raise ConfigError(str(exc)) from None
+    return {"tenant": tenant, "conversation": conversation}
+
+
+# --------------------------------------------------------------------------- every section
 
 #: Every reader, in the order the variables are checked (kept from the single reader this
 #: replaced, so the first bad variable reported is the same); each gives fields of its section and
@@ -28,13 +78,13 @@ _READERS: tuple[tuple[str, Callable[[Env, dict[str, dict[str, Any]]], dict[str, 
     ("store", lambda env, _: store.choose(env)),
     ("embedding", lambda env, got: embedding.model(env, got["store"]["backend"])),
     ("recall", lambda env, got: recall.relevance(env, got["embedding"]["embedding_provider"])),
-    ("counters", lambda env, _: local.counters(env)),
+    ("counters", lambda env, _: counters(env)),
     ("store", lambda env, _: store.tuning(env)),
-    ("caller", lambda env, _: local.caller(env)),
+    ("caller", lambda env, _: caller(env)),
     ("embedding", lambda env, _: embedding.scripts(env)),
     ("recall", lambda env, _: recall.retrieval(env)),
     ("serve", lambda env, _: serve.serving(env)),
-    ("counters", lambda env, _: local.hostname(env)),
+    ("counters", lambda env, _: hostname(env)),
 )
 
 
