@@ -1,7 +1,7 @@
 """The blocking half of the local embedder: verify, load and run all-MiniLM-L6-v2.
 
 Everything here runs in a worker thread, never on the event loop (see
-`local.py`). onnxruntime and tokenizers are imported inside `load()`, not at the
+`embedder.py`). onnxruntime and tokenizers are imported inside `load()`, not at the
 top of this module, so that importing the package stays cheap and the MCP
 handshake can answer before the model is touched (docs/embedders.md).
 
@@ -35,7 +35,7 @@ TOKENIZER_REMEDY = "reinstall mcp-memory: the tokenizer ships inside the package
 
 #: sentence-transformers' max_seq_length for this model; the file itself says 128.
 MAX_TOKENS = 256
-#: Thread counts chosen by measurement on a 2-core box (bench notes in local.py).
+#: Thread counts chosen by measurement on a 2-core box (bench notes in embedder.py).
 DEFAULT_INTRA_OP_THREADS = 2
 #: onnxruntime severity 4 = FATAL only. Its error lines (ANSI-coloured, on stderr)
 #: would only repeat what we raise as StartupError / EmbeddingError, and break the
