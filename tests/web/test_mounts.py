@@ -207,7 +207,7 @@ async def test_under_oauth_a_refused_token_counts_as_a_wrong_key_only_when_no_to
             raise TokenRefused("the token is not valid")
 
     log = JsonLog(out=io.StringIO(), err=io.StringIO())
-    oauth = settings(MCP_API_KEY=KEY, **OAUTH).oauth
+    oauth = settings(MCP_API_KEY=KEY, **OAUTH).serve.oauth
     app = HttpApp(ToolLayer(env.service, log), log, api_key=KEY, oauth=oauth, verifier=RefusesAll())
     async with client_of(app, address="10.0.0.66") as client:
         for _ in range(20):  # an expired JWT is a client's stale token, not a guess at the key
