@@ -5,10 +5,10 @@ keys (after), side by side in one process on one SQLite store.
 
 The store is filled with the benchmark corpus (perf_fill.py; random unit vectors: neither read
 embeds anything), the oldest `--rules` memories tagged `rule` with their `rules/` keys. Rows,
-interleaved round by round: the old read (`MemoryService._tagged` with the `rule` tag, as the
-digest read its rules before), the new one (`MemoryService._rules`), and the whole digest. The
-tenant's first digest in a process, which writes the keys of a store that had none
-(`_track_rules`), is timed once on a copy without them. Prints a markdown table.
+interleaved round by round: the old read (`tags_read` below: the index a batch at a time and each
+memory's tags, as the digest read its rules before), the new one (`core/digest.py read_rules`), and
+the whole digest. The tenant's first digest in a process, which writes the keys of a store that had
+none (`_track_rules`), is timed once on a copy without them. Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import numpy as np
 from bench.harness.perf_corpus import corpus
 from bench.harness.perf_fill import TENANT, bench_memory, open_backend, unit_rows
 from bench.harness.timing import percentile
-from mcp_memory.core.digest import RULE_TAG, RULES_MAX
-from mcp_memory.core.model import Caller, MemoryFilter
-from mcp_memory.core.object_keys import memory_keys, rules_marker
+from mcp_memory.core.digest import RULE_TAG, RULES_MAX, TRACK_SCAN_CAP, read_rules
+from mcp_memory.core.model import Caller, Memory
+from mcp_memory.core.object_keys import WALK_BATCH, Walk, memory_keys, rules_marker
 
 
 async def fill(db: Path, count: int, rules: int) -> None:
@@ -46,6 +46,23 @@ async def fill(db: Path, count: int, rules: int) -> None:
     finally:
         await vectors.close()
         await objects.close()
+
+
+async def tags_read(service, caller: Caller) -> list[Memory]:  # type: ignore[no-untyped-def]
+    """The rules read before the `rules/` keys: the newest RULES_MAX memories tagged `rule`, the
+    index read a batch at a time and every memory's tags with it (TRACK_SCAN_CAP keys at most)."""
+    walk = Walk(service.objects, caller)
+    found: list[Memory] = []
+    while len(found) < RULES_MAX and walk.read < TRACK_SCAN_CAP and not walk.ended:
+        ids = [e.id for e in await walk.entries(WALK_BATCH)]
+        memories = {m.id: m for m in await service.vectors.get(caller.tenant, ids)} if ids else {}
+        for memory_id in ids:
+            memory = memories.get(memory_id)
+            if memory is not None and memory.visible_to(caller.conversation) and RULE_TAG in memory.tags:
+                found.append(memory)
+                if len(found) >= RULES_MAX:
+                    break
+    return found
 
 
 async def service_of(db: Path):  # type: ignore[no-untyped-def]
@@ -76,9 +93,9 @@ async def measure(db: Path, untracked: Path, rounds: int) -> dict[str, list[floa
                     continue
                 started = time.perf_counter()
                 if row.startswith("rules read, every"):
-                    found = await service._tagged(caller, MemoryFilter(tags=(RULE_TAG,)), RULES_MAX)
+                    found = await tags_read(service, caller)
                 elif row.startswith("rules read, rules/"):
-                    found = await service._rules(caller)
+                    found = await read_rules(service.objects, service.vectors, caller, service._rules_tracked)
                 else:
                     found = (await service.digest(caller)).memories
                 rows[row].append((time.perf_counter() - started) * 1000)

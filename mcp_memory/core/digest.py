@@ -9,18 +9,27 @@ scan of the tenant); the caller renders them in order until its token budget is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcp_memory.core import ranking
 from mcp_memory.core.ids import parse_iso
-from mcp_memory.core.model import EMPTY_STATS, AccessStats, Memory
+from mcp_memory.core.model import EMPTY_STATS, AccessStats, Caller, Memory
 from mcp_memory.core.object_keys import RULE_TAG as RULE_TAG
+from mcp_memory.core.object_keys import WALK_BATCH, Walk, memory_keys, rules_marker
+
+if TYPE_CHECKING:
+    from mcp_memory.core.ports import ObjectStore, VectorStore
 
 #: How many of the newest visible memories the digest weighs.
 DIGEST_SCAN = 200
 #: At most this many rules lead the digest (the newest, when a tenant has more).
 RULES_MAX = 20
+#: The most `rules/` keys the digest lists (each visible rule among them is read, RULES_MAX at most).
+RULES_SCAN = 1000
+#: A store from before the `rules/` keys has its rules found once among this many index keys.
+TRACK_SCAN_CAP = 10_000
 #: The share of recency and of use in the digest's order (trust multiplies both).
 RECENCY_SHARE = 0.6
 ACCESS_SHARE = 0.4
@@ -55,6 +64,44 @@ def order(memories: Sequence[Memory], stats: Mapping[str, AccessStats], at_ms: f
         scored.append((trust * worth, position, memory))
     scored.sort(key=lambda row: (-row[0], row[1]))
     return [memory for _, _, memory in scored]
+
+
+async def read_rules(
+    objects: ObjectStore, vectors: VectorStore, caller: Caller, tracked: MutableSet[str]
+) -> list[Memory]:
+    """The caller's newest visible rules (RULES_MAX at most), read from their `rules/` keys
+    (RULES_SCAN keys at most), not from every memory's tags (bench/RESULTS.md, "The digest's
+    rules read, bounded"). A tenant's first digest since rules had keys finds them the old way
+    once (`_track_rules`); `tracked` holds the tenants this process knows to be done."""
+    tenant = caller.tenant
+    if tenant not in tracked:
+        if await objects.get(rules_marker(tenant)) is None:
+            await _track_rules(objects, vectors, tenant)
+        tracked.add(tenant)
+    ids = [e.id for e in await Walk(objects, caller, rules=True).entries(RULES_SCAN)]
+    rules: list[Memory] = []
+    for start in range(0, len(ids), RULES_MAX):
+        chunk = ids[start : start + RULES_MAX]
+        found = {m.id: m for m in await vectors.get(tenant, chunk)}
+        for memory_id in chunk:  # a key outliving its memory (forget stopped between) is skipped
+            memory = found.get(memory_id)
+            if memory is not None and memory.visible_to(caller.conversation) and RULE_TAG in memory.tags:
+                rules.append(memory)
+        if len(rules) >= RULES_MAX:
+            break
+    return rules[:RULES_MAX]
+
+
+async def _track_rules(objects: ObjectStore, vectors: VectorStore, tenant: str) -> None:
+    """The `rules/` keys of a tenant's rules stored before remember wrote them: every memory's
+    tags read once (TRACK_SCAN_CAP keys at most, every conversation's), then the marker that says so."""
+    walk = Walk(objects, Caller(tenant), every_scope=True)
+    while walk.read < TRACK_SCAN_CAP and not walk.ended:
+        ids = [e.id for e in await walk.entries(WALK_BATCH)]
+        rules = [m for m in await vectors.get(tenant, ids) if RULE_TAG in m.tags] if ids else []
+        if rules:
+            await objects.put_many([(key, "") for m in rules for key in memory_keys(m)[1:]])
+    await objects.put(rules_marker(tenant), "")
 
 
 def estimate_tokens(text: str) -> int:

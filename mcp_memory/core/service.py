@@ -54,13 +54,11 @@ from mcp_memory.core.model import (
     Scope,
 )
 from mcp_memory.core.object_keys import (
-    WALK_BATCH,
     Walk,
     count_index,
     created_times,
     memory_keys,
     newest_ids,
-    rules_marker,
 )
 from mcp_memory.core.paging import PAGE_MAX, PageFilter, read_page
 from mcp_memory.core.paging import ListResult as ListResult  # the listing's result, by its old home too
@@ -98,8 +96,6 @@ DEDUP_CANDIDATES_MAX = ranking.CANDIDATE_CAP
 #: With a filter, recall and list read at most this many index keys when the store
 #: cannot filter by itself (tags on S3 Vectors; list's tags everywhere).
 FILTER_SCAN_CAP = 10_000
-#: The most `rules/` keys the digest lists (each visible rule among them is read, RULES_MAX at most).
-RULES_SCAN = 1000
 #: remember names the nearest visible memory at this cosine or above as a possible correction
 #: (one the dedup rule kept apart by a difference test always is: that rule reads the texts only
 #: at dedup.DEDUP_SIMILARITY, above this); recall ranks the newer of two such first, and there
@@ -720,7 +716,7 @@ class MemoryService:
         if not memories:
             return DigestResult([], 0)
         # rules come first however old (docs/hooks.md#rules-that-always-hold)
-        rules = await self._rules(caller)
+        rules = await digest.read_rules(self.objects, self.vectors, caller, self._rules_tracked)
         topical: builtins.list[Memory] = []
         if topic is not None and topic.strip():
             topical = [r.memory for r in (await self.recall(caller, topic, mode="exploratory")).results]
@@ -736,40 +732,6 @@ class MemoryService:
         vectors = await self.vectors.vectors(caller.tenant, [m.id for m in ordered])
         newer = supersede.newer_of(ordered, vectors) if vectors else {}
         return DigestResult(ordered, len(memories), len(topical), newer, len(ruled))
-
-    async def _rules(self, caller: Caller) -> builtins.list[Memory]:
-        """The caller's newest visible rules (RULES_MAX at most), read from their `rules/` keys
-        (RULES_SCAN keys at most), not from every memory's tags (bench/RESULTS.md, "The digest's
-        rules read, bounded"). A tenant's first digest since rules had keys finds them the old way
-        once (`_track_rules`)."""
-        tenant = caller.tenant
-        if tenant not in self._rules_tracked:
-            if await self.objects.get(rules_marker(tenant)) is None:
-                await self._track_rules(tenant)
-            self._rules_tracked.add(tenant)
-        ids = [e.id for e in await Walk(self.objects, caller, rules=True).entries(RULES_SCAN)]
-        rules: builtins.list[Memory] = []
-        for start in range(0, len(ids), digest.RULES_MAX):
-            chunk = ids[start : start + digest.RULES_MAX]
-            found = {m.id: m for m in await self.vectors.get(tenant, chunk)}
-            for memory_id in chunk:  # a key outliving its memory (forget stopped between) is skipped
-                memory = found.get(memory_id)
-                if memory is not None and memory.visible_to(caller.conversation) and digest.RULE_TAG in memory.tags:
-                    rules.append(memory)
-            if len(rules) >= digest.RULES_MAX:
-                break
-        return rules[: digest.RULES_MAX]
-
-    async def _track_rules(self, tenant: str) -> None:
-        """The `rules/` keys of a tenant's rules stored before remember wrote them: every memory's
-        tags read once (FILTER_SCAN_CAP at most, every conversation's), then the marker that says so."""
-        walk = Walk(self.objects, Caller(tenant), every_scope=True)
-        while walk.read < FILTER_SCAN_CAP and not walk.ended:
-            ids = [e.id for e in await walk.entries(WALK_BATCH)]
-            rules = [m for m in await self.vectors.get(tenant, ids) if digest.RULE_TAG in m.tags] if ids else []
-            if rules:
-                await self.objects.put_many([(key, "") for m in rules for key in memory_keys(m)[1:]])
-        await self.objects.put(rules_marker(tenant), "")
 
     async def get(self, caller: Caller, memory_id: str) -> Memory | None:
         """One memory by id, or None when it is missing or not visible to the caller (another
