@@ -252,6 +252,25 @@ def test_the_screenshots_in_docs_are_small_pngs() -> None:
     assert re.search(r"!\[[^\]]*\]\(docs/web-browse\.png\)", (ROOT / "README.md").read_text(encoding="utf-8"))
 
 
+def test_every_screenshot_in_docs_is_shown_where_docs_web_md_describes_its_page() -> None:
+    from tests.conftest import ROOT
+
+    manual = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"!\[[^\]]+\]\((web-[a-z-]+\.png)\)", manual))
+    committed = {path.name for path in (ROOT / "docs").glob("web-*.png")}
+    assert shown == committed
+    sections = {name: manual.index(f"]({name})") for name in shown}
+    for name, heading in [
+        ("web-search.png", "## Search"),
+        ("web-memory.png", "## A memory"),
+        ("web-forget.png", "## Curate"),
+        ("web-stats.png", "## Stats"),
+    ]:
+        start = manual.index(heading + "\n")
+        end = manual.find("\n## ", start + 1)
+        assert start < sections[name] < end, name
+
+
 WIDTHS = {"desktop": (1100, 760), "phone": (390, 844)}
 
 
