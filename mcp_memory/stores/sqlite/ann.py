@@ -27,10 +27,12 @@ new ones added).
 Kept beside the database: the graph is saved into `<database>.vectors/` (with the snapshot files,
 stores/sqlite/sidecar.py) as `<name>.hnsw` and a JSON header `<name>.hnsw.json` written after it
 (tenant, rows, generation, purged, a digest of the hashes, the file's size and CRC-32); the next
-process, on the building thread, checks the file against the header and maps the graph (`view`:
-the kernel pages in the nodes a search visits) when both agree with its snapshot, and builds it
-again otherwise. The mapped file is held open and, before each walk, checked not to have been
-written in place since (`GraphFile`). Closing the store stops a build or a check between blocks. Every candidate is scored exactly from the database afterwards
+process, on the building thread, copies the file into one of its own that no path names
+(`GraphFile.private_copy`), checks the copy against the header and maps it (`view`: the kernel
+pages in the nodes a search visits) when both agree with its snapshot, and builds it again
+otherwise. No other process can write into or shorten the file a process walks (a mapped file cut
+short ends its process with SIGBUS), so the file beside the database may be replaced or written
+over at any time. Closing the store stops a build or a check between blocks. Every candidate is scored exactly from the database afterwards
 (store.py `rerank`), so the graph only chooses which rows are looked at.
 """
 
@@ -77,67 +79,90 @@ SAMPLE_ROWS = 32
 UNIT_TOLERANCE = 1e-3
 #: Rows added to a graph between two checks that the store is still open (a fraction of a second).
 ADD_ROWS = 256
-#: Bytes read at a time when a graph file's checksum is computed or checked.
+#: Bytes read at a time when a graph file's copy is checksummed (or copied by reads).
 CHUNK = 1 << 20
+#: Bytes the kernel copies at a time between two checks that the store is still open.
+COPY_BYTES = 64 << 20
 
 
 class _Closed(Exception):
     """The store was closed while a graph was built or checked: the work is dropped."""
 
 
-def _checksum(path: Path | int, check_open: Callable[[], None]) -> int:
-    """The CRC-32 of the file at `path` (or open as descriptor `path`, read from its start), a
-    chunk at a time (`check_open` between chunks)."""
-    crc = 0
-    with open(path, "rb", closefd=not isinstance(path, int)) as data:
-        data.seek(0)
-        while chunk := data.read(CHUNK):
-            check_open()
-            crc = zlib.crc32(chunk, crc)
-    return crc
-
-
 class GraphFile:
-    """The file a graph is mapped from, held open: the inode the process walks, whatever the path
-    names later. A graph is only ever replaced by a rename (`Indexes._saved`), which leaves a
-    mapped inode alone; a write into it (`cp`, `rsync --inplace`, a restore tool) changes what
-    the process walks, and a shorter file ends it with SIGBUS on the next page read. `changed`
-    says so before each walk (docs/storage.md#large-tenants-in-sqlite)."""
+    """The file a graph is mapped from: a copy this process made of the saved graph, which no path
+    names (an unlinked file of the graphs' folder), so no other process can write into it or
+    shorten it while it is walked. A mapped file written in place changed what the process walked,
+    and one cut short ended it with SIGBUS on the next page read, between any check and the walk
+    (docs/storage.md#large-tenants-in-sqlite; the copy's cost: bench/RESULTS.md, "The graph
+    walked from a private copy")."""
 
-    def __init__(self, path: Path) -> None:
-        self.fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-        self._closer = weakref.finalize(self, os.close, self.fd)
-        self.stat = os.fstat(self.fd)
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._closer = weakref.finalize(self, os.close, fd)
 
-    def settled(self) -> None:
-        """Take the file as it is now as the one the graph was mapped from (after our own rename)."""
-        self.stat = os.fstat(self.fd)
+    @property
+    def path(self) -> str:
+        """A path that opens this very file (the library maps by path)."""
+        return f"/dev/fd/{self.fd}"
 
-    def same_as(self, path: Path) -> bool:
-        """Whether `path` names this file still."""
+    @classmethod
+    def private_copy(
+        cls, source: Path | int, directory: Path, check_open: Callable[[], None]
+    ) -> tuple[GraphFile, int, int]:
+        """A copy of `source` (a path, or a descriptor read from its start), with the copy's size and
+        CRC-32: checked against the header, they vouch for the very bytes that are mapped. Copied
+        by the kernel (`copy_file_range`) where it can, else by plain reads; never through a
+        mapping, so a source cut short meanwhile gives a short copy, not a signal."""
+        copy = cls(_unnamed_file(directory))
         try:
-            found = os.stat(path, follow_symlinks=False)
-        except OSError:
-            return False
-        return (found.st_dev, found.st_ino) == (self.stat.st_dev, self.stat.st_ino)
-
-    def changed(self) -> bool:
-        """Whether the file was written since (its size, its modification time, or its change time
-        with the same number of links: a rename over it or a delete changes only the latter two)."""
-        try:
-            now = os.fstat(self.fd)
-        except OSError:
-            return True
-        if (now.st_size, now.st_mtime_ns) != (self.stat.st_size, self.stat.st_mtime_ns):
-            return True
-        if now.st_ctime_ns != self.stat.st_ctime_ns:
-            if now.st_nlink == self.stat.st_nlink:
-                return True  # written and its time put back (cp -p), or its mode changed
-            self.stat = now  # renamed over or deleted: no path reaches it any more
-        return False
+            fd = os.open(source, os.O_RDONLY | _NOFOLLOW) if not isinstance(source, int) else os.dup(source)
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                _copy(fd, copy.fd, check_open)
+            finally:
+                os.close(fd)
+            crc = size = 0
+            while chunk := os.pread(copy.fd, CHUNK, size):
+                check_open()
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+        except BaseException:
+            copy.close()
+            raise
+        return copy, size, crc
 
     def close(self) -> None:
         self._closer()
+
+
+def _copy(source: int, target: int, check_open: Callable[[], None]) -> None:
+    """Every byte from `source`'s offset on to `target` (empty), `COPY_BYTES` at a time."""
+    with contextlib.suppress(AttributeError, OSError):  # no copy_file_range here (macOS, some file systems)
+        while os.copy_file_range(source, target, COPY_BYTES):
+            check_open()
+        return
+    os.lseek(source, 0, os.SEEK_SET)
+    os.ftruncate(target, 0)
+    os.lseek(target, 0, os.SEEK_SET)
+    while chunk := os.read(source, CHUNK):
+        check_open()
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(target, view) :]
+
+
+def _unnamed_file(directory: Path) -> int:
+    """A new 0600 file in `directory` that no path names: O_TMPFILE where the system has it, else
+    a file created and unlinked at once."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if tmpfile:
+        with contextlib.suppress(OSError):  # a file system without it: EOPNOTSUPP, EISDIR
+            return os.open(directory, tmpfile | os.O_RDWR, FILE_MODE)
+    name = directory / f".graph.{os.getpid()}.{threading.get_ident()}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
+    os.unlink(name)
+    return fd
 
 
 def _digest(hashes: np.ndarray) -> str:
@@ -308,18 +333,6 @@ class Indexes:
         if graph is None:
             self.fell_back += 1
             return None
-        if graph.file is not None and graph.file.changed():
-            log.warning(
-                "an approximate index file changed under this process (written in place, not renamed); "
-                "it is no longer walked, and is checked again or built again"
-            )
-            with self._guard:
-                if self._graphs.get(tenant) is graph:
-                    del self._graphs[tenant]
-                self._tried_file.discard(tenant)
-            self._schedule(tenant, snapshot, None)
-            self.fell_back += 1
-            return None
         outside = graph.outside(conn, tenant, snapshot)
         if len(outside) > max(vectors.BLOCK_ROWS, graph.rows // CATCH_UP_SHARE):
             self._schedule(tenant, snapshot, graph)
@@ -413,13 +426,13 @@ class Indexes:
             ):
                 log.info("an approximate index file does not match its tenant's rows; it is built again")
                 return None
-            source = GraphFile(path)  # checked, then mapped, through the same inode
-            if source.stat.st_size != header["bytes"] or _checksum(source.fd, self._check_open) != header["crc32"]:
+            # The copy is checked, then mapped: what is walked is what was checked, and stays so.
+            source, size, crc = GraphFile.private_copy(path, self.directory, self._check_open)
+            if size != header["bytes"] or crc != header["crc32"]:
                 log.warning("an approximate index file is damaged (its checksum differs); it is built again")
+                source.close()
                 return None
-            index = _index_type().restore(str(path), view=True)
-            if not source.same_as(path) or source.changed():  # replaced or written while it was checked
-                return None
+            index = _index_type().restore(source.path, view=True)
             if index is None or len(index) == 0 or index.ndim != self.dim:
                 return None
             index.expansion_search = EXPANSION_SEARCH  # not in the file: a restored graph has the library's
@@ -492,17 +505,13 @@ class Indexes:
         ):
             return None  # the file is not (or no longer) this graph
         try:
-            source = GraphFile(path)
+            source, size, crc = GraphFile.private_copy(path, self.directory, self._check_open)
         except OSError:
             return None
         try:
-            if source.stat.st_size != header.get("bytes") or _checksum(source.fd, self._check_open) != header.get(
-                "crc32"
-            ):
+            if size != header.get("bytes") or crc != header.get("crc32"):
                 return None
-            index = _index_type().restore(str(path), view=False)  # read into memory: changed here, not later
-            if not source.same_as(path) or source.changed():
-                return None
+            index = _index_type().restore(source.path, view=False)  # read into memory: changed here, not later
         finally:
             source.close()
         if index is None or len(index) != header.get("size"):
@@ -550,15 +559,14 @@ class Indexes:
                 index.save(str(temporary))
                 with open(temporary, "rb") as saved:  # on disk before the header that vouches for it
                     os.fsync(saved.fileno())
-                header["bytes"] = temporary.stat().st_size
-                header["crc32"] = _checksum(temporary, self._check_open)
-                # Mapped before it is renamed: the path may hold another process's graph a moment later.
-                source = GraphFile(temporary)
-                mapped = _index_type().restore(str(temporary), view=True)
+                # Copied before it is renamed: the path may hold another process's graph a moment later.
+                source, header["bytes"], header["crc32"] = GraphFile.private_copy(
+                    temporary, self.directory, self._check_open
+                )
+                mapped = _index_type().restore(source.path, view=True)
                 with contextlib.suppress(FileNotFoundError):
                     marker.unlink()  # a header never describes a graph other than the one beside it
                 os.replace(temporary, path)
-                source.settled()  # the rename is its last change of ours
             except BaseException:  # a full disk, or the store closing: no half-written file left
                 with contextlib.suppress(OSError):
                     temporary.unlink()
