@@ -76,7 +76,9 @@ def serve_http(
         _fail(f"error: {exc}", EXIT_FAILED)
 
 
-HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
+#: The events the hook answers (server/hooks/events.py EVENTS, which a test ties this to): written
+#: out here so that `hook --help` lists them without importing the hooks.
+HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "PreCompact", "Stop"]
 
 
 @app.command(short_help="Answer a Claude Code hook (the event on stdin).")
@@ -96,9 +98,11 @@ def hook(
     The event's JSON comes on stdin; the answer Claude Code documents goes to stdout.
 
     SessionStart injects a digest of this tenant's memories; UserPromptSubmit the memories
-    recall finds with HIGH confidence; with MEMORY_HOOK_CAPTURE=1, Stop asks once per session
-    for the durable facts learned (PreCompact only marks the session). Always exits 0;
-    failures are one line on stderr (docs/hooks.md).
+    recall judges likely to answer the prompt (MEMORY_HOOK_MIN_CONFIDENCE); PreToolUse and
+    PostToolUseFailure those about the files, command or error of the tool call; with
+    MEMORY_HOOK_CAPTURE=1, Stop asks once per session for the durable facts learned
+    (PreCompact only marks the session). Always exits 0; failures are one line on stderr
+    (docs/hooks.md).
     """
     from mcp_memory.cli.hooks.command import main as run_hook
 

@@ -51,6 +51,19 @@ def test_help_lists_every_command(cli) -> None:
         assert command in result.stdout
 
 
+def test_hook_help_lists_every_event_the_hook_answers(cli) -> None:
+    from typing import get_args
+
+    from mcp_memory.cli.app import HookEvent
+    from mcp_memory.server.hooks.events import EVENTS
+
+    assert get_args(HookEvent) == EVENTS
+    result = cli("hook", "--help")
+    assert result.returncode == 0
+    for event in EVENTS:
+        assert event in result.stdout
+
+
 def test_help_does_not_import_heavy_modules() -> None:
     code = (
         "import sys; from typer.testing import CliRunner; from mcp_memory.cli.app import app;"
