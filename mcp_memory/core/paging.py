@@ -7,8 +7,9 @@ filtered page reads the index in batches and stops after PAGE_SCAN_CAP keys, ret
 found and a cursor to go on from (a rare tag costs more pages, never a longer one).
 
 A cursor is an opaque string: the position just after the last key read (its time and id,
-never a conversation's digest). It is not tied to the filters: the same cursor with other
-filters goes on from the same place.
+never a conversation's digest) and a mark of the tenant it was given to, so that another
+tenant's cursor is refused as a forged one is, naming `cursor` and nothing of either tenant. It
+is not tied to the filters: the same cursor with other filters goes on from the same place.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import hashlib
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -37,8 +39,8 @@ PAGE_SCAN_CAP = 10_000
 PAGE_BATCH = WALK_BATCH
 #: How a page reads the memories its keys name (VectorStore.get).
 Get = Callable[[str, Sequence[str]], Awaitable[builtins.list[Memory]]]
-#: The cursor's spelling: a version letter, then base64url of `<invertedTime>#<ulid>`.
-_CURSOR_VERSION = "c1"
+#: The cursor's spelling: a version letter, then base64url of `<invertedTime>#<ulid>#<tenant mark>`.
+_CURSOR_VERSION = "c2"
 _CURSOR_MAX_CHARS = 80
 #: Sorts after every type name and digest that may follow `<invertedTime>#<ulid>#` in a key.
 _AFTER = "#\x7f"
@@ -82,37 +84,55 @@ class ListResult:
     scanned: int = 0
 
 
-def encode_cursor(key: str) -> str:
-    """The cursor that goes on after index key `key`."""
-    suffix = key.rsplit("/", 1)[-1]
-    position = "#".join(suffix.split("#")[:2])
-    return _CURSOR_VERSION + base64.urlsafe_b64encode(position.encode("ascii")).decode("ascii").rstrip("=")
+def _tenant_mark(tenant: str) -> str:
+    """What a cursor carries of its tenant: enough to tell another tenant's apart, not its name."""
+    return hashlib.sha256(b"mcp-memory cursor\0" + tenant.encode("utf-8")).hexdigest()[:12]
 
 
-def decode_cursor(cursor: str) -> str:
-    """The `<invertedTime>#<ulid>` a cursor names; refused naming `cursor` when it names none."""
-    refused = InvalidArgument(
+def _refused() -> InvalidArgument:
+    return InvalidArgument(
         "{field} is not a cursor this server gave out; pass the next cursor of a page as it was returned.",
         field="cursor",
     )
+
+
+def check_cursor(field: str, value: object) -> str:
+    """A cursor as a request takes it: a string of a cursor's length (the position and the
+    tenant are read when the page is, `decode_cursor`)."""
+    if not isinstance(value, str) or len(value) > _CURSOR_MAX_CHARS:
+        raise _refused()
+    return value
+
+
+def encode_cursor(key: str, tenant: str) -> str:
+    """The cursor that goes on after index key `key`, for `tenant` alone."""
+    suffix = key.rsplit("/", 1)[-1]
+    position = "#".join([*suffix.split("#")[:2], _tenant_mark(tenant)])
+    return _CURSOR_VERSION + base64.urlsafe_b64encode(position.encode("ascii")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str, tenant: str) -> str:
+    """The `<invertedTime>#<ulid>` a cursor of `tenant` names; refused naming `cursor` when it
+    names none, or was given to another tenant (the same words: nothing said of either)."""
     if not isinstance(cursor, str) or len(cursor) > _CURSOR_MAX_CHARS or not cursor.startswith(_CURSOR_VERSION):
-        raise refused
+        raise _refused()
     body = cursor[len(_CURSOR_VERSION) :]
     try:
         position = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("ascii")
     except (binascii.Error, ValueError):
-        raise refused from None
-    inverted, _, memory_id = position.partition("#")
-    if not is_ulid(memory_id) or inverted != inverted_time(ulid_time(memory_id)):
-        raise refused
-    return position
+        raise _refused() from None
+    inverted, _, rest = position.partition("#")
+    memory_id, _, mark = rest.partition("#")
+    if not is_ulid(memory_id) or inverted != inverted_time(ulid_time(memory_id)) or mark != _tenant_mark(tenant):
+        raise _refused()
+    return f"{inverted}#{memory_id}"
 
 
-def _start_after(prefix: str, cursor: str | None, until_ms: float | None) -> str | None:
+def _start_after(prefix: str, tenant: str, cursor: str | None, until_ms: float | None) -> str | None:
     """The key a page lists after: the cursor's, or past everything newer than `until_ms`."""
     starts: builtins.list[str] = []
     if cursor is not None:
-        starts.append(prefix + decode_cursor(cursor) + _AFTER)
+        starts.append(prefix + decode_cursor(cursor, tenant) + _AFTER)
     if until_ms is not None and math.floor(until_ms) < MAX_TIME:
         # keys of a later millisecond sort before `inverted_time(until + 1)` followed by anything
         starts.append(prefix + inverted_time(max(math.floor(until_ms) + 1, 0)) + _AFTER)
@@ -124,7 +144,7 @@ async def read_page(
 ) -> ListResult:
     """One page of `caller`'s visible memories that `where` keeps, newest first (see the module)."""
     walk = Walk(objects, caller, since_ms=where.span.since)
-    walk.after = _start_after(walk.prefix, cursor, where.span.until)
+    walk.after = _start_after(walk.prefix, caller.tenant, cursor, where.span.until)
     found: builtins.list[Memory] = []
     last_found = ""
 
@@ -149,9 +169,9 @@ async def read_page(
             if memory is None or not memory.visible_to(caller.conversation) or not where.keeps(memory):
                 continue
             if len(found) >= limit:  # the key past the page
-                return page(encode_cursor(last_found))
+                return page(encode_cursor(last_found, caller.tenant))
             found.append(memory)
             last_found = item.key
         if walk.ended:
             return page(None)
-    return page(encode_cursor(walk.after) if walk.after else None)
+    return page(encode_cursor(walk.after, caller.tenant) if walk.after else None)

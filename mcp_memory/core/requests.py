@@ -26,6 +26,7 @@ from mcp_memory.core.arguments import (
 )
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.model import MEMORY_TYPES, MODES, SCOPES, Caller, MemoryType, Mode, Scope
+from mcp_memory.core.paging import check_cursor
 from mcp_memory.core.sizes import CONTENT_MAX_BYTES
 
 #: Every tool's `limit`, before its own description.
@@ -249,6 +250,12 @@ class ListRequest(Request):
     )
     since: str | None = arg("since", rules.bound, SINCE, default=None)
     until: str | None = arg("until", rules.bound, UNTIL, default=None)
+    cursor: str | None = arg(
+        "cursor",
+        check_cursor,
+        {"type": "string", "description": "The nextCursor of the previous answer, for the page after it."},
+        default=None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -679,7 +679,14 @@ class MemoryService:
     async def list_request(self, caller: Caller, request: ListRequest) -> ListResult:
         """`list` for list_memories' request, made (and so checked) by the tool."""
         return await self._page(
-            caller, request.memory_type, tuple(request.tags), None, request.since, request.until, request.limit, None
+            caller,
+            request.memory_type,
+            tuple(request.tags),
+            None,
+            request.since,
+            request.until,
+            request.limit,
+            request.cursor,
         )
 
     async def _page(

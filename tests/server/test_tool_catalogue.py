@@ -22,7 +22,9 @@ from mcp_memory.stores.section import StoreSection
 from tests.conftest import Env
 
 #: tools/list with search_docs offered, captured at f851025 (before the schemas were generated),
-#: one file per protocol era (the 2026-07-28 answer carries its cache fields).
+#: one file per protocol era (the 2026-07-28 answer carries its cache fields). Retaken once, on
+#: purpose, when list_memories took `cursor` (issue 36): the only difference is that argument and
+#: `nextCursor` in its output schema, 136 bytes; the generated schemas were identical before it.
 CAPTURED = Path(__file__).parents[1] / "data" / "tools_list_f851025"
 
 

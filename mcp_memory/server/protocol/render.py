@@ -322,6 +322,19 @@ def list_text(result: ListResult) -> str:
     return render_list(result.memories, result.memory_type)
 
 
+def list_page_text(result: ListResult) -> str:
+    """list_memories' text: the page, and when more follow, the cursor that reads them."""
+    if result.next_cursor is None:
+        return list_text(result)
+    more = (
+        f'More follow: call list_memories again with cursor "{result.next_cursor}" (and the same filters) '
+        "for the next page."
+    )
+    if not result.memories:
+        return f"{PREFIX} None of the {result.scanned} memories read so far matched. {more}"
+    return f"{list_text(result)}\n\n{PREFIX} {more}"
+
+
 def forget_text(result: ForgetResult) -> str:
     return render_deleted(result.id) if result.deleted else render_not_found(result.id)
 

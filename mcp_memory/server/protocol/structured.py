@@ -82,7 +82,7 @@ REMEMBER_OUTPUT: dict[str, Any] = {
 
 LIST_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"memories": {"type": "array", "items": MEMORY_SCHEMA}},
+    "properties": {"memories": {"type": "array", "items": MEMORY_SCHEMA}, "nextCursor": _STRING},
     "required": ["memories"],
 }
 
@@ -158,7 +158,11 @@ def remember_data(result: RememberResult) -> dict[str, Any]:
 
 
 def list_data(result: ListResult) -> dict[str, Any]:
-    return {"memories": [memory_data(m) for m in result.memories]}
+    """The page's memories, and `nextCursor` when more follow (absent on the last page)."""
+    data: dict[str, Any] = {"memories": [memory_data(m) for m in result.memories]}
+    if result.next_cursor is not None:
+        data["nextCursor"] = result.next_cursor
+    return data
 
 
 def forget_data(result: ForgetResult) -> dict[str, Any]:

@@ -54,7 +54,7 @@ async def _remember(service: MemoryService, caller: Caller, args: Mapping[str, A
 
 async def _list(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
     result = await service.list_request(caller, ListRequest.parse(args))
-    return Answer(render.list_text(result), structured.list_data(result))
+    return Answer(render.list_page_text(result), structured.list_data(result))
 
 
 async def _forget(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
