@@ -28,7 +28,6 @@ from mcp_memory.core.errors import ContextError, InvalidArgument, MemoryServerEr
 from mcp_memory.core.identity import parse_conversation, parse_tenant
 from mcp_memory.core.ids import is_ulid, parse_iso
 from mcp_memory.core.model import AccessStats, Caller, Memory
-from mcp_memory.core.requests import RememberRequest
 
 if TYPE_CHECKING:  # numpy loads with the first vector
     import numpy as np
@@ -230,6 +229,8 @@ def parse_record(value: dict[str, Any], tenant: str, *, vector_dim: int | None) 
         raise RecordRefused("`conversation` must be a string or null")
     try:
         conversation = parse_conversation(raw_conversation, "`conversation`")
+        from mcp_memory.core.requests import RememberRequest  # not for `--help`, which imports this module
+
         args = RememberRequest.parse(
             {k: value.get(k) for k in ("content", "type", "category", "tags", "scope")},
             caller=Caller(tenant, conversation),
