@@ -29,7 +29,6 @@ from mcp_memory.cli.common import (
     UntilOption,
     _caller,
     _checked,
-    _cli_terms,
     _complete,
     _fail,
     _run,
@@ -148,35 +147,7 @@ def remember(
     as_json: JsonOption = False,
 ) -> None:
     """Store a memory (unless an existing one already says the same thing)."""
-    from mcp_memory.cli.render import print_remember
-    from mcp_memory.core import arguments
-    from mcp_memory.core.requests import RememberRequest
-
-    if content == "-":
-        content = _final_newline_dropped(sys.stdin.read())
-    settings = _settings()
-    caller = _caller(settings, tenant, conversation)
-    args = {
-        "content": content,
-        "type": memory_type,
-        "category": category,
-        "tags": tag,
-        "scope": scope,
-        "replaces": replaces or None,
-    }
-    terms = {"caller": caller, "no_conversation": _cli_terms().no_conversation}
-    request = _checked(lambda: RememberRequest.parse(args, **terms))
-    result = _run(settings, lambda service: service.remember_request(caller, request), arguments.string_arguments(args))
-    print_remember(result, as_json)
-
-
-def _final_newline_dropped(text: str) -> str:
-    """What `echo … | mcp-memory remember -` means: the text without the line break `echo`
-    (or an editor) ends it with. Only that one: other blank lines and spaces are the text's."""
-    for ending in ("\r\n", "\n"):
-        if text.endswith(ending):
-            return text[: -len(ending)]
-    return text
+    quick.remember_command(content, memory_type, category, tag, scope, replaces, tenant, conversation, as_json)
 
 
 @app.command(short_help="Find the memories that answer a question.")
@@ -195,23 +166,7 @@ def recall(
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer a question, ranked, with a confidence level."""
-    from mcp_memory.cli.render import print_recall
-    from mcp_memory.core.requests import RecallRequest
-
-    settings = _settings()
-    caller = _caller(settings, tenant, conversation)
-    args = {
-        "query": query,
-        "limit": limit,
-        "mode": mode,
-        "type": memory_type,
-        "tags": tag,
-        "since": since,
-        "until": until,
-    }
-    request = _checked(RecallRequest.parse, args)
-    result = _run(settings, lambda service: service.recall_request(caller, request), [query])
-    print_recall(result, as_json)
+    quick.recall_command(query, limit, mode, memory_type, tag, since, until, tenant, conversation, as_json)
 
 
 @app.command("list", short_help="List memories, newest first, a page at a time.")

@@ -1,8 +1,8 @@
 """The console script: `mcp-memory hook ...` runs the hook without loading the Typer app
 (docs/hooks.md#how-it-is-fast); `serve-stdio` first marks itself starting for the hooks
 (cli/hooks/command.py mark_serve_stdio_starting), then loads its own command only (cli/stdio.py); every other
-command goes to cli/app.py, but `stats`, `list` and `forget` are first offered to cli/quick.py,
-which runs the common command lines of these three without Typer."""
+command goes to cli/app.py, but `stats`, `list`, `forget`, `recall` and `remember` are first offered
+to cli/quick.py, which runs the common command lines of these five without Typer."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def main() -> None:
 
         run_app()
         return
-    if args[:1] in (["stats"], ["list"], ["forget"]):
+    if args[:1] in (["stats"], ["list"], ["forget"], ["recall"], ["remember"]):
         from mcp_memory.cli.quick import run
 
         code = run(args)

@@ -75,14 +75,26 @@ def _caller(settings: Any, tenant: str | None, conversation: str | None):
         _fail(f"error: {exc}", EXIT_USAGE)
 
 
-def _run(settings: Any, work: Callable[[Any], Awaitable[T]], sent: Sequence[str] = ()) -> T:
+def _run(settings: Any, work: Callable[[Any], Awaitable[T]], sent: Sequence[str] = (), caller: Any = None) -> T:
     """Open the service, run `work(service)`, close it (flushing counters); map errors to exit codes.
 
     `sent` is what the command was given (content, a query): a failure's text never echoes it.
+    With `caller`, a running serve-stdio of the same store, tenant and settings answers instead,
+    when there is one (cli/hooks/served.py; docs/cli.md#a-running-server-answers).
     """
-    from mcp_memory.app import open_service
 
     async def go() -> T:
+        if caller is not None:
+            from mcp_memory.cli.hooks.served import NotServed, served
+
+            remote = served(settings, caller)
+            if remote is not None:
+                try:
+                    return await work(remote)
+                except NotServed:
+                    pass
+        from mcp_memory.app import open_service
+
         service = await open_service(settings)
         try:
             return await work(service)

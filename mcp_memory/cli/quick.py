@@ -1,16 +1,19 @@
-"""`stats`, `list` and `forget` without Typer: their bodies, and the reader of their options.
+"""`stats`, `list`, `forget`, `recall` and `remember` without Typer: their bodies, and the reader
+of their options.
 
-These commands read nothing that grows with the tenant, so their time is the process's start-up,
-and most of what a Typer command imports (Typer itself, pydantic, which Typer validates every
-option with) only reads the options. cli/entry.py hands these three commands here first: a
-command line made only of the command's options, each given once, in their plain spellings
+`stats`, `list` and `forget` read nothing that grows with the tenant, so their time is the
+process's start-up; `recall` and `remember` with a serve-stdio running ask it
+(docs/cli.md#a-running-server-answers), so theirs is too. Most of what a Typer command imports
+(Typer itself, pydantic, which Typer validates every option with) only reads the options.
+cli/entry.py hands these five commands here first: a command line made only of the command's
+options, each given once (`--tag` and `--replaces` as often as wanted), in their plain spellings
 (`--tenant NAME`, `--tenant=NAME`, `-t NAME`), runs the same body the Typer command runs
 (cli/app.py calls these functions). The options are not declared here: cli/quick_options.py is
 written from their Typer declarations (cli/quick_table.py), so each is declared once. Anything
 else (`--help`, an unknown or repeated option, a value Typer would have to judge, such as
-`--limit 07` or `--type other`) returns None and the Typer app runs it, so every help text and
-usage error stays Typer's own (bench/RESULTS.md, "stats, list and forget without Typer" and
-"One CLI parser").
+`--limit 07`, `--type other` or `--mode fast`) returns None and the Typer app runs it, so every
+help text and usage error stays Typer's own (bench/RESULTS.md, "stats, list and forget without
+Typer" and "One CLI parser").
 """
 
 from __future__ import annotations
@@ -20,7 +23,17 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcp_memory.cli.plumbing import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _caller, _checked, _fail, _run, _settings
+from mcp_memory.cli.plumbing import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _caller,
+    _checked,
+    _cli_terms,
+    _fail,
+    _run,
+    _settings,
+)
 
 # --------------------------------------------------------------------------- the commands' bodies
 
@@ -33,7 +46,7 @@ def stats_command(tenant: str | None, conversation: str | None, all_tenants: boo
         _stats_all_tenants(settings, tenant, conversation, as_json)
         return
     caller = _caller(settings, tenant, conversation)
-    result = _run(settings, lambda service: service.stats(caller))
+    result = _run(settings, lambda service: service.stats(caller), caller=caller)
     print_stats(caller.tenant, result, as_json)
 
 
@@ -81,7 +94,7 @@ def list_command(
             read.append(await service.list(caller, limit=limit, cursor=read[-1].next_cursor, **where))
         return read
 
-    print_page(_run(settings, pages), as_json, span=span)
+    print_page(_run(settings, pages, caller=caller), as_json, span=span)
 
 
 def forget_command(memory_id: str, tenant: str | None, conversation: str | None, as_json: bool) -> None:
@@ -93,10 +106,76 @@ def forget_command(memory_id: str, tenant: str | None, conversation: str | None,
     # a malformed id is refused as --replaces refuses it, not looked up and reported as not found
     memory_id = _checked(arguments.require_string, {"id": memory_id}, "id")
     _checked(arguments.check_memory_id, "id", memory_id)
-    result = _run(settings, lambda service: service.forget(caller, memory_id))
+    result = _run(settings, lambda service: service.forget(caller, memory_id), caller=caller)
     print_forget(result, as_json)
     if not result.deleted:
         raise SystemExit(EXIT_FAILED)
+
+
+def remember_command(
+    content: str,
+    memory_type: Any,
+    category: str | None,
+    tag: list[str] | None,
+    scope: Any,
+    replaces: list[str] | None,
+    tenant: str | None,
+    conversation: str | None,
+    as_json: bool,
+) -> None:
+    from mcp_memory.cli.render import print_remember
+    from mcp_memory.core import arguments
+    from mcp_memory.core.requests import RememberRequest
+
+    if content == "-":
+        content = _final_newline_dropped(sys.stdin.read())
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    args = {
+        "content": content,
+        "type": memory_type,
+        "category": category,
+        "tags": tag,
+        "scope": scope,
+        "replaces": replaces or None,
+    }
+    terms = {"caller": caller, "no_conversation": _cli_terms().no_conversation}
+    request = _checked(lambda: RememberRequest.parse(args, **terms))
+    sent = arguments.string_arguments(args)
+    result = _run(settings, lambda service: service.remember_request(caller, request), sent, caller=caller)
+    print_remember(result, as_json)
+
+
+def _final_newline_dropped(text: str) -> str:
+    """What `echo … | mcp-memory remember -` means: the text without the line break `echo`
+    (or an editor) ends it with. Only that one: other blank lines and spaces are the text's."""
+    for ending in ("\r\n", "\n"):
+        if text.endswith(ending):
+            return text[: -len(ending)]
+    return text
+
+
+def recall_command(
+    query: str,
+    limit: int | None,
+    mode: Any,
+    memory_type: Any,
+    tag: list[str] | None,
+    since: str | None,
+    until: str | None,
+    tenant: str | None,
+    conversation: str | None,
+    as_json: bool,
+) -> None:
+    from mcp_memory.cli.render import print_recall
+    from mcp_memory.core.requests import RecallRequest
+
+    settings = _settings()
+    caller = _caller(settings, tenant, conversation)
+    args = {"query": query, "limit": limit, "mode": mode, "type": memory_type, "tags": tag}
+    request = _checked(RecallRequest.parse, {**args, "since": since, "until": until})
+    result = _run(settings, lambda service: service.recall_request(caller, request), [query], caller=caller)
+    print_recall(result, as_json)
 
 
 # --------------------------------------------------------------------------- reading the options
@@ -116,7 +195,7 @@ def _read(command: str, args: list[str]) -> dict[str, Any] | None:
     while rest:
         token = rest.pop(0)
         if not token.startswith("-") or token == "-":
-            if token == "-":
+            if token == "-" and command != "remember":  # remember's stdin; elsewhere Typer's to judge
                 return None
             positional.append(token)
             continue
@@ -159,11 +238,17 @@ def _converted(row: dict[str, Any], given: dict[str, Any]) -> dict[str, Any] | N
     return given
 
 
-_BODIES: dict[str, Callable[..., None]] = {"stats": stats_command, "list": list_command, "forget": forget_command}
+_BODIES: dict[str, Callable[..., None]] = {
+    "stats": stats_command,
+    "list": list_command,
+    "forget": forget_command,
+    "recall": recall_command,
+    "remember": remember_command,
+}
 
 
 def run(args: list[str]) -> int | None:
-    """Run `mcp-memory ARGS` when ARGS is `stats`, `list` or `forget` with options read here;
+    """Run `mcp-memory ARGS` when ARGS is `stats`, `list`, `forget`, `recall` or `remember` with options read here;
     the exit code, or None when the Typer app should run it instead."""
     if not args or args[0] not in _BODIES or any(name.endswith("_COMPLETE") for name in os.environ):
         return None

@@ -1,4 +1,4 @@
-"""Writes cli/quick_options.py, the options of `stats`, `list` and `forget` as cli/app.py
+"""Writes cli/quick_options.py, the options of `stats`, `list`, `forget`, `recall` and `remember` as cli/app.py
 declares them to Typer, for cli/quick.py to read those commands' plain command lines without
 importing Typer: one definition of each option (its Typer declaration), and a table made from it.
 
@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-#: The commands cli/quick.py may run without Typer: what they read does not grow with the tenant.
-QUICK = ("stats", "list", "forget")
+#: The commands cli/quick.py may run without Typer: what they read does not grow with the tenant, or
+#: (recall, remember) a running serve-stdio reads it (docs/cli.md#a-running-server-answers).
+QUICK = ("stats", "list", "forget", "recall", "remember")
 TABLE = Path(__file__).with_name("quick_options.py")
 
-HEADER = '''"""The options of `stats`, `list` and `forget`, as cli/app.py declares them to Typer: written by
+HEADER = '''"""The options of `stats`, `list`, `forget`, `recall` and `remember`, as cli/app.py declares them to Typer: written by
 `python -m mcp_memory.cli.quick_table` (do not edit; tests/cli/test_quick_options.py fails while
 it is stale). cli/quick.py reads their plain command lines with it, without importing Typer.
 
@@ -61,7 +62,7 @@ def table() -> dict[str, dict[str, Any]]:
             entry[kind].update({spelling: param.name for spelling in [*param.opts, *param.secondary_opts]})
             if param.multiple:
                 entry["multiple"].append(param.name)
-            if descriptor.annotation is int:
+            if descriptor.annotation is int or set(get_args(descriptor.annotation)) == {int, type(None)}:
                 entry["integers"].append(param.name)
             if descriptor.is_choice:
                 entry["choices"][param.name] = [str(getattr(c, "value", c)) for c in descriptor.choices]

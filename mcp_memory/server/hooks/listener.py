@@ -22,6 +22,7 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_memory.core.errors import ContextError
 from mcp_memory.core.identity import parse_conversation
@@ -33,6 +34,9 @@ from mcp_memory.server.hooks import folder
 from mcp_memory.server.hooks.answers import answer
 from mcp_memory.server.hooks.folder import private_folder, socket_path, starting_path
 from mcp_memory.server.hooks.wire import REQUEST_BYTES_MAX, parse_ask
+
+if TYPE_CHECKING:
+    from mcp_memory.server.hooks import commands
 
 #: How often a process that found the socket taken looks whether its holder has gone.
 TAKEOVER_SECONDS = 30.0
@@ -52,8 +56,13 @@ class HookSocket:
         log: JsonLog,
         path: Path | None = None,
         on_question: Callable[[], None] | None = None,
+        settings_key: Callable[[], str] | None = None,
     ) -> None:
         self.service = service
+        #: The key of the settings the service answers with (config/service_key.py), worked out at
+        #: the first command: the CLI's commands are answered here only when theirs is the same
+        #: (commands.py); None: never.
+        self.settings_key = settings_key
         #: Called at each question (serve-stdio starts its warm-up there, as at the handshake).
         self.on_question = on_question or (lambda: None)
         self.caller = caller
@@ -66,6 +75,7 @@ class HookSocket:
         if service is not None:
             self._opened.set()
         self._warm = False
+        self._settings_key: str | None = None
 
     def serve(self, service: MemoryService) -> None:
         """The store is open: answer the questions waiting for it, and every one after."""
@@ -164,17 +174,24 @@ class HookSocket:
                 writer.close()
                 return
             self.on_question()
-            ask = parse_ask(loads_bytes(line))  # depth-limited: a JsonRefused is a ValueError
-            kind = ask.kind
-            if ask.tenant != self.caller.tenant:
-                reply = {"ok": False, "refused": "tenant"}
-            elif self.service is None and not await self._service_opened():
-                reply = {"ok": False, "refused": "starting"}
+            data = loads_bytes(line)  # depth-limited: a JsonRefused is a ValueError
+            if isinstance(data, dict) and data.get("v") == 1 and data.get("kind") == "command":
+                from mcp_memory.server.hooks import commands  # at the first command: the handshake loads no more
+
+                kind = "command"
+                reply = await self._command(commands.Command(data))
             else:
-                assert self.service is not None
-                caller = Caller(self.caller.tenant, parse_conversation(ask.conversation, "conversation"))
-                text, ids = await answer(self.service, caller, ask)
-                reply = {"ok": True, "text": text, "ids": ids}
+                ask = parse_ask(data)
+                kind = ask.kind
+                if ask.tenant != self.caller.tenant:
+                    reply = {"ok": False, "refused": "tenant"}
+                elif self.service is None and not await self._service_opened():
+                    reply = {"ok": False, "refused": "starting"}
+                else:
+                    assert self.service is not None
+                    caller = Caller(self.caller.tenant, parse_conversation(ask.conversation, "conversation"))
+                    text, ids = await answer(self.service, caller, ask)
+                    reply = {"ok": True, "text": text, "ids": ids}
         except (TimeoutError, ValueError, ContextError, asyncio.LimitOverrunError) as exc:
             reply = {"ok": False, "refused": "question"}
             self.log.warn("hook_question_refused", type(exc).__name__, tenant=self.caller.tenant)
@@ -194,6 +211,25 @@ class HookSocket:
             ms=round((time.perf_counter() - started) * 1000),
             ok=bool(reply.get("ok")),
         )
+
+    async def _command(self, command: commands.Command) -> dict[str, object]:
+        """A CLI command's reply (commands.py): refused for another tenant or other settings."""
+        from mcp_memory.server.hooks import commands
+
+        if command.tenant != self.caller.tenant:
+            return {"ok": False, "refused": "tenant"}
+        if self.settings_key is None or command.settings != self._key():
+            return {"ok": False, "refused": "settings"}
+        if self.service is None and not await self._service_opened():
+            return {"ok": False, "refused": "starting"}
+        assert self.service is not None
+        return await commands.run(self.service, self.caller.tenant, command)
+
+    def _key(self) -> str:
+        if self._settings_key is None:
+            assert self.settings_key is not None
+            self._settings_key = self.settings_key()
+        return self._settings_key
 
     async def _service_opened(self) -> bool:
         with contextlib.suppress(TimeoutError):

@@ -64,7 +64,13 @@ class StdioProcess:
         self.asked = False
         # Claude Code runs a session's first hooks while this process starts: the socket listens
         # before the store opens and the SDK loads, and its questions wait for them (docs/hooks.md).
-        self.hooks = HookSocket(None, caller, self.log, on_question=self.warm)
+        self.hooks = HookSocket(None, caller, self.log, on_question=self.warm, settings_key=self.service_key)
+
+    def service_key(self) -> str:
+        """The key of this process's settings, at the first CLI command (the handshake loads no more)."""
+        from mcp_memory.config.service_key import service_key
+
+        return service_key(self.settings)
 
     async def run(self) -> None:
         """Listen for hooks, open the service, then serve until the end (see the class)."""
