@@ -77,14 +77,14 @@ async def test_a_recall_through_the_socket_is_the_services_own_result(env: Env, 
     assert isinstance(theirs.results[0].memory.tags, tuple)
 
 
-async def test_remember_page_stats_and_forget_through_the_socket_write_and_read_the_store(
+async def test_remember_list_stats_and_forget_through_the_socket_write_and_read_the_store(
     env: Env, socket_of_acme: Path
 ) -> None:
     served = Served(socket_of_acme, KEY)
 
     asked = RememberRequest.parse({"content": "배포는 금요일에 한다.", "type": "pattern", "tags": ["배포"]})
     stored = await served.remember_request(ACME, asked)
-    page = await served.page(ACME, limit=5)
+    page = await served.list(ACME, limit=5)
     counted = await served.stats(ACME)
     gone = await served.forget(ACME, stored.memory.id)
 
@@ -96,7 +96,7 @@ async def test_remember_page_stats_and_forget_through_the_socket_write_and_read_
 
 async def test_the_services_refusal_comes_back_as_the_same_error_naming_the_field(socket_of_acme: Path) -> None:
     with pytest.raises(InvalidArgument) as refused:
-        await Served(socket_of_acme, KEY).page(ACME, cursor="v1-not-a-cursor")
+        await Served(socket_of_acme, KEY).list(ACME, cursor="v1-not-a-cursor")
 
     assert refused.value.field == "cursor"
     assert refused.value.worded(lambda f: "--" + f).startswith("--cursor is not a cursor this server gave out")

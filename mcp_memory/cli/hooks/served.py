@@ -55,8 +55,8 @@ class Served:
     async def remember_request(self, caller: Caller, request: Any) -> Any:
         return await self._call("remember_request", caller, {"request": request})
 
-    async def page(self, caller: Caller, **kwargs: Any) -> Any:
-        return await self._call("page", caller, kwargs)
+    async def list(self, caller: Caller, **kwargs: Any) -> Any:
+        return await self._call("list", caller, kwargs)
 
     async def stats(self, caller: Caller) -> Any:
         return await self._call("stats", caller, {})

@@ -25,7 +25,7 @@ from mcp_memory.server.hooks.results import decode, encode, encode_error
 OPS: dict[str, frozenset[str]] = {
     "recall_request": frozenset({"request"}),
     "remember_request": frozenset({"request"}),
-    "page": frozenset({"limit", "cursor", "memory_type", "tags", "scope", "since", "until"}),
+    "list": frozenset({"limit", "cursor", "memory_type", "tags", "scope", "since", "until"}),
     "stats": frozenset(),
     "forget": frozenset({"memory_id"}),
 }
