@@ -18,7 +18,7 @@ _mcp_memory() {
     done
     case "$cmd" in
         "")
-            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion export forget hook import list oauth recall remember serve-http serve-stdio stats ui" -- "$cur"))
+            COMPREPLY=($(compgen -W "--version -h --help backup calibrate compact completion doctor export forget hook import list oauth recall remember serve-http serve-stdio stats ui" -- "$cur"))
             ;;
         backup)
             case "$prev" in
@@ -42,6 +42,12 @@ _mcp_memory() {
             case "$prev" in
             esac
             COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
+            ;;
+        doctor)
+            case "$prev" in
+                --claude) compopt +o default 2>/dev/null; return ;;
+            esac
+            COMPREPLY=($(compgen -W "--claude -h --help" -- "$cur"))
             ;;
         export)
             case "$prev" in

@@ -325,6 +325,7 @@ def completion(
 
 
 # export, import and backup live in their own module, on this same app.
+from mcp_memory.cli import doctor as _doctor  # noqa: E402, F401
 from mcp_memory.cli import oauth as _oauth  # noqa: E402, F401
 from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
 from mcp_memory.cli import ui as _ui  # noqa: E402, F401
