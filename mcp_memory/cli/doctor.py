@@ -85,7 +85,7 @@ def doctor(
         typer.Option(
             "--claude",
             metavar="PATH",
-            help="The Claude Code to check. Default: `claude` on PATH.",
+            help="The Claude Code to check. Default: claude on PATH.",
             show_default=False,
         ),
     ] = None,

@@ -135,6 +135,7 @@ def bash_complete(*words: str) -> list[str]:
                 "calibrate",
                 "compact",
                 "completion",
+                "doctor",
                 "export",
                 "forget",
                 "hook",
