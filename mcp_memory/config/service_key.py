@@ -14,12 +14,8 @@ from dataclasses import fields
 from pathlib import PurePath
 from typing import Any
 
-from mcp_memory.config.embedding import EmbeddingSection
-from mcp_memory.config.recall import RecallSection
-from mcp_memory.config.store import StoreSection
-
 #: The sections that decide what a service call answers (the counters and the caller do not).
-SECTIONS = (StoreSection, EmbeddingSection, RecallSection)
+SECTIONS = ("store", "embedding", "recall")
 
 
 def _plain(value: Any) -> str:
@@ -32,6 +28,11 @@ def _plain(value: Any) -> str:
 
 
 def service_key(settings: Any) -> str:
-    """A digest of every field of SECTIONS in `settings`."""
-    text = "\n".join(f"{f.name}={_plain(getattr(settings, f.name))}" for s in SECTIONS for f in fields(s))
+    """A digest of every field of the SECTIONS of `settings`."""
+    text = "\n".join(
+        f"{name}.{f.name}={_plain(getattr(section, f.name))}"
+        for name in SECTIONS
+        for section in [getattr(settings, name)]
+        for f in fields(section)
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
