@@ -308,6 +308,29 @@ def calibrate(
     print_calibration(report, as_json)
 
 
+# --------------------------------------------------------------------------- the plugin's Claude Code
+
+
+@app.command(short_help="Check that the Claude Code on PATH runs the plugin.")
+def doctor(
+    claude: Annotated[
+        str | None,
+        typer.Option(
+            "--claude", metavar="PATH", help="The Claude Code to check. Default: claude on PATH.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Check that the Claude Code on PATH is one the plugin runs on, and say what to do if not.
+
+    Exits 1 when it is missing or too old.
+    """
+    from mcp_memory.cli.doctor import run_doctor
+
+    code = run_doctor(claude)
+    if code:
+        raise typer.Exit(code)
+
+
 # --------------------------------------------------------------------------- shell completion
 
 
@@ -325,7 +348,6 @@ def completion(
 
 
 # export, import and backup live in their own module, on this same app.
-from mcp_memory.cli import doctor as _doctor  # noqa: E402, F401
 from mcp_memory.cli import oauth as _oauth  # noqa: E402, F401
 from mcp_memory.cli import transfer as _transfer  # noqa: E402, F401
 from mcp_memory.cli import ui as _ui  # noqa: E402, F401

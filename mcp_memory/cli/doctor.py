@@ -1,4 +1,5 @@
-"""`mcp-memory doctor`: whether the Claude Code on PATH is one the plugin runs on, and what to do
+"""`mcp-memory doctor` (declared in cli/app.py; this module loads when it runs, so `--help` imports
+no more): whether the Claude Code on PATH is one the plugin runs on, and what to do
 when it is not (README.md#claude-code, docs/hooks.md#which-claude-code).
 
 The plugin's manifest states the same minimum (`engines.claude-code` in plugin/.claude-plugin/
@@ -11,11 +12,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from typing import Annotated
 
-import typer
-
-from mcp_memory.cli.common import EXIT_FAILED, app
+from mcp_memory.cli.plumbing import EXIT_FAILED
 
 #: The oldest Claude Code the plugin is known to work on: the two-step install and a session's
 #: digest and prompt memories were run on it (docs/hooks.md#which-claude-code).
@@ -78,24 +76,11 @@ def check_claude_code(command: str | None) -> tuple[bool, str]:
     return True, line
 
 
-@app.command(short_help="Check that the Claude Code on PATH runs the plugin.")
-def doctor(
-    claude: Annotated[
-        str | None,
-        typer.Option(
-            "--claude",
-            metavar="PATH",
-            help="The Claude Code to check. Default: claude on PATH.",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
-    """Check that the Claude Code on PATH is one the plugin runs on, and say what to do if not.
+def run_doctor(claude: str | None) -> int:
+    """`mcp-memory doctor`'s body (cli/app.py declares it): print the verdict, return the exit code."""
+    import sys
 
-    Exits 1 when it is missing or too old.
-    """
     command = claude or shutil.which("claude")
     ok, line = check_claude_code(command)
-    typer.echo(line, err=not ok)
-    if not ok:
-        raise typer.Exit(EXIT_FAILED)
+    print(line, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else EXIT_FAILED
