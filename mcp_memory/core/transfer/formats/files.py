@@ -67,6 +67,41 @@ def read_bytes(path: Path) -> bytes:
         raise FileRefused(f"cannot read it: {exc.strerror or exc}") from None
 
 
+def read_file(path: Path, reading: Reading) -> bytes | None:
+    """The file's bytes, or None when it is refused whole (too large, or unreadable: recorded
+    by its name)."""
+    try:
+        return read_bytes(path)
+    except FileRefused as exc:
+        reading.refused.append(Notice(Place(shown(path)), str(exc)))
+        return None
+
+
+def named_files(paths: Sequence[Path], reading: Reading, folder: str) -> Iterator[tuple[str, bytes]]:
+    """Each of `paths` that is a file, as reports name it, with its bytes: the prologue of every
+    reader that takes files only. A folder (`folder` says what to name instead), a missing path
+    or a file refused whole is recorded as refused, by its name."""
+    for path in paths:
+        if not path.is_file():
+            reading.refused.append(Notice(Place(shown(path)), folder if path.is_dir() else "no such file"))
+            continue
+        raw = read_file(path, reading)
+        if raw is not None:
+            yield shown(path), raw
+
+
+def named_texts(paths: Sequence[Path], reading: Reading, folder: str) -> Iterator[tuple[str, str]]:
+    """`named_files` for a JSON format, each file's text UTF-8 throughout (`strict_text`): one
+    that is not is refused whole, naming the line."""
+    for file, raw in named_files(paths, reading, folder):
+        try:
+            text = strict_text(raw)
+        except FileRefused as exc:
+            reading.refused.append(Notice(Place(file), str(exc)))
+            continue
+        yield file, text
+
+
 def decode(raw: bytes) -> str:
     """The text, a byte-order mark dropped; bytes that are not UTF-8 kept as lone surrogates
     (U+DC80–U+DCFF) so that `not_utf8` can name the line they are on."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_memory.core.transfer.formats import Entry, Notice, Place, ReadContext, Reading
-from mcp_memory.core.transfer.formats.files import FileRefused, notice_identity, read_bytes, shown
+from mcp_memory.core.transfer.formats.files import named_files, notice_identity
 from mcp_memory.core.transfer.formats.text import label
 
 RELATION_TAG = "relation"
@@ -27,20 +27,11 @@ RELATION_TAG = "relation"
 
 def read(paths: Sequence[Path], context: ReadContext) -> Reading:
     reading = Reading()
-    for path in paths:
-        if not path.is_file():
-            reason = "a folder: name the memory.jsonl file" if path.is_dir() else "no such file"
-            reading.refused.append(Notice(Place(shown(path)), reason))
-            continue
-        try:
-            raw = read_bytes(path)
-        except FileRefused as exc:
-            reading.refused.append(Notice(Place(shown(path)), str(exc)))
-            continue
+    for file, raw in named_files(paths, reading, "a folder: name the memory.jsonl file"):
         reading.files += 1
         for number, line in enumerate(raw.split(b"\n"), 1):
             if line.strip():
-                _line(line, Place(shown(path), number), reading)
+                _line(line, Place(file, number), reading)
     return reading
 
 

@@ -25,12 +25,10 @@ from mcp_memory.core.transfer.formats import Entry, Notice, Place, ReadContext, 
 from mcp_memory.core.transfer.formats.files import (
     FileRefused,
     load_json,
+    named_texts,
     not_utf8,
     notice_identity,
     parse_time,
-    read_bytes,
-    shown,
-    strict_text,
     string_list,
 )
 from mcp_memory.core.transfer.formats.markdown import lines_of
@@ -41,15 +39,9 @@ _FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$")
 
 def read(paths: Sequence[Path], context: ReadContext) -> Reading:
     reading = Reading()
-    for path in paths:
-        file = shown(path)
-        if not path.is_file():
-            reason = "a folder: name the export file" if path.is_dir() else "no such file"
-            reading.refused.append(Notice(Place(file), reason))
-            continue
+    for file, text in named_texts(paths, reading, "a folder: name the export file"):
+        reading.files += 1
         try:
-            text = strict_text(read_bytes(path))
-            reading.files += 1
             if text.lstrip().startswith("---"):
                 _markdown(text, file, reading, context)
             else:

@@ -21,25 +21,18 @@ from mcp_memory.core.transfer.formats import Entry, Notice, Place, ReadContext, 
 from mcp_memory.core.transfer.formats.files import (
     FileRefused,
     load_json,
+    named_texts,
     notice_identity,
     parse_time,
-    read_bytes,
-    shown,
-    strict_text,
     string_list,
 )
 
 
 def read(paths: Sequence[Path], context: ReadContext) -> Reading:
     reading = Reading()
-    for path in paths:
-        file = shown(path)
-        if not path.is_file():
-            reason = "a folder: name the export file" if path.is_dir() else "no such file"
-            reading.refused.append(Notice(Place(file), reason))
-            continue
+    for file, text in named_texts(paths, reading, "a folder: name the export file"):
         try:
-            document = load_json(strict_text(read_bytes(path)))
+            document = load_json(text)
         except FileRefused as exc:
             reading.refused.append(Notice(Place(file), str(exc)))
             continue

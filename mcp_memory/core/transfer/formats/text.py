@@ -17,7 +17,7 @@ from mcp_memory.core.arguments import CATEGORY_MAX_BYTES
 from mcp_memory.core.ids import iso, parse_iso, ulid_time
 from mcp_memory.core.model import MEMORY_TYPES
 from mcp_memory.core.transfer.formats import Entry, Notice, Place, ReadContext, Reading
-from mcp_memory.core.transfer.formats.files import FileRefused, decode, not_utf8, read_bytes, shown, walk
+from mcp_memory.core.transfer.formats.files import decode, not_utf8, read_file, shown, walk
 from mcp_memory.core.transfer.formats.markdown import Block, blocks, frontmatter, lines_of
 
 SUFFIXES = (".md", ".markdown", ".txt")
@@ -52,10 +52,8 @@ def files_of(paths: Sequence[Path], suffixes: Sequence[str], reading: Reading) -
 
 def read_lines(path: Path, reading: Reading) -> list[str] | None:
     """The file's lines, or None when it is refused whole (the refusal is recorded)."""
-    try:
-        raw = read_bytes(path)
-    except FileRefused as exc:
-        reading.refused.append(Notice(Place(shown(path)), str(exc)))
+    raw = read_file(path, reading)
+    if raw is None:
         return None
     reading.files += 1
     return lines_of(decode(raw))
