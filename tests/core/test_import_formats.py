@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import mcp_memory.core.transfer.remembering as remembering_module
 from mcp_memory.core.ids import iso, parse_iso, ulid_time
 from mcp_memory.core.model import Caller
 from mcp_memory.core.transfer.formats import ReadContext, read
@@ -98,6 +99,37 @@ async def test_a_rerun_and_its_dry_run_report_stored_texts_as_duplicates_without
     assert [(r.new, r.duplicates_of_store, r.duplicates_within) for r in (dry, real)] == [(0, 3, 0), (0, 3, 0)]
     assert env.embedder.calls == calls + 2  # the third entry, once a run: the only text not stored as it is
     assert await contents(env) == ["Deploys drain connections first", "The cache holds 512 entries"]
+
+
+@pytest.mark.parametrize(("window", "texts_embedded"), [(2, 5), (6, 6)])
+async def test_a_repeat_in_a_later_batch_of_the_same_import_is_still_a_repeat_within_the_files(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int, texts_embedded: int
+) -> None:
+    """Written two at a time; embedded two at a time (the repeat's text was taken by then, so it
+    is not embedded), or all six at once (it is, and the rule finds it the same)."""
+    monkeypatch.setattr(remembering_module, "BULK_CHUNK", 2)
+    monkeypatch.setattr(remembering_module, "BULK_WINDOW", window)
+    notes = tmp_path / "notes.md"
+    notes.write_text(
+        "- Deploys drain connections first\n- The cache holds 512 entries\n"
+        "- Deploys drain connections first\n- !!!\n- !!!\n- deploys drain connections first\n",
+        encoding="utf-8",
+    )
+    dry = await run(env, "text", [notes], context_at(tmp_path), dry_run=True)
+    embedded: list[str] = []
+    embed = env.embedder.embed
+
+    async def counted(texts: list[str]) -> object:
+        embedded.extend(texts)
+        return await embed(texts)
+
+    env.embedder.embed = counted  # type: ignore[method-assign]
+    real = await run(env, "text", [notes], context_at(tmp_path))
+
+    # "!!!" has no word: remember's rule never merges it, so both are written, as remember would
+    assert [(r.new, r.duplicates_of_store, r.duplicates_within) for r in (dry, real)] == [(4, 0, 2), (4, 0, 2)]
+    assert len(embedded) == texts_embedded
+    assert await contents(env) == ["!!!", "!!!", "Deploys drain connections first", "The cache holds 512 entries"]
 
 
 async def test_a_text_stored_as_a_conversations_note_is_not_a_duplicate_of_a_project_import(

@@ -159,6 +159,12 @@ class RunIndex:
 
         self._vectors = np.zeros((64, dim), dtype=np.float32)
         self._texts: list[str] = []
+        self._held: set[str] = set()
+
+    def holds(self, content: str) -> bool:
+        """Whether an accepted entry has this very text (then `same` finds it, at cosine 1, for
+        any text the rule finds the same as itself)."""
+        return content in self._held
 
     def same(self, content: str, vector: np.ndarray) -> int | None:
         """The index of the earliest-nearest accepted entry that says `content`, or None."""
@@ -186,3 +192,4 @@ class RunIndex:
             self._vectors = grown
         self._vectors[count] = vector
         self._texts.append(content)
+        self._held.add(content)

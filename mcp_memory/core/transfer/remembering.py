@@ -25,15 +25,40 @@ from mcp_memory.core.transfer.formats import Reading
 if TYPE_CHECKING:
     import numpy as np
 
-#: An import from another format embeds and judges this many entries at a time (one embedding
-#: batch, one write): bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy.
+#: An import from another format judges and writes this many entries at a time (one write):
+#: bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy.
 BULK_CHUNK = 64
+#: ... and looks up and embeds this many at a time, in one call to the embedder, which sorts them
+#: by length into its own batches, so a short text is not padded to a long one's length
+#: (bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy).
+BULK_WINDOW = 8 * BULK_CHUNK
 #: How many of the memories to be written an import's report shows.
 PREVIEW_MEMORIES = 5
 
 #: remember's duplicate rule for one text: (the stored memory it repeats, a near one), as
 #: MemoryService._already_known answers.
 AlreadyKnown = Callable[..., Awaitable[tuple[Memory | None, Memory | None]]]
+
+
+def _unembedded(
+    chunk: Sequence[tuple[Any, RememberRequest]], stored: dict[str, list[Memory]], seen: Any, report: ImportReport
+) -> tuple[list[tuple[Any, RememberRequest]], list[Memory], int]:
+    """(the chunk's entries still to embed and judge, the stored memories the others say word for
+    word, the chunk's size), the others counted: in `_judge_chunk`'s order, an entry with the text
+    of one this run took is a repeat within the files, one with a stored text a duplicate of the
+    store."""
+    rest: list[tuple[Any, RememberRequest]] = []
+    found: list[Memory] = []
+    for entry, args in chunk:
+        text = args.content
+        if seen.holds(text) and dedup.same(1.0, text, text):
+            report.duplicates_within += 1
+        elif text in stored:
+            report.duplicates_of_store += 1
+            found.extend(stored[text])
+        else:
+            rest.append((entry, args))
+    return rest, found, len(chunk)
 
 
 @dataclass(frozen=True)
@@ -64,8 +89,9 @@ class Remembering:
         against the entries before it, the source's date kept (the import's time when it has
         none or names a later one), and two provenance tags (core/transfer/bulk.py).
 
-        An entry whose text is stored word for word is such a duplicate before it is embedded
-        (`_stored_texts`): a rerun costs lookups, not the model. The others are embedded and
+        An entry whose text is stored word for word, or was accepted earlier in this run, is such
+        a duplicate before it is embedded (`_stored_texts`, `RunIndex.holds`): a rerun costs
+        lookups, not the model. The others are embedded BULK_WINDOW at a time and
         judged BULK_CHUNK at a time; each chunk's new memories are
         written together, the memories before their index keys, under the store's exclusive
         section. A rerun writes nothing twice: what the first run wrote is a duplicate of the
@@ -88,24 +114,25 @@ class Remembering:
         if logged:
             await self._log_import(caller, run_id, source, report, now, finished=False)
         seen = bulk.RunIndex(self.embedder.dim)
-        for start in range(0, len(ready), BULK_CHUNK):
-            chunk = ready[start : start + BULK_CHUNK]
-            stored = await self._stored_texts(caller, [args.content for _, args in chunk], scope)
-            rest = [(entry, args) for entry, args in chunk if args.content not in stored]
-            found = [memory for _, args in chunk if args.content in stored for memory in stored[args.content]]
-            report.duplicates_of_store += len(chunk) - len(rest)
-            vectors = (
-                await self.embedder.embed([pipeline.embedding_input(args.content) for _, args in rest])
-                if rest
-                else None
-            )
-            if dry_run:
-                await self._judge_chunk(caller, rest, vectors, scope, now, seen, report, write=False)
-            else:
-                async with self.vectors.exclusive(caller.tenant):
-                    await self._judge_chunk(caller, rest, vectors, scope, now, seen, report, write=True, found=found)
-            if progress is not None:
-                progress(len(chunk))
+        for start in range(0, len(ready), BULK_WINDOW):
+            window = ready[start : start + BULK_WINDOW]
+            stored = await self._stored_texts(caller, [args.content for _, args in window], scope)
+            plan = [
+                _unembedded(window[i : i + BULK_CHUNK], stored, seen, report) for i in range(0, len(window), BULK_CHUNK)
+            ]
+            texts = [pipeline.embedding_input(args.content) for rest, _, _ in plan for _, args in rest]
+            vectors = await self.embedder.embed(texts) if texts else None
+            offset = 0
+            for rest, found, size in plan:
+                part = vectors[offset : offset + len(rest)] if vectors is not None and rest else None
+                offset += len(rest)
+                if dry_run:
+                    await self._judge_chunk(caller, rest, part, scope, now, seen, report, write=False)
+                else:
+                    async with self.vectors.exclusive(caller.tenant):
+                        await self._judge_chunk(caller, rest, part, scope, now, seen, report, write=True, found=found)
+                if progress is not None:
+                    progress(size)
         if logged:
             await self._log_import(caller, run_id, source, report, now, finished=True)
         return report
@@ -115,14 +142,13 @@ class Remembering:
         merge an entry into (visible to the caller; a project memory unless the import is the
         conversation's own), by text. A text the rule finds the same as itself (cosine 1, the same
         words; not one without a word) is a duplicate of its stored copy, so its entry needs no
-        embedding (`VectorStore.same_text`)."""
-        wanted = [text for text in dict.fromkeys(contents) if dedup.same(1.0, text, text)]
-        found = await self.vectors.same_text(caller.tenant, wanted) if wanted else None
+        embedding (`VectorStore.same_text`). That test is read only for the texts found."""
+        found = await self.vectors.same_text(caller.tenant, list(dict.fromkeys(contents))) if contents else None
         stored: dict[str, list[Memory]] = {}
         for memory in found or ():
             if memory.visible_to(caller.conversation) and (scope == "conversation" or memory.scope == "project"):
                 stored.setdefault(memory.content, []).append(memory)
-        return stored
+        return {text: memories for text, memories in stored.items() if dedup.same(1.0, text, text)}
 
     async def _judge_chunk(
         self,
