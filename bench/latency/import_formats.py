@@ -1,16 +1,20 @@
 """Importing 10,000 memories from each format of `import --from`, with the local model
 (bench/RESULTS.md#importing-other-formats-benchlatencyimport_formatspy).
 
-    .venv/bin/python -m bench.latency.import_formats [--count 10000] [--formats text,mem0,...]
+    .venv/bin/python -m bench.latency.import_formats [--count 10000] [--formats text,...] [--model-count N]
 
 For each format, the same `--count` distinct texts (bench/harness/perf_corpus.py) are written in
 that format's shape (a CLAUDE.md of bullets under headings, a memory.jsonl of entities with
 observations, a mem0 get_all JSON, an mcp-memory-service export, a folder of basic-memory notes,
 a text file), then imported into a new SQLite file by a `mcp-memory import --from` child process
 with the local model, timed from start to exit (start-up, model load, embedding, the duplicate
-checks and the writes all included), with its CPU seconds and peak RSS. Then the same import
-again (nothing new: every entry a duplicate of the store), and the model alone embedding the
-same texts in the same batches of 64, for the floor.
+checks and the writes all included), with its CPU seconds, peak RSS and the load average just
+before it. Then the same import again (nothing new: every entry a duplicate of the store, found
+by its text without the model). Before all that, the model alone embedding the texts in this process,
+64 a call (one batch each, in the texts' order) and BULK_WINDOW a call (as import calls it: the
+embedder sorts each call by length into batches of 64), with its wall and CPU seconds, for the
+floor (first, so that a run cut short still has it; the first `--model-count` texts, all by
+default).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import os
 import random
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from bench.harness.perf_corpus import corpus
 from bench.latency import transfer
+from mcp_memory.core.transfer.remembering import BULK_WINDOW
 
 FORMATS = ("claude-code", "mcp-knowledge-graph", "mem0", "mcp-memory-service", "basic-memory", "text")
 #: Entries per heading, entity or note.
@@ -96,27 +102,58 @@ def import_once(format_name: str, path: Path, db: Path) -> tuple[float, float, f
     return seconds, transfer.last_cpu, rss, json.loads(report_file.read_text())
 
 
+async def model_alone(texts: list[str], window: int) -> tuple[float, float]:
+    """(seconds, CPU seconds of this process) for the local model embedding `texts`, `window` a
+    call: 64 is one batch a call in the texts' order; import's BULK_WINDOW lets the embedder sort
+    each call by length into its batches of 64."""
+    from mcp_memory.embedders.local.embedder import LocalEmbedder
+
+    embedder = LocalEmbedder()
+    await embedder.embed(texts[:64])  # the model loads
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(0, len(texts), window):
+        await embedder.embed(texts[i : i + window])
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    await embedder.close()
+    return wall, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--model-count", type=int, help="texts for the model alone (default: --count)")
     options = parser.parse_args()
     texts = corpus(options.count)
+    model_count = options.model_count or options.count
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     rows = []
+    for window in (64, BULK_WINDOW):
+        load = os.getloadavg()[0]
+        seconds, cpu = asyncio.run(model_alone(texts[:model_count], window))
+        rows.append({"format": f"model alone, {window} a call", "run": "", "load": round(load, 2)})
+        rows[-1] |= {"entries": model_count, "new": 0, "duplicates": 0, "seconds": round(seconds, 1)}
+        rows[-1] |= {"cpu": round(cpu, 1), "rss_mb": 0}
+        print(json.dumps(rows[-1]), flush=True)
     with tempfile.TemporaryDirectory(prefix="import-formats-") as scratch:
         for format_name in options.formats.split(","):
             root = Path(scratch) / format_name
             root.mkdir()
             path = write(format_name, texts, root)
             db = root / "memory.db"
+            load_first = os.getloadavg()[0]
             first = import_once(format_name, path, db)
+            load_again = os.getloadavg()[0]
             again = import_once(format_name, path, db)
-            for label, (seconds, cpu, rss, report) in (("import", first), ("again", again)):
+            for label, load, (seconds, cpu, rss, report) in (
+                ("import", load_first, first),
+                ("again", load_again, again),
+            ):
                 rows.append(
                     {
                         "format": format_name,
                         "run": label,
+                        "load": round(load, 2),
                         "entries": report["read"],
                         "new": report["new"],
                         "duplicates": report["duplicatesOfStore"] + report["duplicatesWithin"],
@@ -127,15 +164,13 @@ def main() -> None:
                 )
                 print(json.dumps(rows[-1]), flush=True)
             shutil.rmtree(root)
-    alone = asyncio.run(transfer.model_alone(texts, 64))
-    print(json.dumps({"model alone, batches of 64": options.count, "seconds": round(alone, 1)}))
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    print("| format | run | entries | new | duplicates | wall s | CPU s | peak RSS MB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| format | run | load | entries | new | duplicates | wall s | CPU s | peak RSS MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['format']} | {r['run']} | {r['entries']:,} | {r['new']:,} | {r['duplicates']:,} | "
-            f"{r['seconds']} | {r['cpu']} | {r['rss_mb']} |"
+            f"| {r['format']} | {r['run']} | {r['load']} | {r['entries']:,} | {r['new']:,} | {r['duplicates']:,} | "
+            f"{r['seconds']} | {r['cpu']} | {r['rss_mb'] or ''} |"
         )
 
 
