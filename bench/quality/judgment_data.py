@@ -48,8 +48,8 @@ DAY_MS = 86_400_000
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "judgment"
 
 
-#: How far apart a burst's facts are written (a user's first session, an import): closer than
-#: judgment.NEIGHBOUR_MS, so the second stage reads them as turns by their times.
+#: How far apart a burst's facts are written (a user's first session, an import): closer than the
+#: 10 minutes within which an earlier second stage read memories as turns of one conversation.
 BURST_MS = 20_000
 
 

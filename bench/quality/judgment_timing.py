@@ -4,9 +4,10 @@ second apart (a user's first session, an import), and one day apart, side by sid
 
     [PROVIDER=local-multilingual] nice python -m bench.quality.judgment_timing
 
-The second stage reads memories written within judgment.NEIGHBOUR_MS of each other as turns of
-one conversation (`previous`, `next`, `conversational`); the calibration `calibrate --builtin`
-prints stores its facts at one instant. Reported per timing: AUROC of the answer's probability,
+The second stage once read memories written within 10 minutes of each other as turns of one
+conversation; it reads nothing of write times now but each memory's age, so the three timings
+should agree (the calibration `calibrate --builtin` prints stores its facts at one instant).
+Reported per timing: AUROC of the answer's probability,
 answerable against absent, and per band the questions with their answer on top, with another on
 top, and the absent questions; and what a floor on the probability would cost: the floor that
 leaves at most ABSENT_TARGET absent questions above it (the issue's target), and how many
@@ -56,7 +57,7 @@ async def run(provider: str) -> list[tuple[str, float, dict[str, list[int]], tup
     from mcp_memory.core.model import Caller
     from mcp_memory.embedders import PROVIDERS, open_embedder
 
-    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}))
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
     floor, high = PROVIDERS[provider].calibrated or (0.1, None)
     cases = builtin_cases()
     caller = Caller("calibration")
@@ -87,8 +88,8 @@ async def run(provider: str) -> list[tuple[str, float, dict[str, list[int]], tup
                     r = await service.recall(caller, question)
                     absent.append(r.probability or 0.0)
                     bands[r.confidence][2] += 1
-            floor, dropped = floor_cost(right_p, absent)
-            out.append((name, auroc(answerable, absent), bands, (floor, dropped, len(right_p))))
+            cost = floor_cost(right_p, absent)  # not `floor`: the next timing's service is opened with that
+            out.append((name, auroc(answerable, absent), bands, (cost[0], cost[1], len(right_p))))
     finally:
         await embedder.close()
     return out

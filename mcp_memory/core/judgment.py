@@ -8,9 +8,11 @@ logistic models per embedder:
 - the **ranker** reads, for each of the SECOND_LOOK most relevant candidates, what recall already
   has or can cheaply compute (`FEATURES`): its cosine and keyword evidence, how much of the
   question's information and of its names and numbers it holds, how far it stands from the best
-  and the next candidate, its rank by meaning, whether it is itself a question, whether the memory
-  written just before it (a turn of the same conversation) matches the question, what kind of
-  answer the question wants (a number, a name) and whether the memory holds one;
+  and the next candidate, its rank by meaning, whether it is itself a question, what kind of
+  answer the question wants (a number, a name) and whether the memory holds one. Nothing it reads
+  depends on when a memory was written, so facts written in a burst read as facts written at one
+  instant (bench/RESULTS.md, "Write times no longer move the relevance model"); which of two near
+  memories is newer is newest-first's rule, applied after it (core/supersede.py);
 - the **calibrator** reads the top of that order (`TOP_FEATURES`) and says how likely it is to
   answer: the probability of the top result. Every candidate's probability is its ranker score
   moved by the calibrator's correction, so the order is the ranker's and the top reads the
@@ -36,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from mcp_memory.core.dedup_words import KO_NUMBER_PREFIXES, NUMBER_WORDS
-from mcp_memory.core.ids import parse_iso
 from mcp_memory.core.keywords import TermStats, text_keys
 
 if TYPE_CHECKING:  # numpy loads with the first vector
@@ -61,8 +62,6 @@ __all__ = [
 
 #: How many of the most relevant candidates the second stage reads and reorders.
 SECOND_LOOK = 50
-#: Two memories written this close together are neighbours: turns of one conversation.
-NEIGHBOUR_MS = 10 * 60_000
 #: A query with more informative terms than this reads as a whole conversation (fusion.QUESTION_TERMS).
 LONG_QUERY = 20
 #: Where the weights live, inside the package.
@@ -85,9 +84,6 @@ FEATURES = (
     "readable",  # the share of the query the embedder reads (fusion.readable_share)
     "specific_coverage",  # the share of the query's numbers and names the memory holds
     "has_specific",  # whether the query names a number or a name at all
-    "previous",  # the relevance of the memory written just before it (a turn it may answer)
-    "next",  # the relevance of the memory written just after it
-    "age",  # log(1 + days older than the newest candidate)
     "length",  # log(1 + the memory's tokens)
     "best_cosine",  # the best candidate's cosine (query-level: is anything close at all)
     "wants_number",  # the question asks how much, how many, when (in English or Korean)
@@ -98,11 +94,9 @@ FEATURES = (
     "largest_gap",  # the largest share of the query's information the memory lacks in one term
     "is_question",  # the memory asks a question itself
     "crowd",  # log of how many candidates stand near the best one
-    "after_question",  # the memory was written just after a question that matches the query
     "cosine_read",  # cosine × readable
     "cosine_lead_read",  # cosine_lead × readable
     "keyword_unread",  # keyword × (1 − readable): keywords standing in for an unread cosine
-    "conversational",  # the share of candidates written within NEIGHBOUR_MS of another: turns of a chat
 )
 #: What the calibrator reads of the top of the ranker's order.
 TOP_FEATURES = (
@@ -115,7 +109,6 @@ TOP_FEATURES = (
     "query_terms",
     "is_question",
     "crowd",
-    "conversational",
 )
 
 _WANTS_NUMBER = regex.compile(
@@ -210,11 +203,6 @@ def features(
     cos_rank[order] = np.arange(n)
     restated = _Restated([k.held for k in keys])
     lead, clead = _leads(rel, restated), _leads(cos, restated)
-    at = np.array([parse_iso(c.memory.created_at) for c in candidates])
-    at = np.where(np.isnan(at), -math.inf, at)
-    previous, following, after_question, linked = _neighbours(at, rel, [m.question for m in marks])
-    newest = at.max()
-    age = np.log1p(np.where(np.isfinite(at), (newest - at) / 86_400_000.0, 3650.0))
     length = np.log1p(np.array([k.length for k in keys], dtype=float))
     wants_number = 1.0 if _WANTS_NUMBER.search(query) else 0.0
     wants_name = 1.0 if _WANTS_NAME.search(query) else 0.0
@@ -239,9 +227,6 @@ def features(
         full(n, readable),
         specific,
         full(n, 1.0 if named else 0.0),
-        previous,
-        following,
-        age,
         length,
         full(n, cos.max()),
         full(n, wants_number),
@@ -252,11 +237,9 @@ def features(
         gap,
         question,
         full(n, crowd),
-        after_question,
         cos * readable,
         clead * readable,
         kw * (1.0 - readable),
-        full(n, linked),
     ]
     return np.round(np.column_stack(columns), 6)
 
@@ -293,33 +276,6 @@ def _leads(values: np.ndarray, restated: _Restated) -> np.ndarray:
         rival = next((values[j] for j in order if j != i and not restated(i, j)), 0.0)
         out[i] = values[i] - rival
     return out
-
-
-def _neighbours(
-    at: np.ndarray, rel: np.ndarray, question: Sequence[bool]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """For each candidate, the relevance of the candidate written just before and just after it
-    (NEIGHBOUR_MS at most apart; the floor's 0 when there is none), and, when the one before is a
-    question, its relevance below the best candidate's plus 1 (0 otherwise); and the share of
-    candidates that have such a neighbour."""
-    import numpy as np
-
-    n = len(at)
-    previous = np.zeros(n)
-    following = np.zeros(n)
-    after_question = np.zeros(n)
-    linked = np.zeros(n, dtype=bool)
-    order = np.argsort(at, kind="stable")
-    best = rel.max()
-    for k in range(1, n):
-        i, j = order[k], order[k - 1]
-        if 0 < at[i] - at[j] <= NEIGHBOUR_MS:
-            previous[i] = rel[j]
-            following[j] = rel[i]
-            linked[i] = linked[j] = True
-            if question[j]:
-                after_question[i] = rel[j] - best + 1.0
-    return previous, following, after_question, float(linked.mean())
 
 
 # --------------------------------------------------------------------------- the models
@@ -418,10 +374,10 @@ ASPECTS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
         "it lacks the kind of answer asked for (a number, a date, a name)",
     ),
     (
-        "turns",
-        ("previous", "next", "after_question", "is_question"),
-        "it answers a turn that matches the question",
-        "it asks a question itself, or stands apart from the turns that match",
+        "question",
+        ("is_question",),
+        "it states something rather than asking",
+        "it asks a question itself",
     ),
 )
 

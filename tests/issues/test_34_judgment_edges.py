@@ -108,7 +108,7 @@ async def test_the_prompt_hook_injects_a_likely_answer_by_default_and_only_high_
         await server.close()
 
 
-async def test_the_prompt_hook_answering_itself_injects_by_the_same_rule(tmp_path) -> None:
+async def test_the_prompt_hook_answering_itself_injects_facts_written_one_after_another_as_high(tmp_path) -> None:
     from mcp_memory.app import open_service
     from mcp_memory.config import Settings
     from tests.hooks.support import environ
@@ -120,8 +120,48 @@ async def test_the_prompt_hook_answering_itself_injects_by_the_same_rule(tmp_pat
             await service.remember(ACME, fact)
     finally:
         await service.close()
-    prompt = "Why are we on Postgres rather than MySQL?"  # likely to answer, not HIGH, in this store
-    context = await _prompt(variables, prompt)
+    # the facts were written milliseconds apart, as a first session writes them: the answer is as
+    # HIGH as when they are stored at one instant, so even the `high` setting injects it
+    prompt = "Why are we on Postgres rather than MySQL?"
+    context = await _prompt({**variables, "MEMORY_HOOK_MIN_CONFIDENCE": "high"}, prompt)
     assert context is not None and f"   {FACTS[0]}" in context.splitlines()
-    assert await _prompt({**variables, "MEMORY_HOOK_MIN_CONFIDENCE": "high"}, prompt) is None
+    assert context.splitlines()[1].startswith("HIGH CONFIDENCE:")
     assert await _prompt(variables, UNRELATED) is None
+
+
+QUESTIONS = (
+    "Why did we pick PostgreSQL rather than MySQL for orders?",
+    "Why are we on Postgres rather than MySQL?",
+    "how should I store prices",
+    "When does the weekly release go out?",
+    "Where do I find the checkout service's logs?",
+    "How are feature flags managed?",
+    "What's a good recipe for carbonara?",
+)
+
+
+async def _answers(clock, real_model, step_ms: float) -> list[tuple[str, str, float]]:
+    env = make_env(clock, floor=0.2, embedder=real_model)
+    for fact in FACTS:
+        await env.service.remember(ACME, fact)
+        clock.advance(step_ms)
+    out = []
+    for question in QUESTIONS:
+        result = await env.service.recall(ACME, question)
+        top = result.results[0].memory.content if result.results else ""
+        out.append((top, result.confidence, result.probability or 0.0))
+    return out
+
+
+async def test_facts_written_a_second_or_a_day_apart_get_the_same_top_band_and_probability_as_at_one_instant(
+    real_model,
+) -> None:
+    from tests.conftest import Clock
+
+    at_once = await _answers(Clock(), real_model, 0.0)
+    assert at_once[0][:2] == (FACTS[0], "high") and at_once[2][:2] == (FACTS[3], "medium")
+    assert at_once[-1][:2] == ("", "none")
+    for step_ms in (1000.0, 86_400_000.0):  # a first session's burst; a fact a day
+        apart = await _answers(Clock(), real_model, step_ms)
+        assert [(top, band) for top, band, _ in apart] == [(top, band) for top, band, _ in at_once], step_ms
+        assert [p for *_, p in apart] == pytest.approx([p for *_, p in at_once], abs=0.005), step_ms
