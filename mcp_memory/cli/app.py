@@ -78,23 +78,32 @@ def serve_http(
 #: The events the hook answers (server/hooks/events.py EVENTS, which a test ties this to): written
 #: out here so that `hook --help` lists them without importing the hooks.
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "PreCompact", "Stop"]
+#: Whose payloads the hook reads (cli/hooks/command.py CLIENTS, tied by a test).
+HookClient = Literal["claude-code", "codex"]
 
 
-@app.command(short_help="Answer a Claude Code hook (the event on stdin).")
+@app.command(short_help="Answer a Claude Code or Codex hook (the event on stdin).")
 def hook(
-    event: Annotated[HookEvent, typer.Argument(help="The Claude Code hook event.", show_default=False)],
+    event: Annotated[HookEvent, typer.Argument(help="The hook event.", show_default=False)],
     tenant: TenantOption = None,
     conversation: ConversationOption = None,
     conversation_from_session: Annotated[
         bool,
         typer.Option(
-            "--conversation-from-session", help="Use Claude Code's session id (from the payload) as the conversation."
+            "--conversation-from-session", help="Use the client's session id (from the payload) as the conversation."
         ),
     ] = False,
+    client: Annotated[
+        HookClient,
+        typer.Option(
+            "--client",
+            help="Whose hook payload comes on stdin: claude-code, or codex (Codex CLI; no PostToolUseFailure).",
+        ),
+    ] = "claude-code",
 ) -> None:
-    """Answer a Claude Code hook event.
+    """Answer a Claude Code (or, with --client codex, a Codex CLI) hook event.
 
-    The event's JSON comes on stdin; the answer Claude Code documents goes to stdout.
+    The event's JSON comes on stdin; the answer the client documents goes to stdout.
 
     SessionStart injects a digest of this tenant's memories; UserPromptSubmit the memories
     recall judges likely to answer the prompt (MEMORY_HOOK_MIN_CONFIDENCE); PreToolUse and
@@ -112,6 +121,8 @@ def hook(
         args += ["--conversation", conversation]
     if conversation_from_session:
         args.append("--conversation-from-session")
+    if client != "claude-code":
+        args += ["--client", client]
     raise typer.Exit(run_hook(args))
 
 

@@ -64,6 +64,19 @@ def test_hook_help_lists_every_event_the_hook_answers(cli) -> None:
         assert event in result.stdout
 
 
+def test_hook_help_lists_every_client_whose_payloads_the_hook_reads(cli) -> None:
+    from typing import get_args
+
+    from mcp_memory.cli.app import HookClient
+    from mcp_memory.cli.hooks.command import CLIENTS
+
+    assert get_args(HookClient) == CLIENTS
+    result = cli("hook", "--help")
+    assert result.returncode == 0 and "--client" in result.stdout
+    for client in CLIENTS:
+        assert client in result.stdout
+
+
 def test_help_does_not_import_heavy_modules() -> None:
     code = (
         "import sys; from typer.testing import CliRunner; from mcp_memory.cli.app import app;"

@@ -157,8 +157,9 @@ def test_hooks_started_before_serve_stdio_get_the_digest_and_the_prompt_its_memo
     assert f"   {DEPLOY}" in answer.splitlines()
 
 
+@pytest.mark.parametrize("client", [[], ["--client", "codex"]], ids=["claude-code", "codex"])
 def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_on_the_socket_path(
-    tmp_path: Path,
+    tmp_path: Path, client: list[str]
 ) -> None:
     """docs/hooks.md#how-it-is-fast: what a prompt's hook imports when a server answers it."""
     import socket
@@ -184,7 +185,7 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
     server.start()
     try:
         done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "mcp_memory", "hook", "UserPromptSubmit"],
+            [sys.executable, "-X", "importtime", "-m", "mcp_memory", "hook", *client, "UserPromptSubmit"],
             input=payload(user_prompt("anything")).encode(),
             env=env,
             capture_output=True,
@@ -207,6 +208,7 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
         "typing",
     }
     assert "mcp_memory.cli.hooks.command" in loaded
+    assert ("mcp_memory.cli.hooks.codex" in loaded) == bool(client)  # read only for Codex's payloads
     assert not heavy & loaded
     # of the server's rooms only the hooks' events, wire, folder and session state, and the budget they are
     # held to: no tool, HTTP or store module

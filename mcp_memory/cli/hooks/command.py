@@ -56,8 +56,10 @@ TOOL_STDIN_BYTES_MAX = 32 * 1024 * 1024
 
 USAGE = (
     "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreToolUse,PostToolUseFailure,PreCompact,Stop} "
-    "[--tenant T] [--conversation C] [--conversation-from-session]"
+    "[--tenant T] [--conversation C] [--conversation-from-session] [--client {claude-code,codex}]"
 )
+#: Whose payloads `--client` names (docs/hooks.md#codex); cli/app.py HookClient is tied to it by a test.
+CLIENTS = ("claude-code", "codex")
 
 
 class Usage(Exception):
@@ -65,25 +67,34 @@ class Usage(Exception):
 
 
 def parse(argv: Sequence[str]) -> Options:
+    """The event (before or after the options) and the options; Usage names what is wrong."""
     args = list(argv)
-    if not args or args[0] not in EVENTS:
-        raise Usage(f"EVENT must be one of {', '.join(EVENTS)}")
-    options = Options(args.pop(0))
+    options = Options("")
     while args:
         arg = args.pop(0)
         name, equals, inline = arg.partition("=")
-        if name in ("--tenant", "-t", "--conversation", "-c"):
+        if name in ("--tenant", "-t", "--conversation", "-c", "--client"):
             if not equals and not args:
                 raise Usage(f"{name} needs a value")
             value = inline if equals else args.pop(0)
             if name in ("--tenant", "-t"):
                 options.tenant = value
+            elif name == "--client":
+                if value not in CLIENTS:
+                    raise Usage(f"--client must be one of {', '.join(CLIENTS)}")
+                options.client = value
             else:
                 options.conversation = value
         elif arg == "--conversation-from-session":
             options.from_session = True
+        elif not options.event and not arg.startswith("-"):
+            options.event = arg
         else:
             raise Usage(f"unknown option {name}")
+    if options.event not in EVENTS:
+        raise Usage(f"EVENT must be one of {', '.join(EVENTS)}")
+    if options.client == "codex" and options.event == "PostToolUseFailure":
+        raise Usage("Codex sends no PostToolUseFailure event")
     return options
 
 
@@ -270,13 +281,17 @@ def main(
     """Run one hook; always 0 (docs/hooks.md#failures)."""
     out = stdout or sys.stdout
     env = os.environ if environ is None else environ
-    hook: str | None = argv[0] if argv else None
     try:
         options = parse(argv)
     except Usage as exc:
-        log("hook_usage", hook if hook in EVENTS else None, message=str(exc), usage=USAGE)
+        named = [a for a in argv if a in EVENTS]
+        log("hook_usage", named[0] if named else None, message=str(exc), usage=USAGE)
         return 0
     payload = read_payload(stdin or sys.stdin, options.event)
+    if options.client == "codex":
+        from mcp_memory.cli.hooks.codex import as_claude_code
+
+        payload = as_claude_code(options.event, payload)
     try:
         result = handle(options, payload, env, ask)
     except TimedOut:

@@ -65,9 +65,16 @@ class Options:
     """The hook's arguments (plain classes here: dataclasses and Typer cost more than the hook)."""
 
     def __init__(
-        self, event: str, tenant: str | None = None, conversation: str | None = None, from_session: bool = False
+        self,
+        event: str,
+        tenant: str | None = None,
+        conversation: str | None = None,
+        from_session: bool = False,
+        client: str = "claude-code",
     ) -> None:
         self.event = event
+        #: Whose payloads these are: "claude-code", or "codex" (cli/hooks/codex.py).
+        self.client = client
         self.tenant = tenant
         self.conversation = conversation
         self.from_session = from_session
