@@ -150,7 +150,7 @@ def test_a_patch_is_read_for_the_first_file_it_names_and_a_rename_for_its_source
 async def test_a_patch_of_a_file_nothing_concerns_prints_nothing(env: Env, served: dict[str, str]) -> None:
     await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/"])
     run = await run_hook(
-        [*CODEX, "PreToolUse"], payload(codex_tool("apply_patch", patch("*** Add File: docs/a.md"))), served
+        [*CODEX, "PreToolUse"], payload(codex_tool("apply_patch", patch("*** Add File: notes/todo.txt"))), served
     )
     assert (run.code, run.out) == (0, "")
 

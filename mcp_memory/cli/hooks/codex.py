@@ -4,7 +4,7 @@ Codex's hook inputs carry the fields the hook reads under Claude Code's names (s
 source, prompt, stop_hook_active, tool_name, tool_input) and its outputs take the same
 hookSpecificOutput.additionalContext and decision/reason (codex-rs/hooks/schema/generated/); only
 an edit differs: `apply_patch`, whose tool_input.command is the patch, its file headers naming the
-files it touches (codex-rs/apply-patch/apply_patch_tool_instructions.md). Imported only with
+files it touches (the apply_patch grammar of openai/codex). Imported only with
 `--client codex`, and standard library only: it runs before every Codex tool call.
 """
 
