@@ -472,6 +472,10 @@ def _align(ta: tuple[Token, ...], tb: tuple[Token, ...]) -> tuple[Reason | None,
     return None, typos
 
 
+def _plain(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
 def compare(a: str, b: str) -> Comparison:
     """How `a` and `b` differ (see the module docstring), and their word overlap."""
     ta, tb = tokens(a), tokens(b)
@@ -490,7 +494,9 @@ def compare(a: str, b: str) -> Comparison:
             reason, typos = _align(ta, tb)
     sa, sb = {t.key for t in ta}, {t.key for t in tb}
     if not sa or not sb:
-        return Comparison(reason, 0.0)
+        # a text with no word ("!!!", an emoji) has no overlap to measure: it says the same only as
+        # itself (NFKC, case and spacing aside), so storing or importing it again writes nothing
+        return Comparison(reason, 1.0 if not sa and not sb and _plain(a) == _plain(b) else 0.0)
     shared = min(len(sa & sb) + (typos if reason is None else 0), len(sa), len(sb))
     overlap = max(word_overlap(a, b), shared / (len(sa) + len(sb) - shared))
     return Comparison(reason, overlap)

@@ -137,3 +137,10 @@ def test_no_two_facts_of_the_builtin_calibration_set_pass_the_difference_tests()
     facts = [c["fact"] for c in builtin_cases() if "fact" in c]
     same = [(a, b) for i, a in enumerate(facts) for b in facts[i + 1 :] if difference(a, b) is None]
     assert same == []
+
+
+def test_a_text_with_no_word_is_the_same_only_as_itself() -> None:
+    assert compare("!!!", " !!! ").overlap == 1.0 and compare("!!!", "!!!").reason is None
+    assert compare("🎉", "🎉").overlap == 1.0
+    assert compare("!!!", "???").overlap == 0.0
+    assert compare("!!!", "Deploys drain connections first").overlap == 0.0
