@@ -152,14 +152,14 @@ def test_any_scope_but_conversation_reads_as_project(scope: object) -> None:
     read = from_metadata(ID, {**to_metadata(memory(conversation="chat:1")), "scope": scope}, "acme")
     assert read is not None
     assert read.scope == "project"
-    assert read.caller.conversation == "chat:1"
+    assert read.conversation == "chat:1"
 
 
 def test_a_non_text_category_or_conversation_is_dropped() -> None:
     read = from_metadata(ID, {**to_metadata(memory()), "category": 5, "conversation": ["chat:1"]}, "acme")
     assert read is not None
     assert read.category is None
-    assert read.caller.conversation is None
+    assert read.conversation is None
 
 
 @pytest.mark.parametrize("trust", ["high", None, True, [1]])
