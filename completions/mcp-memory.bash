@@ -68,8 +68,9 @@ _mcp_memory() {
             case "$prev" in
                 -t|--tenant) compopt +o default 2>/dev/null; return ;;
                 -c|--conversation) compopt +o default 2>/dev/null; return ;;
+                --client) COMPREPLY=($(compgen -W "claude-code codex" -- "$cur")); return ;;
             esac
-            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --conversation-from-session -h --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-t --tenant -c --conversation --conversation-from-session --client -h --help" -- "$cur"))
             ;;
         import)
             case "$prev" in
