@@ -3,7 +3,7 @@ without the second stage, how well the answer's probability separates questions 
 from those it cannot (AUROC), how true it is (expected calibration error), and each band's
 reliability.
 
-    [PROVIDER=local-multilingual] [HALF=test|fit|all] nice .venv/bin/python -m bench.quality.judgment_eval [--json]
+    [PROVIDER=local-multilingual] [HALF=test|fit|all] nice .venv/bin/python -m bench.quality.judgment_eval [--json] [--held-out]
 
 Each set is held in in-memory stores under its own ids and instants (bench/quality/judgment_data.py)
 and every question asked through the service's `recall`, cold, balanced, limit 50: once as
@@ -20,6 +20,13 @@ questions; the built-in calibration set is all test):
 - per band (HIGH, MEDIUM, LOW, nothing answers): questions, how many had a right top result,
   how many were absent;
 - HIGH: its precision, and the share of the right top results it labels (coverage).
+
+`--held-out` asks every question a third time, in the same run, with the embedder-agnostic model
+(bench/quality/judgment_fit.py `stacked`) fitted WITHOUT this embedder's feature table and reading
+cosines on this embedder's own floor and HIGH mark: what an embedder no model was fitted for gets
+once its operator has measured them (leave one embedder out). Its row is printed as "held out",
+beside the embedder's own model ("after") and no model ("before", the rule-based label, whose
+AUROC is that of its label: HIGH above MEDIUM above nothing).
 """
 
 from __future__ import annotations
@@ -101,25 +108,51 @@ def measure(rows: list[tuple[jd.Asked, jd.Asked]]) -> dict:
     high = out["bands"]["high"]
     out["high_precision"] = _r(high["right"] / high["n"] if high["n"] else None)
     out["high_coverage"] = _r(high["right"] / sum(right) if sum(right) else None)
+    rank = {"high": 2.0, "medium": 1.0, "low": 0.5}
+    label = [rank.get(b.confidence, 0.0) for _, b in rows]
+    out["before_auroc_answerable"] = _r(
+        auroc([v for v, h in zip(label, has) if h], [v for v, h in zip(label, has) if not h])
+    )
     out["before_high"] = {
         "n": sum(b.confidence == "high" for _, b in rows),
         "right": sum(b.confidence == "high" and bool(b.ranked) and b.ranked[0] in b.question.gold for _, b in rows),
         "absent": sum(b.confidence == "high" and not b.question.gold for _, b in rows),
     }
+    before = out["before_high"]
+    right_before = sum(bool(b.ranked) and b.ranked[0] in b.question.gold for _, b in rows)
+    out["before_high_precision"] = _r(before["right"] / before["n"] if before["n"] else None)
+    out["before_high_coverage"] = _r(before["right"] / right_before if right_before else None)
     return out
+
+
+def held_out_model(provider: str):
+    """The embedder-agnostic model fitted on every other embedder's feature table, on `provider`'s
+    calibrated floor and HIGH mark (bench/quality/judgment_fit.py `agnostic`; AGNOSTIC=all: reading
+    every feature, the levels too)."""
+    from bench.quality import judgment_fit as jf
+    from mcp_memory.core import judgment
+    from mcp_memory.embedders import PROVIDERS
+
+    others = [jf.load_table(p) for p in jf.PROVIDERS if p != provider]
+    left_out = () if os.environ.get("AGNOSTIC") == "all" else jf.LEVELS
+    scale = PROVIDERS[provider].calibrated
+    assert scale is not None, "leaving out an embedder needs its measured floor and HIGH mark"
+    return judgment.model_from("held-out", scale, jf.agnostic(others, left_out))
 
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-async def run(provider: str, half: str, names: Sequence[str] | None = None) -> dict[str, dict]:
+async def run(provider: str, half: str, names: Sequence[str] | None = None, held_out: bool = False) -> dict[str, dict]:
     from mcp_memory.config import Settings
     from mcp_memory.embedders import open_embedder
 
     embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
     vectors = jd.Vectors(provider, embedder)
     grouped: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
+    third: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
+    agnostic = held_out_model(provider) if held_out else None
     try:
         for devset in jd.dev_sets(names):
             devset.questions = [q for q in devset.questions if half == "all" or q.half == half]
@@ -131,16 +164,22 @@ async def run(provider: str, half: str, names: Sequence[str] | None = None) -> d
             before = await jd.ask(service, devset, candidates=False)
             name = "madial" if devset.name == "madial-removed" else devset.name
             grouped[name] += list(zip(after, before))
+            if agnostic is not None:
+                service.judge = agnostic
+                third[name] += list(zip(await jd.ask(service, devset, candidates=False), before))
             vectors.save()
     finally:
         await embedder.close()
-    return {name: measure(rows) for name, rows in grouped.items()}
+    out = {name: measure(rows) for name, rows in grouped.items()}
+    for name, rows in third.items():
+        out[name]["held_out"] = measure(rows)
+    return out
 
 
 def main(argv: Sequence[str]) -> int:
     provider = os.environ.get("PROVIDER", "local")
     half = os.environ.get("HALF", "test")
-    results = asyncio.run(run(provider, half))
+    results = asyncio.run(run(provider, half, held_out="--held-out" in argv))
     for name, row in results.items():
         if "--json" in argv:
             print(json.dumps({"provider": provider, "half": half, "set": name, **row}))
@@ -155,6 +194,18 @@ def main(argv: Sequence[str]) -> int:
             "               bands "
             + "  ".join(f"{k}: {v['n']} ({v['right']} right, {v['absent']} absent)" for k, v in row["bands"].items())
         )
+        if "held_out" in row:
+            h = row["held_out"]
+            print(
+                f"  held out     R@1/5/10 {h['after']['R@1']}/{h['after']['R@5']}/{h['after']['R@10']}  "
+                f"AUROC ans {h['auroc_answerable']} (rule-based label {row['before_auroc_answerable']}) "
+                f"top {h['auroc_top_right']}  ECE {h['ece']}  HIGH {h['high_precision']}/{h['high_coverage']} "
+                f"(rule-based {row['before_high_precision']}/{row['before_high_coverage']})"
+            )
+            print(
+                "               bands "
+                + "  ".join(f"{k}: {v['n']} ({v['right']} right, {v['absent']} absent)" for k, v in h["bands"].items())
+            )
     return 0
 
 

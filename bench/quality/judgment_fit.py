@@ -27,6 +27,10 @@ Then, deterministically (Newton's method from zeros, a fixed number of steps, nu
   least 70 % of the time; the floor (below it nothing stored answers the question) the highest
   that tells at most 1 % of the questions with a gold memory among their first five that
   nothing answers them.
+
+`stacked` puts several embedders' tables one after another (each reads cosines on its own
+scale): what `judgment_eval --held-out` fits an embedder-agnostic model on, leaving one embedder
+out (bench/RESULTS.md, "A probability for an embedder with no model of its own").
 """
 
 from __future__ import annotations
@@ -158,8 +162,53 @@ def _round(v: float) -> float:
     return float(f"{float(v):.{DECIMALS}g}")
 
 
+#: What the embedder-agnostic model does not read: how close a candidate is in absolute terms (its
+#: cosine and relevance, the best one's, how many crowd near it), which one embedder's scale does
+#: not carry to another's; it reads how far a candidate stands from the others instead.
+LEVELS = (
+    "cosine",
+    "relevance",
+    "cosine_below_best",
+    "relevance_below_best",
+    "best_cosine",
+    "cosine_read",
+    "crowd",
+)
+
+
+def agnostic(tables: Sequence[dict[str, np.ndarray]], left_out: Sequence[str] = LEVELS) -> dict:
+    """The embedder-agnostic model's entry: `fit` over the tables stacked, the features `left_out`
+    read as 0 (so their weights are 0)."""
+    data = stacked(tables)
+    x = data["x"].copy()
+    for name in left_out:
+        x[:, judgment.FEATURES.index(name)] = 0.0
+    return fit({**data, "x": x})
+
+
+def stacked(tables: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Several embedders' feature tables as one (their questions and rows one after another), for
+    the embedder-agnostic model; no scale: each table's cosines are already on its own."""
+    out: dict[str, np.ndarray] = {}
+    questions = rows = 0
+    parts: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("x", "y", "question", "left_out", "set", "answerable", "restated")
+    }
+    for t in tables:
+        for k in ("x", "y", "left_out", "set", "answerable"):
+            parts[k].append(t[k])
+        parts["question"].append(t["question"] + questions)
+        parts["restated"].append(t["restated"] + rows)
+        questions += len(t["set"])
+        rows += len(t["y"])
+    for k, v in parts.items():
+        out[k] = np.concatenate(v)
+    return out
+
+
 def fit(data: dict[str, np.ndarray]) -> dict:
-    """The ranker, the calibrator and the bands for one embedder's feature table."""
+    """The ranker, the calibrator and the bands for one embedder's feature table (or several
+    stacked: `stacked`; then no scale, the embedder's own is read at run time)."""
     x, y, owner = data["x"], data["y"].astype(float), data["question"]
     keep = data["left_out"] == 0
     sets = data["set"]
@@ -196,8 +245,9 @@ def fit(data: dict[str, np.ndarray]) -> dict:
     calibrator_json = logistic(tops_, np.asarray(right), weight)
     calibrator = judgment.Linear.from_json(calibrator_json, len(judgment.TOP_FEATURES))
     probability = 1.0 / (1.0 + np.exp(-calibrator.logits(tops_)))
+    scale = {"scale": [float(v) for v in data["scale"]]} if "scale" in data else {}
     return {
-        "scale": [float(v) for v in data["scale"]],
+        **scale,
         "ranker": ranker_json,
         "calibrator": calibrator_json,
         "bands": bands(

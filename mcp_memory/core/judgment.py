@@ -475,9 +475,15 @@ def load_model(key: str) -> Model | None:
     entry = _weights()["models"].get(key)
     if entry is None:
         return None
+    return model_from(key, (float(entry["scale"][0]), float(entry["scale"][1])), entry)
+
+
+def model_from(key: str, scale: tuple[float, float], entry: Mapping[str, Any]) -> Model:
+    """The model of one entry of the weights file (or of a refit, bench/quality/judgment_fit.py)
+    reading cosines on `scale`."""
     return Model(
         key,
-        (float(entry["scale"][0]), float(entry["scale"][1])),
+        scale,
         Linear.from_json(entry["ranker"], len(FEATURES)),
         Linear.from_json(entry["calibrator"], len(TOP_FEATURES)),
         Bands(*(float(entry["bands"][k]) for k in ("floor", "medium", "high", "inject"))),
