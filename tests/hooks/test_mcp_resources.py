@@ -153,7 +153,7 @@ async def test_prompts_and_resources_over_stdio(tmp_path: Path) -> None:
         cwd=str(ROOT),
     )
     async with Client(params) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == TOOLS
+        assert [t.name for t in (await client.list_tools()).tools] == [*TOOLS, "claude_code_hook"]
         stored = await client.call_tool("remember", {"content": "The cache is warmed by the nightly job."})
         memory_id = stored.structured_content["memory"]["id"] if stored.structured_content else None
         uris = await walk(client)

@@ -43,7 +43,9 @@ async def test_a_client_lists_remembers_recalls_lists_forgets_and_counts_over_st
     async with Client(params(tmp_path / "m.db", "--tenant", "acme", EMBEDDING_PROVIDER="fake"), mode=mode) as client:
         assert client.server_info is None or client.server_info.name == "mcp-memory"
         tools = await client.list_tools()
-        assert [t.name for t in tools.tools] == ["recall", "remember", "list_memories", "forget", "memory_stats"]
+        # serve-stdio adds the tool of Claude Code's mcp_tool hooks after the memory tools (docs/hooks.md)
+        names = [t.name for t in tools.tools]
+        assert names == ["recall", "remember", "list_memories", "forget", "memory_stats", "claude_code_hook"]
 
         stored = await client.call_tool(
             "remember", {"content": "Rolling deploys drain in-flight streams before the pod exits"}
@@ -125,7 +127,7 @@ def call(process: subprocess.Popen, request_id: int, name: str, arguments: dict)
 def test_nothing_but_protocol_messages_reach_stdout(tmp_path: Path) -> None:
     process = start_server(tmp_path / "m.db")
     rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    assert len(answer(process, 2)["result"]["tools"]) == 5
+    assert len(answer(process, 2)["result"]["tools"]) == 6  # the five memory tools and claude_code_hook
     assert not call(process, 3, "remember", {"content": "secret fact about builds"}).get("isError")
     assert "1 memory matched" in call(process, 4, "recall", {"query": "secret fact about builds"})["content"][0]["text"]
     out, err = process.communicate(timeout=60)  # end of input: the server exits cleanly

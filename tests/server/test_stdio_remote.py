@@ -123,13 +123,15 @@ async def test_an_embedding_service_error_reaches_the_model_without_the_key(tmp_
     assert KEY not in text(refused)
 
 
-async def test_search_docs_is_offered_last_and_answers_from_the_knowledge_base(tmp_path: Path, kb) -> None:
+async def test_search_docs_is_offered_after_the_memory_tools_and_answers_from_the_knowledge_base(
+    tmp_path: Path, kb
+) -> None:
     env = {"EMBEDDING_PROVIDER": "fake", **aws_env(tmp_path, f"http://127.0.0.1:{kb.port}")}
     async with Client(params(tmp_path, **env)) as client:
         listed = await client.list_tools()
         found = await client.call_tool("search_docs", {"query": "how often are keys rotated?", "limit": 2})
 
-    assert [t.name for t in listed.tools] == [*MEMORY_TOOLS, "search_docs"]
+    assert [t.name for t in listed.tools] == [*MEMORY_TOOLS, "search_docs", "claude_code_hook"]
     assert not found.is_error
     assert text(found) == (
         '[DOCS] 2 excerpts matched "how often are keys rotated?" in the documentation library.\n\n'
@@ -159,5 +161,5 @@ async def test_without_a_knowledge_base_search_docs_is_neither_listed_nor_callab
         listed = await client.list_tools()
         called = await client.call_tool("search_docs", {"query": "keys"})
 
-    assert [t.name for t in listed.tools] == MEMORY_TOOLS
+    assert [t.name for t in listed.tools] == [*MEMORY_TOOLS, "claude_code_hook"]
     assert called.is_error and text(called) == 'Error: unknown tool "search_docs".'

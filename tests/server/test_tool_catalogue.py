@@ -59,3 +59,28 @@ async def test_the_tool_catalogue_is_byte_for_byte_the_one_captured_before_schem
     for tool in json.loads(captured)["tools"]:
         assert json.dumps(by_name.get(tool["name"])) == json.dumps(tool), tool["name"]
     assert listed == captured
+
+
+#: The entry of serve-stdio's claude_code_hook tool (Claude Code's mcp_tool hooks, docs/hooks.md), as
+#: tools/list gave it when it was added (issue 35 item 3): the one change to serve-stdio's catalogue.
+HOOK_TOOL = Path(__file__).parents[1] / "data" / "tools_list_claude_code_hook"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_serve_stdio_lists_the_captured_catalogue_and_then_the_hook_tool_byte_for_byte(
+    env: Env, mode: str
+) -> None:
+    from mcp_memory.server.hooks.tool import hook_tool
+
+    log = JsonLog(io.StringIO(), io.StringIO())
+    settings = Settings(store=StoreSection(knowledge_base_id="KB12345678"))
+    extra = [hook_tool(log, lambda: True)]
+    tools = build_tool_layer(settings, env.service, log, retriever=NoDocs(), extra=extra)
+    async with Client(build_mcp_server(tools, lambda ctx: Caller("acme")), mode=mode) as client:
+        listed = json.loads(wire(await client.list_tools()))
+    captured = json.loads((CAPTURED / f"{mode}.json").read_text(encoding="utf-8"))
+    assert listed["tools"][:-1] == captured["tools"]  # every other tool as it was
+    assert (
+        json.dumps(listed["tools"][-1], ensure_ascii=False) == (HOOK_TOOL / f"{mode}.json").read_text("utf-8").strip()
+    )
+    assert {k: v for k, v in listed.items() if k != "tools"} == {k: v for k, v in captured.items() if k != "tools"}

@@ -245,9 +245,16 @@ def _session_id(payload: Mapping[str, Any]) -> str | None:
 
 
 def handle(
-    options: Options, payload: Mapping[str, Any], environ: Mapping[str, str], ask: Asker, say: Logger = log
+    options: Options,
+    payload: Mapping[str, Any],
+    environ: Mapping[str, str],
+    ask: Asker,
+    say: Logger = log,
+    caller: tuple[str, str | None] | None = None,
 ) -> dict[str, Any] | None:
-    """The JSON to print for this event, or None to print nothing. `ask` answers a question."""
+    """The JSON to print for this event, or None to print nothing. `ask` answers a question;
+    `caller` (tenant, conversation) is the serving process's own when it answers (server/hooks/tool.py),
+    else they are read as for serve-stdio (caller_of)."""
     from mcp_memory.server.hooks import state as hook_state
 
     event = options.event
@@ -257,7 +264,7 @@ def handle(
     if event in ("Stop", "PreCompact"):
         if not settings.capture or session_id is None:
             return None
-        tenant, _ = caller_of(options, payload, environ)
+        tenant, _ = caller or caller_of(options, payload, environ)
         with hook_state.session(folder.state_path(tenant, environ), session_id) as state:
             if event == "PreCompact":  # a long session: the next stop asks, whatever its prompt count
                 state.compacted = True
@@ -274,7 +281,7 @@ def handle(
         call = tool_call(event, payload, settings.tools)
         if call is None:
             return None
-    tenant, conversation = caller_of(options, payload, environ)
+    tenant, conversation = caller or caller_of(options, payload, environ)
     if session_id is not None:
         state_file = folder.state_path(tenant, environ)
     shown: frozenset[str] = frozenset()

@@ -97,6 +97,11 @@ class HookSocket:
             folder.unmark_starting(early)
 
     @property
+    def warm(self) -> bool:
+        """The model is loaded (or its load was tried)."""
+        return self._warm
+
+    @property
     def listening(self) -> bool:
         return self._server is not None
 

@@ -218,17 +218,24 @@ class ToolLayer:
 
 
 def build_tool_layer(
-    settings: Settings, service: MemoryService, log: JsonLog, *, retriever: Any = None, terms: Terms = TOOL_TERMS
+    settings: Settings,
+    service: MemoryService,
+    log: JsonLog,
+    *,
+    retriever: Any = None,
+    terms: Terms = TOOL_TERMS,
+    extra: Sequence[ToolSpec] = (),
 ) -> ToolLayer:
     """The tools this deployment offers, for every transport alike: the five memory
     tools, then search_docs when KNOWLEDGE_BASE_ID is set (absent otherwise: neither
-    listed nor callable). Close the layer (`await layer.close()`) before the service.
+    listed nor callable), then a runner's `extra` tools (serve-stdio's hook tool).
+    Close the layer (`await layer.close()`) before the service.
 
     `retriever` replaces the Bedrock Knowledge Base retriever (tests). boto3 is not
     imported here, only checked for: the client is made on the first search.
     """
     if not settings.store.knowledge_base_id:
-        return ToolLayer(service, log, terms=terms)
+        return ToolLayer(service, log, terms=terms, extra=extra)
     from mcp_memory.server.protocol import search_docs as docs
 
     if retriever is None:
@@ -236,4 +243,5 @@ def build_tool_layer(
 
         require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
         retriever = docs.DocsRetriever(settings.store.knowledge_base_id, settings.store.aws_region)
-    return ToolLayer(service, log, extra=[docs.search_docs_tool(retriever)], resources=[retriever], terms=terms)
+    tools = [docs.search_docs_tool(retriever), *extra]
+    return ToolLayer(service, log, extra=tools, resources=[retriever], terms=terms)

@@ -107,12 +107,15 @@ class StdioProcess:
         except ImportError as exc:
             raise StartupError(f"the MCP SDK cannot be imported ({exc}): reinstall mcp-memory") from None
 
+        from mcp_memory.server.hooks.tool import hook_tool
         from mcp_memory.server.protocol.catalogue import STDIO_TERMS
         from mcp_memory.server.runners.stdio_transport import stdio_transport
 
         settings, caller = self.settings, self.caller
         service.start(settings.counters.stats_flush_ms)
-        self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS)
+        # Claude Code's mcp_tool hooks ask this process directly (docs/hooks.md#hooks-as-tool-calls)
+        hook = hook_tool(self.log, lambda: self.hooks.warm)
+        self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS, extra=[hook])
         server = build_mcp_server(self.tools, lambda ctx: caller, on_ready=self.warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
         for line in (
