@@ -96,6 +96,7 @@ async def open_service(
         high=settings.recall.recall_high_similarity,
         log=log,
         retrieval=settings.recall.recall_retrieval,
+        scale=settings.recall.agnostic_scale,
     )
 
 

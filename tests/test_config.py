@@ -465,6 +465,19 @@ def test_a_high_similarity_below_the_floor_or_above_one_is_refused(raw: str) -> 
     assert f'"{raw}"' in message
 
 
+def test_a_cosine_spread_gives_the_agnostic_model_its_scale_from_the_floor() -> None:
+    assert load(EMBEDDING_PROVIDER="fake").recall.agnostic_scale is None
+    read = load(EMBEDDING_PROVIDER="fake", RECALL_MIN_SIMILARITY="0.3", RECALL_COSINE_SPREAD="0.12").recall
+    assert read.recall_cosine_spread == 0.12 and read.agnostic_scale == (0.3, 0.42)
+
+
+@pytest.mark.parametrize("raw", ["0", "-0.1", "1.5", "wide"])
+def test_a_cosine_spread_outside_zero_to_one_is_refused_naming_it(raw: str) -> None:
+    assert (
+        refusal(RECALL_COSINE_SPREAD=raw) == f'RECALL_COSINE_SPREAD must be greater than 0 and at most 1, got "{raw}"'
+    )
+
+
 def test_recall_retrieval_is_hybrid_unless_set() -> None:
     assert load().recall.recall_retrieval == "hybrid"
     assert load(RECALL_RETRIEVAL="dense").recall.recall_retrieval == "dense"

@@ -22,9 +22,9 @@ questions; the built-in calibration set is all test):
 - HIGH: its precision, and the share of the right top results it labels (coverage).
 
 `--held-out` asks every question a third time, in the same run, with the embedder-agnostic model
-(bench/quality/judgment_fit.py `stacked`) fitted WITHOUT this embedder's feature table and reading
-cosines on this embedder's own floor and HIGH mark: what an embedder no model was fitted for gets
-once its operator has measured them (leave one embedder out). Its row is printed as "held out",
+(bench/quality/judgment_fit.py `agnostic`) fitted WITHOUT this embedder's feature table and reading
+cosines on the spread `calibrate --builtin` measures for this embedder: what an embedder no model
+was fitted for gets once its operator has set RECALL_COSINE_SPREAD (leave one embedder out). Its row is printed as "held out",
 beside the embedder's own model ("after") and no model ("before", the rule-based label, whose
 AUROC is that of its label: HIGH above MEDIUM above nothing).
 """
@@ -125,19 +125,27 @@ def measure(rows: list[tuple[jd.Asked, jd.Asked]]) -> dict:
     return out
 
 
-def held_out_model(provider: str):
-    """The embedder-agnostic model fitted on every other embedder's feature table, on `provider`'s
-    calibrated floor and HIGH mark (bench/quality/judgment_fit.py `agnostic`; AGNOSTIC=all: reading
-    every feature, the levels too)."""
+async def held_out_model(provider: str, embedder):
+    """The embedder-agnostic model fitted on every other local model's feature table
+    (bench/quality/judgment_fit.py `agnostic`), on `provider`'s calibrated floor and the spread
+    `calibrate --builtin` measures for it with `embedder`: what an operator of an embedder with no
+    model of its own sets. AGNOSTIC=all: the model reading every feature instead, fitted on the
+    other tables as they are, on `provider`'s calibrated floor and HIGH mark."""
     from bench.quality import judgment_fit as jf
     from mcp_memory.core import judgment
+    from mcp_memory.core.calibration.calibrate import builtin_cases, calibrate
     from mcp_memory.embedders import PROVIDERS
+    from mcp_memory.stores.in_memory import InMemoryVectorStore
 
-    others = [jf.load_table(p) for p in jf.PROVIDERS if p != provider]
-    left_out = () if os.environ.get("AGNOSTIC") == "all" else jf.LEVELS
-    scale = PROVIDERS[provider].calibrated
-    assert scale is not None, "leaving out an embedder needs its measured floor and HIGH mark"
-    return judgment.model_from("held-out", scale, jf.agnostic(others, left_out))
+    others = {p: jf.load_table(p) for p in jf.PROVIDERS if p != provider}
+    floor, high = PROVIDERS[provider].calibrated or (0.1, 0.3)
+    if os.environ.get("AGNOSTIC") == "all":
+        return judgment.model_from("held-out", (floor, high), jf.fit(jf.stacked(list(others.values()))))
+    report = await calibrate(embedder, builtin_cases(), floor=floor, high=high, scratch=InMemoryVectorStore())
+    spread = report.spread
+    assert spread is not None, "calibrate --builtin measured no spread"
+    print(f"{provider}: calibrate --builtin measures RECALL_COSINE_SPREAD={spread:g}", file=sys.stderr)
+    return judgment.model_from("held-out", (floor, floor + spread), jf.agnostic(others))
 
 
 def _r(x: float | None) -> float | None:
@@ -152,7 +160,7 @@ async def run(provider: str, half: str, names: Sequence[str] | None = None, held
     vectors = jd.Vectors(provider, embedder)
     grouped: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
     third: dict[str, list[tuple[jd.Asked, jd.Asked]]] = defaultdict(list)
-    agnostic = held_out_model(provider) if held_out else None
+    agnostic = await held_out_model(provider, jd.CachedEmbedder(embedder, vectors)) if held_out else None
     try:
         for devset in jd.dev_sets(names):
             devset.questions = [q for q in devset.questions if half == "all" or q.half == half]

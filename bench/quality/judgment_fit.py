@@ -28,9 +28,12 @@ Then, deterministically (Newton's method from zeros, a fixed number of steps, nu
   that tells at most 1 % of the questions with a gold memory among their first five that
   nothing answers them.
 
-`stacked` puts several embedders' tables one after another (each reads cosines on its own
-scale): what `judgment_eval --held-out` fits an embedder-agnostic model on, leaving one embedder
-out (bench/RESULTS.md, "A probability for an embedder with no model of its own").
+The **embedder-agnostic** model (`generic` in the file, `agnostic`) is the same fit over every
+local model's table at once, each read on its own spread (SPREADS, what `calibrate --builtin`
+measures) and without what one embedder's scale does not carry to another's (LEVELS): what an
+embedder with no model of its own reads on the spread its operator measured (core/judgment.py
+`generic_model`). `judgment_eval --held-out` fits it leaving one local model out and measures it
+on that one (bench/RESULTS.md, "A probability for an embedder with no model of its own").
 """
 
 from __future__ import annotations
@@ -174,16 +177,29 @@ LEVELS = (
     "cosine_read",
     "crowd",
 )
+#: What it reads in units of the scale's width: there, the width is the embedder's spread.
+WIDTHS = ("relevance_lead", "cosine_lead", "cosine_lead_read")
+#: Each local model's spread, what `mcp-memory calibrate --builtin` prints as RECALL_COSINE_SPREAD
+#: (the median cosine of a right answer less that of an absent question's nearest memory).
+SPREADS = {"local": 0.283, "local-multilingual": 0.118}
 
 
-def agnostic(tables: Sequence[dict[str, np.ndarray]], left_out: Sequence[str] = LEVELS) -> dict:
-    """The embedder-agnostic model's entry: `fit` over the tables stacked, the features `left_out`
-    read as 0 (so their weights are 0)."""
-    data = stacked(tables)
+def on_spread(data: dict[str, np.ndarray], spread: float) -> dict[str, np.ndarray]:
+    """A feature table as the embedder-agnostic model reads it: LEVELS read as 0 (so their weights
+    are 0), WIDTHS on the scale (floor, floor + spread) instead of the one it was asked on."""
+    floor, high = (float(v) for v in data["scale"])
     x = data["x"].copy()
-    for name in left_out:
+    for name in LEVELS:
         x[:, judgment.FEATURES.index(name)] = 0.0
-    return fit({**data, "x": x})
+    for name in WIDTHS:
+        x[:, judgment.FEATURES.index(name)] *= (high - floor) / spread
+    return {**data, "x": x, "scale": np.asarray((floor, floor + spread))}
+
+
+def agnostic(tables: dict[str, dict[str, np.ndarray]]) -> dict:
+    """The embedder-agnostic model's entry: `fit` over the tables (by provider) stacked, each read
+    on its spread (`on_spread`); no scale (the embedder's own is read at run time)."""
+    return fit(stacked([on_spread(tables[p], SPREADS[p]) for p in sorted(tables)]))
 
 
 def stacked(tables: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -307,6 +323,7 @@ def weights_file(tables: dict[str, dict[str, np.ndarray]]) -> str:
         "top_features": list(judgment.TOP_FEATURES),
         "default": judgment.model_key(DEFAULT, KNOWN[DEFAULT].model),
         "models": models,
+        judgment.GENERIC: agnostic(tables),
     }
     return json.dumps(body, indent=1, sort_keys=True) + "\n"
 

@@ -143,11 +143,23 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
         ],
         "bands": _bands_json(r),
         "warnings": list(r.warnings),
-        "environment": {
-            "RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}",
-            "RECALL_HIGH_SIMILARITY": f"{r.high.high:g}",
-        },
+        "spread": r.spread,
+        "environment": _environment(r),
     }
+
+
+def _environment(r: CalibrationReport) -> dict[str, str]:
+    """What to set: the suggested floor and HIGH mark, and, for an embedder recall reads the
+    embedder-agnostic model for, the spread it reads cosines on."""
+    out = {"RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}", "RECALL_HIGH_SIMILARITY": f"{r.high.high:g}"}
+    if _agnostic(r) and r.spread is not None:
+        out["RECALL_COSINE_SPREAD"] = f"{r.spread:g}"
+    return out
+
+
+def _agnostic(r: CalibrationReport) -> bool:
+    """Whether the bands are the embedder-agnostic model's (an embedder with no model of its own)."""
+    return r.reliability is not None and r.reliability.scale is not None
 
 
 def _bands_json(r: CalibrationReport) -> dict[str, Any] | None:
@@ -157,6 +169,7 @@ def _bands_json(r: CalibrationReport) -> dict[str, Any] | None:
     starts = {"high": rel.bands.high, "medium": rel.bands.medium, "low": rel.bands.floor, "none": 0.0}
     return {
         "model": rel.model,
+        "scale": [round(v, 4) for v in rel.scale] if rel.scale is not None else None,
         "rows": [
             {"band": row.band, "from": starts[row.band], "right": row.right, "wrong": row.wrong, "absent": row.absent}
             for row in rel.rows
@@ -186,7 +199,10 @@ def _print_bands(console: Any, r: CalibrationReport) -> None:
         return
     b = rel.bands
     starts = {"high": f"≥ {b.high:g}", "medium": f"{b.medium:g}–{b.high:g}", "low": f"{b.floor:g}–{b.medium:g}"}
-    table = Table(title=f"what recall answers, by the band of its probability ({rel.model})", title_justify="left")
+    model = rel.model
+    if rel.scale is not None:
+        model = f"the embedder-agnostic model, on the suggested floor and RECALL_COSINE_SPREAD={r.spread:g}"
+    table = Table(title=f"what recall answers, by the band of its probability ({model})", title_justify="left")
     table.add_column("band")
     table.add_column("probability", no_wrap=True)
     for name in ("its answer on top", "another on top", "absent"):
@@ -209,6 +225,16 @@ def _print_bands(console: Any, r: CalibrationReport) -> None:
         "these bands; the HIGH mark above applies without a model (dense or keyword retrieval).",
         markup=False,
     )
+    if rel.scale is not None:
+        console.print(
+            Text(
+                "This embedder has no relevance model of its own. To have recall label by these bands, give a "
+                f"probability and say when nothing stored answers, set RECALL_MIN_SIMILARITY={r.floor.floor:g} "
+                f"and RECALL_COSINE_SPREAD={r.spread:g} (above: Suggested); without RECALL_COSINE_SPREAD it labels "
+                "by the marks alone (docs/recall.md#an-embedder-without-a-model-of-its-own).",
+                style="yellow",
+            )
+        )
 
 
 def _histogram(r: CalibrationReport) -> list[cs.Bin]:
@@ -288,6 +314,12 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
     console.print(f"  measured on {scoring(r)}", markup=False)
     console.print(f"  RECALL_MIN_SIMILARITY={r.floor.floor:g}   rule: {r.floor.rule}", markup=False)
     console.print(f"  RECALL_HIGH_SIMILARITY={r.high.high:g}   rule: {r.high.rule}", markup=False)
+    if _agnostic(r):
+        console.print(
+            f"  RECALL_COSINE_SPREAD={r.spread:g}   rule: the median cosine of a correct answer less that of an "
+            "absent question's nearest memory (the scale the embedder-agnostic relevance model reads)",
+            markup=False,
+        )
 
     n_c, n_a = len(r.correct), len(r.absent)
     now, suggested = r.current(), r.labelled_high(r.high.high)

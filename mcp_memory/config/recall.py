@@ -3,6 +3,8 @@
 A model we ship has a floor and HIGH mark measured by `mcp-memory calibrate --builtin`
 (docs/calibration.md); other providers default to DEFAULT_FLOOR and the HIGH rule of
 docs/recall.md#confidence: their model is the deployment's choice, and only it can measure it.
+RECALL_COSINE_SPREAD, measured by `calibrate` too, gives such an embedder a probability: the
+embedder-agnostic relevance model reads its cosines on it (docs/recall.md#an-embedder-without-a-model-of-its-own).
 """
 
 from __future__ import annotations
@@ -32,6 +34,17 @@ class RecallSection:
     recall_high_similarity: float = _LOCAL[1]
     #: RECALL_RETRIEVAL: "hybrid" (the default), "dense" or "keyword" (docs/recall.md).
     recall_retrieval: Retrieval = "hybrid"
+    #: RECALL_COSINE_SPREAD: how far a right answer's cosine stands above an unrelated memory's for
+    #: this embedder (`calibrate` measures it); an embedder with no relevance model of its own
+    #: reads the embedder-agnostic one on it, without it the rule-based label.
+    recall_cosine_spread: float | None = None
+
+    @property
+    def agnostic_scale(self) -> tuple[float, float] | None:
+        """The scale the embedder-agnostic model reads cosines on, (floor, floor + spread), or
+        None without a spread (core/judgment.py `generic_model`)."""
+        spread = self.recall_cosine_spread
+        return None if spread is None else (self.recall_min_similarity, self.recall_min_similarity + spread)
 
 
 def relevance(env: Env, provider: str) -> dict[str, Any]:
@@ -40,7 +53,12 @@ def relevance(env: Env, provider: str) -> dict[str, Any]:
     floor_set = env.raw("RECALL_MIN_SIMILARITY") is not None
     floor = env.ratio("RECALL_MIN_SIMILARITY", calibrated[0] if calibrated else DEFAULT_FLOOR)
     fallback = calibrated[1] if calibrated and not floor_set else default_high_similarity(floor)
-    return {"recall_min_similarity": floor, "recall_high_similarity": _high(env, floor, fallback)}
+    spread = env.ratio("RECALL_COSINE_SPREAD", 1.0) if env.raw("RECALL_COSINE_SPREAD") is not None else None
+    return {
+        "recall_min_similarity": floor,
+        "recall_high_similarity": _high(env, floor, fallback),
+        "recall_cosine_spread": spread,
+    }
 
 
 def retrieval(env: Env) -> dict[str, Any]:

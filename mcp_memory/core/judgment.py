@@ -21,8 +21,12 @@ logistic models per embedder:
 HIGH / MEDIUM / LOW are bands of that probability, chosen per embedder on the fit halves of the
 dev sets (`Bands`); below the floor nothing stored answers the question. Cosines are read on the
 embedder's own scale: `(cosine − floor) / (high − floor)` with the floor and HIGH mark the model
-was fitted with. An embedder with no model of its own gets none (`load_model`): recall keeps the
-rule-based label for it.
+was fitted with. An embedder with no model of its own (OpenAI-compatible, Bedrock) reads the
+embedder-agnostic model (`generic_model`), fitted on every local model's tables at once without
+what one embedder's scale does not carry to another's (how close a candidate is in absolute
+terms), on the spread its operator measured with `mcp-memory calibrate` (RECALL_COSINE_SPREAD);
+until that is set it gets none and recall keeps the rule-based label
+(docs/recall.md#an-embedder-without-a-model-of-its-own).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ if TYPE_CHECKING:  # numpy loads with the first vector
 __all__ = [
     "ASPECTS",
     "FEATURES",
+    "GENERIC",
     "SECOND_LOOK",
     "TOP_FEATURES",
     "Bands",
@@ -56,6 +61,7 @@ __all__ = [
     "Model",
     "Reason",
     "features",
+    "generic_model",
     "load_model",
     "model_for",
 ]
@@ -66,6 +72,8 @@ SECOND_LOOK = 50
 LONG_QUERY = 20
 #: Where the weights live, inside the package.
 WEIGHTS = "judgment.json"
+#: The embedder-agnostic model's name in the weights file (and its Model.key).
+GENERIC = "generic"
 
 #: What the ranker reads of each candidate, in its order in the weights file.
 FEATURES = (
@@ -463,9 +471,27 @@ def model_key(provider: str, model: str) -> str:
     return f"{provider}/{model}"
 
 
-def model_for(embedder: object) -> Model | None:
-    """The model fitted for this embedder (its `provider` and `model`), or None (load_model)."""
-    return load_model(model_key(getattr(embedder, "provider", ""), getattr(embedder, "model", "")))
+def model_for(embedder: object, scale: tuple[float, float] | None = None) -> Model | None:
+    """The model fitted for this embedder (its `provider` and `model`); for an embedder without
+    one, the embedder-agnostic model on `scale` (`generic_model`); None when neither (recall
+    keeps the rule-based label)."""
+    own = load_model(model_key(getattr(embedder, "provider", ""), getattr(embedder, "model", "")))
+    if own is not None or scale is None:
+        return own
+    return generic_model(scale)
+
+
+def generic_model(scale: tuple[float, float]) -> Model | None:
+    """The embedder-agnostic model reading cosines on `scale`: (floor, floor + the embedder's
+    spread, RECALL_COSINE_SPREAD: how far a right answer's cosine typically stands above an
+    unrelated memory's, as `calibrate` measures it). None when the scale is empty. Measured on an
+    embedder left out of its fit: bench/RESULTS.md, "A probability for an embedder with no model
+    of its own"."""
+    floor, high = float(scale[0]), float(scale[1])
+    entry = _weights().get(GENERIC)
+    if entry is None or not high > floor:
+        return None
+    return model_from(GENERIC, (floor, high), entry)
 
 
 def load_model(key: str) -> Model | None:

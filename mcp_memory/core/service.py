@@ -267,6 +267,7 @@ class MemoryService:
         new_id: Callable[[float], str] = ulid,
         log: JsonLog | None = None,
         retrieval: Retrieval = "hybrid",
+        scale: tuple[float, float] | None = None,
     ) -> None:
         if not 0 < floor <= 1:
             raise ValueError("floor must be in (0, 1]")
@@ -278,9 +279,10 @@ class MemoryService:
         self.counters = counters
         self.floor = floor
         self.high = ranking.default_high_similarity(floor) if high is None else high
-        #: The second stage's relevance model for this embedder (core/judgment.py); None for an
-        #: embedder no model was fitted for (the rule-based label then).
-        self.judge: judgment.Model | None = judgment.model_for(embedder)
+        #: The second stage's relevance model for this embedder (core/judgment.py): its own, else
+        #: the embedder-agnostic one on `scale` (RecallSection.agnostic_scale); None for an embedder
+        #: with neither (the rule-based label then).
+        self.judge: judgment.Model | None = judgment.model_for(embedder, scale)
         self.clock = clock
         self.new_id = new_id
         self.log = log or NullLog()

@@ -118,8 +118,10 @@ def test_calibrate_reports_overlapping_clusters(cli, tmp_path: Path) -> None:
     readable = cli("calibrate", "--cases", str(cases))
     assert readable.returncode == 0
     assert "warning: The clusters overlap" in readable.stdout
-    assert "No relevance model for this embedder: recall labels its answers by the marks above" in readable.stdout
+    assert "This embedder has no relevance model of its own." in readable.stdout
     assert f"RECALL_MIN_SIMILARITY={report['suggested']['floor']:g}" in readable.stdout
+    dense = cli("calibrate", "--cases", str(cases), RECALL_RETRIEVAL="dense")
+    assert "No relevance model under this retrieval: recall labels its answers by the marks above" in dense.stdout
 
 
 def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> None:
@@ -144,9 +146,14 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "relevance",
         "scoring",
         "bands",
+        "spread",
     }
     assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
-    assert report["bands"] is None  # no relevance model was fitted for the fake embedder
+    # no relevance model was fitted for the fake embedder: the embedder-agnostic one's bands, on
+    # the suggested floor and the measured spread
+    assert report["bands"]["model"] == "generic"
+    floor = report["suggested"]["floor"]
+    assert report["bands"]["scale"] == pytest.approx([floor, floor + report["spread"]])
     assert report["counts"] == {"facts": 2, "questions": 4, "absent": 3, "reworded": 0, "typos": 0}
     assert set(report["clusters"]) == {"correct", "nearestOther", "absent", "reworded", "typo"}
     assert report["clusters"]["reworded"] is None and set(report["clusters"]["correct"]) == {
@@ -174,6 +181,7 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
     assert report["environment"] == {
         "RECALL_MIN_SIMILARITY": f"{report['suggested']['floor']:g}",
         "RECALL_HIGH_SIMILARITY": f"{report['suggested']['high']:g}",
+        "RECALL_COSINE_SPREAD": f"{report['spread']:g}",
     }
     assert set(report["relevance"]) == {"correct", "nearestOther", "absent"}
     assert report["scoring"] == {
@@ -182,6 +190,48 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "reads": "relevance = cosine + 0.6 × keyword (RECALL_RETRIEVAL=hybrid; the weight is compiled in)",
     }
     assert set(report["lowestCorrect"][0]) == {"cosine", "relevance", "question", "memory"}
+
+
+def test_calibrate_tells_an_embedder_without_a_model_what_to_set_and_recall_then_gives_a_probability(
+    cli, tmp_path: Path
+) -> None:
+    """An embedder no model was fitted for (OpenAI-compatible, Bedrock; here the fake one): calibrate
+    measures its spread and says to set it; set, recall labels by the embedder-agnostic model's
+    bands and says when nothing stored answers; unset, recall keeps the rule-based label."""
+    import statistics
+
+    cases = write_cases(tmp_path / "cases.jsonl", FACTS, ABSENT)
+    view = cli("calibrate", "--cases", str(cases))
+    report = json.loads(cli("calibrate", "--cases", str(cases), "--json").stdout)
+    correct, absent = clusters(FACTS, ABSENT)
+    spread = round(statistics.median(correct) - statistics.median(absent), 3)
+    assert spread > 0 and report["spread"] == spread
+    floor = report["suggested"]["floor"]
+    assert f"  RECALL_COSINE_SPREAD={spread:g}   rule: the median cosine of a correct answer less" in view.stdout
+    assert (
+        "what recall answers, by the band of its probability (the embedder-agnostic model, on the suggested "
+        f"floor and RECALL_COSINE_SPREAD={spread:g})"
+    ) in view.stdout
+    said = " ".join(view.stdout.split())  # the console wraps long lines
+    assert (
+        "This embedder has no relevance model of its own. To have recall label by these bands, give a probability "
+        f"and say when nothing stored answers, set RECALL_MIN_SIMILARITY={floor:g} and RECALL_COSINE_SPREAD={spread:g}"
+    ) in said
+    rows = {row["band"]: row for row in report["bands"]["rows"]}
+    assert sum(r["right"] + r["wrong"] for r in rows.values()) == 4 and sum(r["absent"] for r in rows.values()) == 3
+
+    fact = next(iter(FACTS))
+    assert cli("remember", fact, MEMORY_TENANT="acme").returncode == 0
+    assert cli("remember", "kilo lima mike november oscar papa quebec", MEMORY_TENANT="acme").returncode == 0
+    question = FACTS[fact][0]
+    measured = {"MEMORY_TENANT": "acme", **report["environment"]}
+    asked = json.loads(cli("recall", question, "--json", **measured).stdout)
+    assert asked["confidence"] in {"high", "medium", "low"} and asked["results"][0]["content"] == fact
+    assert 0 < asked["results"][1]["probability"] < asked["probability"] == asked["results"][0]["probability"] <= 1
+    unrelated = cli("recall", ABSENT[0], **measured)
+    assert "NOTHING STORED ANSWERS THIS" in unrelated.stdout
+    unset = json.loads(cli("recall", question, "--json", MEMORY_TENANT="acme").stdout)
+    assert unset["confidence"] in {"high", "medium"} and unset.get("probability") is None
 
 
 IDENTIFIERS = {
@@ -205,7 +255,9 @@ def test_calibrate_suggests_the_settings_the_fused_scoring_reads(cli, tmp_path: 
     }
     for name, report in as_json.items():
         suggested = report["environment"]
-        assert set(suggested) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"}
+        # the spread is what the relevance model reads, and only hybrid retrieval has one
+        spread = {"RECALL_COSINE_SPREAD"} if name == "hybrid" else set()
+        assert set(suggested) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"} | spread
         view = hybrid.stdout if name == "hybrid" else dense.stdout
         assert f"RECALL_MIN_SIMILARITY={suggested['RECALL_MIN_SIMILARITY']}" in view
         assert f"RECALL_HIGH_SIMILARITY={suggested['RECALL_HIGH_SIMILARITY']}" in view
@@ -299,8 +351,13 @@ def test_calibrate_builtin_with_the_local_model_counts_each_band_of_the_probabil
     high = rows["high"]
     assert high["right"] >= 9 * (high["wrong"] + high["absent"]) and rows["none"]["right"] == 0
 
+    # the local model reads its own model: nothing more to set
+    assert set(report["environment"]) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"}
+    assert bands["scale"] is None
+
     view = cli("calibrate", "--builtin", EMBEDDING_PROVIDER="local").stdout
     assert "what recall answers, by the band of its probability (local/all-MiniLM-L6-v2)" in view
+    assert "RECALL_COSINE_SPREAD" not in view
     absent = report["counts"]["absent"]
     said = rows["none"]["absent"]
     assert f"Nothing stored answers: said of {said} of {absent} absent questions and of 0 of" in view

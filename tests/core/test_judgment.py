@@ -21,8 +21,47 @@ def test_a_higher_probability_is_never_a_lower_band() -> None:
         assert labels == sorted(labels) and labels[0] == 0 and labels[-1] == 3
 
 
-def test_an_embedder_without_a_fitted_model_gets_no_probability() -> None:
+def test_an_embedder_without_a_fitted_model_gets_none_of_its_own() -> None:
     assert judgment.load_model("openai/text-embedding-3-small") is None
+
+
+class _Embedder:
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider, self.model = provider, model
+
+
+def test_an_embedder_without_a_model_reads_the_agnostic_one_on_its_spread_and_only_then() -> None:
+    openai = _Embedder("openai", "text-embedding-3-small")
+    assert judgment.model_for(openai) is None  # no spread measured: the rule-based label
+    model = judgment.model_for(openai, (0.3, 0.3 + 0.12))
+    assert model is not None and model.key == judgment.GENERIC and model.scale == (0.3, 0.42)
+    assert judgment.generic_model((0.3, 0.3)) is None  # an empty scale reads nothing
+    # a local model keeps its own, whatever scale is given
+    own = judgment.model_for(_Embedder("local", "all-MiniLM-L6-v2"), (0.3, 0.42))
+    assert own is not None and own.key == "local/all-MiniLM-L6-v2" and own.scale == (0.2, 0.6)
+
+
+def test_the_agnostic_models_bands_are_monotone_and_it_reads_no_absolute_closeness() -> None:
+    from bench.quality import judgment_fit as jf
+
+    model = judgment.generic_model((0.3, 0.42))
+    assert model is not None
+    order = {"none": 0, "low": 1, "medium": 2, "high": 3}
+    bands = model.bands
+    assert 0 < bands.floor <= bands.medium <= bands.high < 1
+    labels = [order[bands.label(p)] for p in np.linspace(0, 1, 1001)]
+    assert labels == sorted(labels) and labels[0] == 0 and labels[-1] == 3
+    # the levels one embedder's scale does not carry to another's weigh nothing, so moving the
+    # floor moves no probability
+    for name in jf.LEVELS:
+        assert model.ranker.weights[judgment.FEATURES.index(name)] == 0.0
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(6, len(judgment.FEATURES)))
+    held = [frozenset({str(i)}) for i in range(6)]
+    a = judgment.generic_model((0.1, 0.22)).judge_features(x, held)  # type: ignore[union-attr]
+    b = model.judge_features(x, held)
+    assert np.allclose(a.probabilities, b.probabilities) and list(a.order) == list(b.order)
+    assert (0 < b.probabilities).all() and (b.probabilities < 1).all()
 
 
 def test_the_shipped_weights_are_what_the_bench_command_refits_from_the_committed_tables() -> None:
@@ -33,6 +72,10 @@ def test_the_shipped_weights_are_what_the_bench_command_refits_from_the_committe
     shipped = json.loads(text)
     assert shipped["features"] == list(judgment.FEATURES)
     assert set(shipped["models"]) == {"local/all-MiniLM-L6-v2", "local-multilingual/multilingual-e5-small-q4"}
+    assert set(shipped[judgment.GENERIC]) == {"ranker", "calibrator", "bands", "fitted_on"}  # no scale of its own
+    assert shipped[judgment.GENERIC]["fitted_on"]["questions"] == sum(
+        m["fitted_on"]["questions"] for m in shipped["models"].values()
+    )
 
 
 def test_a_lone_candidate_reads_the_typical_gap_not_a_made_up_lead() -> None:

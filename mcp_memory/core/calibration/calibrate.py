@@ -237,10 +237,13 @@ class BandRow:
 class Reliability:
     """The reliability of the relevance model's bands on the cases (docs/recall.md#confidence)."""
 
-    #: The model's name in the weights file (`<provider>/<model>`).
+    #: The model's name in the weights file (`<provider>/<model>`, or `generic`).
     model: str
     bands: judgment.Bands
     rows: list[BandRow]
+    #: For the embedder-agnostic model (an embedder with none of its own): the scale it read
+    #: cosines on, (the suggested floor, that floor + the measured spread).
+    scale: tuple[float, float] | None = None
 
     def row(self, band: str) -> BandRow:
         return next(r for r in self.rows if r.band == band)
@@ -257,7 +260,7 @@ def _reliability(model: judgment.Model, questions: Sequence[tuple[str, bool]], a
         )
         for band in BANDS
     ]
-    return Reliability(model.key, model.bands, rows)
+    return Reliability(model.key, model.bands, rows, model.scale if model.key == judgment.GENERIC else None)
 
 
 @dataclass(frozen=True)
@@ -300,6 +303,11 @@ class CalibrationReport:
     @property
     def absent_cosines(self) -> list[float]:
         return [p.cosine for p in self.absent]
+
+    @property
+    def spread(self) -> float | None:
+        """RECALL_COSINE_SPREAD for this embedder (stats.spread)."""
+        return cs.spread(self.correct_cosines, self.absent_cosines)
 
     @property
     def correct_relevance(self) -> list[float]:
@@ -542,6 +550,9 @@ async def calibrate(
     model = judgment.model_for(embedder) if mode.fused else None
     judged_questions: list[tuple[str, bool]] = []
     judged_absent: list[str] = []
+    # an embedder with no model of its own: each question as asked, judged once the floor and the
+    # spread are measured, by the embedder-agnostic model on them (what recall reads once they are set)
+    later: list[tuple[str, _Answer, str | None]] | None = [] if mode.fused and model is None else None
     if cases.by_id:
         if vectors is None or tenant is None:
             raise ValueError("calibrating on stored memories needs the vector store and the tenant")
@@ -578,6 +589,8 @@ async def calibrate(
                 asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
                 if asked.judged is not None:
                     judged_questions.append((asked.judged.band, asked.judged.top == memories[i].id))
+                if later is not None:
+                    later.append((question, asked, memories[i].id))
                 relevance = _relevance(memories[i], cosine, asked, mode)
                 answered = bool(asked.results) and asked.results[0].memory.id == memories[i].id
                 correct.append(Pair(cosine, question, memories[i].content, relevance, asked.reach if answered else 0.0))
@@ -594,6 +607,8 @@ async def calibrate(
             asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
             if asked.judged is not None:
                 judged_absent.append(asked.judged.band)
+            if later is not None:
+                later.append((question, asked, None))
             if asked.scored:
                 nearest = max(c.similarity for c in asked.scored)
                 top = asked.scored[0]
@@ -606,6 +621,21 @@ async def calibrate(
     c = [p.score for p in correct]
     a = [p.score for p in absent]
     floor_suggestion = cs.suggest_floor(c, a)
+    spread = cs.spread([p.cosine for p in correct], [p.cosine for p in absent])
+    if later is not None and spread is not None:
+        suggested = floor_suggestion.floor
+        model = judgment.generic_model((suggested, suggested + spread))
+        for question, asked, answer in later if model is not None else ():
+            assert model is not None
+            judged = (
+                _judgment(model, mode, question, asked.terms, asked.found, asked.readable, asked.scored, suggested, at)
+                if asked.scored
+                else Judgment(0.0, "none", None)
+            )
+            if answer is None:
+                judged_absent.append(judged.band)
+            else:
+                judged_questions.append((judged.band, judged.top == answer))
     report = CalibrationReport(
         embedder=describe(embedder),
         source=cases.source,

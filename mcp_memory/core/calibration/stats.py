@@ -62,6 +62,17 @@ def summarise(values: Sequence[float]) -> Summary | None:
     return Summary(len(values), min(values), statistics.median(values), max(values))
 
 
+def spread(correct: Sequence[float], absent: Sequence[float]) -> float | None:
+    """How far the median cosine of a right answer stands above that of an absent question's
+    nearest memory, to 3 decimals: the width the embedder-agnostic relevance model reads cosines
+    on (RECALL_COSINE_SPREAD, docs/recall.md#an-embedder-without-a-model-of-its-own). None
+    without both kinds of case, or when it is not above 0."""
+    if not correct or not absent:
+        return None
+    value = round(statistics.median(correct) - statistics.median(absent), 3)
+    return value if value > 0 else None
+
+
 def drops(correct: Sequence[float], floor: float) -> int:
     """Correct answers a floor drops: those with a cosine below it."""
     return sum(1 for c in correct if c < floor)
