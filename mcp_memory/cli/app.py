@@ -75,10 +75,10 @@ def serve_http(
         _fail(f"error: {exc}", EXIT_FAILED)
 
 
-#: The events the hook answers (server/hooks/events.py EVENTS, which a test ties this to): written
-#: out here so that `hook --help` lists them without importing the hooks.
+#: The events the hook answers and whose payloads it reads: declared here only. The hook process
+#: reads its command line by cli/hooks/__init__.py's table, written from this declaration
+#: (`python -m mcp_memory.cli.quick_table`; tests/cli/test_quick_options.py fails while it is stale).
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure", "PreCompact", "Stop"]
-#: Whose payloads the hook reads (cli/hooks/command.py CLIENTS, tied by a test).
 HookClient = Literal["claude-code", "codex"]
 
 

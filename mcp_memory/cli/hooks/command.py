@@ -20,12 +20,12 @@ import os
 import sys
 import time
 
+from mcp_memory.cli.hooks import HOOK
 from mcp_memory.server.hooks import folder
 from mcp_memory.server.hooks.events import (  # noqa: F401 - the names the hook's tests and entry points read here
     CAPTURE_AFTER_PROMPTS,
     CAPTURE_REASON,
     DEFAULT_TIMEOUT_MS,
-    EVENTS,
     STARTING_SECONDS,
     STARTING_WAIT_MS,
     HookSettings,
@@ -54,12 +54,11 @@ STDIN_BYTES_MAX = 4 * 1024 * 1024
 #: hook reads only the path or the command: it reads this much so a large file's write still parses.
 TOOL_STDIN_BYTES_MAX = 32 * 1024 * 1024
 
-USAGE = (
-    "usage: mcp-memory hook {SessionStart,UserPromptSubmit,PreToolUse,PostToolUseFailure,PreCompact,Stop} "
-    "[--tenant T] [--conversation C] [--conversation-from-session] [--client {claude-code,codex}]"
-)
-#: Whose payloads `--client` names (docs/hooks.md#codex); cli/app.py HookClient is tied to it by a test.
-CLIENTS = ("claude-code", "codex")
+#: The events the hook answers, whose payloads `--client` names (docs/hooks.md#codex), and the line
+#: a refused command line is logged with: cli/app.py's declaration of `hook`, read from its table (cli/hooks/__init__.py).
+EVENTS: tuple[str, ...] = tuple(HOOK["choices"]["event"])
+CLIENTS: tuple[str, ...] = tuple(HOOK["choices"]["client"])
+USAGE: str = HOOK["usage"]
 
 
 class Usage(Exception):
@@ -67,35 +66,33 @@ class Usage(Exception):
 
 
 def parse(argv: Sequence[str]) -> Options:
-    """The event (before or after the options) and the options; Usage names what is wrong."""
+    """The event (before or after the options) and the options, as `hook`'s table reads them (its
+    Typer declaration, cli/hooks/__init__.py); Usage names what is wrong. An option's value comes
+    inline (`--tenant=acme`, also `-t=acme`) or as the next word; given twice, the last counts."""
+    valued, flags, (argument,), choices = HOOK["valued"], HOOK["flags"], HOOK["arguments"], HOOK["choices"]
+    given = dict(HOOK["defaults"])
     args = list(argv)
-    options = Options("")
     while args:
         arg = args.pop(0)
         name, equals, inline = arg.partition("=")
-        if name in ("--tenant", "-t", "--conversation", "-c", "--client"):
+        if name in valued:
             if not equals and not args:
                 raise Usage(f"{name} needs a value")
             value = inline if equals else args.pop(0)
-            if name in ("--tenant", "-t"):
-                options.tenant = value
-            elif name == "--client":
-                if value not in CLIENTS:
-                    raise Usage(f"--client must be one of {', '.join(CLIENTS)}")
-                options.client = value
-            else:
-                options.conversation = value
-        elif arg == "--conversation-from-session":
-            options.from_session = True
-        elif not options.event and not arg.startswith("-"):
-            options.event = arg
+            if value not in choices.get(valued[name], (value,)):
+                raise Usage(f"{name} must be one of {', '.join(choices[valued[name]])}")
+            given[valued[name]] = value
+        elif arg in flags:
+            given[flags[arg]] = True
+        elif not given[argument] and not arg.startswith("-"):
+            given[argument] = arg
         else:
             raise Usage(f"unknown option {name}")
-    if options.event not in EVENTS:
-        raise Usage(f"EVENT must be one of {', '.join(EVENTS)}")
-    if options.client == "codex" and options.event == "PostToolUseFailure":
+    if given[argument] not in choices[argument]:
+        raise Usage(f"{argument.upper()} must be one of {', '.join(choices[argument])}")
+    if given["client"] == "codex" and given[argument] == "PostToolUseFailure":
         raise Usage("Codex sends no PostToolUseFailure event")
-    return options
+    return Options(**given)
 
 
 def read_payload(stream: Any, hook: str) -> dict[str, Any]:

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     Asker = Callable[[Ask, str, Mapping[str, str], float, float | None], tuple[str | None, list[str]]]
     Logger = Callable[..., None]
 
-EVENTS = ("SessionStart", "UserPromptSubmit", *TOOL_EVENTS, "PreCompact", "Stop")
 #: MEMORY_HOOK_TIMEOUT_MS: how long the hook waits for a listening server's answer, or for its own
 #: process to open the store and answer when none listens.
 DEFAULT_TIMEOUT_MS = 1000
@@ -62,14 +61,15 @@ CAPTURE_REASON = (
 
 
 class Options:
-    """The hook's arguments (plain classes here: dataclasses and Typer cost more than the hook)."""
+    """The hook's arguments, named as cli/app.py's `hook` names its parameters (a plain class:
+    dataclasses and Typer cost more than the hook)."""
 
     def __init__(
         self,
         event: str,
         tenant: str | None = None,
         conversation: str | None = None,
-        from_session: bool = False,
+        conversation_from_session: bool = False,
         client: str = "claude-code",
     ) -> None:
         self.event = event
@@ -77,7 +77,7 @@ class Options:
         self.client = client
         self.tenant = tenant
         self.conversation = conversation
-        self.from_session = from_session
+        self.conversation_from_session = conversation_from_session
 
 
 def log(event: str, hook: str | None, **context: Any) -> None:
@@ -195,7 +195,7 @@ def caller_of(options: Options, payload: Mapping[str, Any], environ: Mapping[str
     conversation, conversation_name = options.conversation, "--conversation"
     if conversation is None:
         conversation, conversation_name = env.raw("MEMORY_CONVERSATION"), "MEMORY_CONVERSATION"
-    if options.from_session:
+    if options.conversation_from_session:
         session_id = payload.get("session_id")
         conversation = session_id if isinstance(session_id, str) else None
         conversation_name = "--conversation-from-session (the session id)"
