@@ -7,24 +7,38 @@ unknown marker is an error (--strict-markers); nothing is ever skipped."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
 FILES = ["tests/stores/test_contract.py", "tests/core/counters/test_cache.py", "tests/stores/postgres/test_postgres.py"]
 
 
+class Selected:
+    """A plugin for an inner pytest run: the node ids pytest selected, after its own `-m`."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.ids = [item.nodeid for item in session.items]
+
+
 def collect(*args: str) -> list[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args, *FILES],
-        capture_output=True,
-        text=True,
-        cwd=str(ROOT),
-        check=True,
-    )
-    return [line for line in result.stdout.splitlines() if "::" in line]
+    """What `pytest --collect-only ARGS FILES` selects, by pytest's own collection and `-m`, run
+    in this process: which tests a marker selects is no matter of a process (the run that stops
+    for a missing CLI below is one, and keeps its own)."""
+    selected = Selected()
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args, *FILES], plugins=[selected])
+    finally:
+        os.chdir(here)
+    assert code == pytest.ExitCode.OK
+    return selected.ids
 
 
 def test_deselecting_the_services_leaves_every_other_backend_and_no_postgres_or_s3_test() -> None:
@@ -60,23 +74,25 @@ def test_browser_and_claude_code_select_the_tests_that_drive_them_only() -> None
 
 
 def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_to_leave_those_out(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.support.needs import CLAUDE_CODE_VERSION
+    from tests.support import needs
 
-    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_BIN"}
-    env |= {"HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin"}
-    stopped = run_pytest(env, "tests/hooks/test_plugin.py")
-    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
-    assert "Claude Code's CLI 2.1.328" in stopped.stdout and "4 tests (marker claude_code)" in stopped.stdout
+    monkeypatch.delenv("CLAUDE_CODE_BIN", raising=False)
+    monkeypatch.setattr(needs, "CLAUDE_CODE_PREFIX", tmp_path / "claude-code")  # where .ci/run would install it
+    code = run_pytest("tests/hooks/test_plugin.py")
+    stopped = capsys.readouterr().out
+    assert code == 4, stopped
+    assert "Claude Code's CLI 2.1.328" in stopped and "4 tests (marker claude_code)" in stopped
     assert (
-        f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/claude-code @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
-        in stopped.stdout
+        f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/claude-code @anthropic-ai/claude-code@{needs.CLAUDE_CODE_VERSION}"
+        in stopped
     )
-    assert 'pytest -m "not claude_code"' in stopped.stdout
-    assert " passed" not in stopped.stdout and "skipped" not in stopped.stdout  # stopped before the first test
-    rest = run_pytest(env, "-m", "not claude_code", "tests/hooks/test_plugin.py")
-    assert rest.returncode == 0 and " passed, 4 deselected" in rest.stdout, rest.stdout + rest.stderr
+    assert 'pytest -m "not claude_code"' in stopped
+    assert " passed" not in stopped and "skipped" not in stopped  # stopped before the first test
+    code = run_pytest("-m", "not claude_code", "tests/hooks/test_plugin.py")
+    rest = capsys.readouterr().out
+    assert code == 0 and " passed, 4 deselected" in rest, rest
 
 
 def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
@@ -87,29 +103,30 @@ def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
     assert "apt-get install -y -q chromium" in run and CHROMIUM.name == "chromium"
 
 
-def run_pytest(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        capture_output=True,
-        text=True,
-        cwd=str(ROOT),
-        env=env,
-        check=False,
-    )
+def run_pytest(*args: str) -> int | pytest.ExitCode:
+    """`pytest -q ARGS` from the checkout, in this process; what it prints goes to capsys."""
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return pytest.main(["-q", "-p", "no:cacheprovider", *args])
+    finally:
+        os.chdir(here)
 
 
-def test_a_misspelt_marker_is_an_error_not_a_silently_new_marker(tmp_path: Path) -> None:
+def test_a_misspelt_marker_is_an_error_not_a_silently_new_marker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     test = tmp_path / "test_typo.py"
     test.write_text("import pytest\n\n\n@pytest.mark.postgress\ndef test_x():\n    assert True\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), str(test)],
-        capture_output=True,
-        text=True,
-        cwd=str(tmp_path),
-        check=False,
-    )
-    assert result.returncode != 0
-    assert "'postgress' not found in `markers` configuration option" in result.stdout + result.stderr
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = pytest.main(["-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), str(test)])
+    finally:
+        os.chdir(here)
+    printed = capsys.readouterr()
+    assert code != 0
+    assert "'postgress' not found in `markers` configuration option" in printed.out + printed.err
 
 
 def test_no_test_is_ever_skipped_or_expected_to_fail() -> None:
