@@ -3,7 +3,8 @@ without the second stage, how well the answer's probability separates questions 
 from those it cannot (AUROC), how true it is (expected calibration error), and each band's
 reliability.
 
-    [PROVIDER=local-multilingual] [HALF=test|fit|all] nice .venv/bin/python -m bench.quality.judgment_eval [--json] [--held-out]
+    [PROVIDER=local-multilingual] [HALF=test|fit|all] nice .venv/bin/python -m bench.quality.judgment_eval \
+        [--json] [--held-out] [--by-language]
 
 Each set is held in in-memory stores under its own ids and instants (bench/quality/judgment_data.py)
 and every question asked through the service's `recall`, cold, balanced, limit 50: once as
@@ -26,7 +27,8 @@ questions; the built-in calibration set is all test):
 cosines on the spread `calibrate --builtin` measures for this embedder: what an embedder no model
 was fitted for gets once its operator has set RECALL_COSINE_SPREAD (leave one embedder out). Its row is printed as "held out",
 beside the embedder's own model ("after") and no model ("before", the rule-based label, whose
-AUROC is that of its label: HIGH above MEDIUM above nothing).
+AUROC is that of its label: HIGH above MEDIUM above nothing). `--by-language` reports each set's
+Korean questions (any Hangul syllable) and the others apart (`project/ko`, `project/en`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -43,6 +46,8 @@ import numpy as np
 from bench.quality import judgment_data as jd
 
 BANDS = ("high", "medium", "low", "none")
+#: A question with a Hangul syllable in it counts as Korean (`--by-language`).
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def auroc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
@@ -152,7 +157,9 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-async def run(provider: str, half: str, names: Sequence[str] | None = None, held_out: bool = False) -> dict[str, dict]:
+async def run(
+    provider: str, half: str, names: Sequence[str] | None = None, held_out: bool = False, by_language: bool = False
+) -> dict[str, dict]:
     from mcp_memory.config import Settings
     from mcp_memory.embedders import open_embedder
 
@@ -171,10 +178,16 @@ async def run(provider: str, half: str, names: Sequence[str] | None = None, held
             service.judge = None
             before = await jd.ask(service, devset, candidates=False)
             name = "madial" if devset.name == "madial-removed" else devset.name
-            grouped[name] += list(zip(after, before))
+
+            def key(asked: jd.Asked, name: str = name) -> str:
+                return f"{name}/{'ko' if _HANGUL.search(asked.question.text) else 'en'}" if by_language else name
+
+            for pair in zip(after, before):
+                grouped[key(pair[0])].append(pair)
             if agnostic is not None:
                 service.judge = agnostic
-                third[name] += list(zip(await jd.ask(service, devset, candidates=False), before))
+                for pair in zip(await jd.ask(service, devset, candidates=False), before):
+                    third[key(pair[0])].append(pair)
             vectors.save()
     finally:
         await embedder.close()
@@ -187,7 +200,7 @@ async def run(provider: str, half: str, names: Sequence[str] | None = None, held
 def main(argv: Sequence[str]) -> int:
     provider = os.environ.get("PROVIDER", "local")
     half = os.environ.get("HALF", "test")
-    results = asyncio.run(run(provider, half, held_out="--held-out" in argv))
+    results = asyncio.run(run(provider, half, held_out="--held-out" in argv, by_language="--by-language" in argv))
     for name, row in results.items():
         if "--json" in argv:
             print(json.dumps({"provider": provider, "half": half, "set": name, **row}))
