@@ -179,6 +179,28 @@ LEVELS = (
 )
 #: What it reads in units of the scale's width: there, the width is the embedder's spread.
 WIDTHS = ("relevance_lead", "cosine_lead", "cosine_lead_read")
+#: What it reads as it is: no cosine in it. Every feature is in one of the three (a new feature has
+#: to be placed: tests/core/test_judgment.py).
+UNSCALED = (
+    "keyword",
+    "coverage",
+    "cosine_rank",
+    "relevance_rank",
+    "held",
+    "query_terms",
+    "readable",
+    "specific_coverage",
+    "has_specific",
+    "length",
+    "wants_number",
+    "number_held",
+    "number_missing",
+    "wants_name",
+    "name_held",
+    "largest_gap",
+    "is_question",
+    "keyword_unread",
+)
 #: Each local model's spread, what `mcp-memory calibrate --builtin` prints as RECALL_COSINE_SPREAD
 #: (the median cosine of a right answer less that of an absent question's nearest memory).
 SPREADS = {"local": 0.283, "local-multilingual": 0.118}

@@ -41,6 +41,18 @@ def test_an_embedder_without_a_model_reads_the_agnostic_one_on_its_spread_and_on
     assert own is not None and own.key == "local/all-MiniLM-L6-v2" and own.scale == (0.2, 0.6)
 
 
+def test_every_feature_is_placed_as_the_agnostic_model_reads_it() -> None:
+    """A cosine level does not carry from one embedder's scale to another's, a lead does in units of
+    the spread: a feature added to FEATURES must say which it is (bench/quality/judgment_fit.py)."""
+    from bench.quality import judgment_fit as jf
+
+    placed = [*jf.LEVELS, *jf.WIDTHS, *jf.UNSCALED]
+    assert sorted(placed) == sorted(judgment.FEATURES), (
+        "place each feature in judgment_fit.LEVELS, WIDTHS or UNSCALED: "
+        f"unplaced {sorted(set(judgment.FEATURES) - set(placed))}, unknown {sorted(set(placed) - set(judgment.FEATURES))}"
+    )
+
+
 def test_the_agnostic_models_bands_are_monotone_and_it_reads_no_absolute_closeness() -> None:
     from bench.quality import judgment_fit as jf
 
