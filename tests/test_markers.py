@@ -66,6 +66,7 @@ def test_browser_and_claude_code_select_the_tests_that_drive_them_only() -> None
     assert sorted(t.split("::")[1] for t in claude) == [
         "test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_earlier_memory",
         "test_a_prompt_unrelated_to_any_memory_brings_nothing_but_the_digest",
+        "test_a_read_of_a_file_a_memory_is_tagged_for_brings_it_through_the_mcp_tool_hook_before_the_next_turn",
         "test_claude_code_validates_the_plugin_and_the_marketplace",
         "test_one_command_installs_the_plugin_with_its_server_and_hooks_and_the_tenant_set_once",
         "test_saying_capture_false_at_install_leaves_no_option_unset",

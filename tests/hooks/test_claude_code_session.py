@@ -22,6 +22,7 @@ from tests.conftest import ROOT
 from tests.support.cli_runner import run_cli
 
 ANSWER = "Run ops/deploy.sh with --dry-run first."
+REFUND_RULE = "Partial refunds must call ledger.reverse_entry(); finance reconciles on reverse entries only"
 DEPLOY = "The deploy script lives in ops/deploy.sh and must run with --dry-run first"
 #: Unrelated notes stored after it: the digest (budget 300) shows the newest, so the deploy note
 #: can only reach the model through the prompt hook.
@@ -136,10 +137,9 @@ def tool_uses(body: dict[str, Any]) -> list[Any]:
     ]
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory, claude_code: str) -> Iterator[dict[str, str]]:
-    home = tmp_path_factory.mktemp("claude-home")
-    (home / "project").mkdir()
+def install(home: Path, claude_code: str) -> dict[str, str]:
+    """The plugin installed into a scratch HOME as the README says; the session's environment."""
+    (home / "project").mkdir(parents=True)
     bin_dir = str(Path(sys.executable).parent)  # where this environment's mcp-memory is
     env = {
         "HOME": str(home),
@@ -157,28 +157,34 @@ def installed(tmp_path_factory: pytest.TempPathFactory, claude_code: str) -> Ite
     command = [claude_code, "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=home / "project", timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory, claude_code: str) -> Iterator[dict[str, str]]:
+    env = install(tmp_path_factory.mktemp("claude-home"), claude_code)
     for content in [DEPLOY, *FILLER]:  # the earlier session
         stored = run_cli("remember", "--tenant", "acme", content, env=env)
         assert stored.returncode == 0, stored.stderr
     yield {**env, "CLAUDE_CODE_BIN": claude_code}  # session() takes it out of Claude Code's environment
 
 
-def session(env: dict[str, str], prompt: str) -> tuple[FakeMessages, str]:
+def session(env: dict[str, str], prompt: str, debug: Path | None = None) -> tuple[FakeMessages, str]:
     with FakeMessages() as fake:
         run_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{fake.port}"}
         claude = run_env.pop("CLAUDE_CODE_BIN")
         cwd = Path(env["HOME"]) / "project"
-        done = subprocess.run(
-            [claude, "-p", prompt], env=run_env, capture_output=True, text=True, cwd=cwd, timeout=SESSION_SECONDS
-        )
+        command = [claude, "-p", prompt] + (["--debug-file", str(debug)] if debug else [])
+        done = subprocess.run(command, env=run_env, capture_output=True, text=True, cwd=cwd, timeout=SESSION_SECONDS)
         assert done.returncode == 0, done.stdout + done.stderr
         return fake, done.stdout
 
 
 def test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_earlier_memory(
-    installed: dict[str, str],
+    installed: dict[str, str], tmp_path: Path
 ) -> None:
-    fake, shown = session(installed, "How do I run the deploy script?")
+    debug = tmp_path / "debug.log"
+    fake, shown = session(installed, "How do I run the deploy script?", debug)
     assert shown.strip() == ANSWER
     first = fake.turns()[0]
     seen = texts(first)
@@ -187,6 +193,58 @@ def test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_
     assert "[MEMORY] 1 memory stored earlier matches this prompt." in seen
     assert DEPLOY in seen and "quoted as data" in seen
     assert tool_uses(first) == [] and len(fake.turns()) == 1  # no tool call was needed
+    # the prompt's memory came from the plugin's mcp_tool hook, a call to serve-stdio's tool
+    log = debug.read_text(encoding="utf-8")
+    assert "mcp_tool calling plugin:mcp-memory:memory/claude_code_hook" in log
+    assert "Hook UserPromptSubmit (plugin:mcp-memory:memory/claude_code_hook) provided additionalContext" in log
+
+
+async def store_rule_under_newer_notes(env: dict[str, str]) -> None:
+    """The rule, then enough newer notes that the digest (budget 300) is full without it: it can
+    reach the model only through the tool hook."""
+    from mcp_memory.app import open_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.model import Caller
+
+    service = await open_service(Settings.from_env(env))
+    try:
+        await service.remember(Caller("acme"), REFUND_RULE, tags=["path:billing/refund.py"])
+        for n in range(1, 17):
+            note = f"Parking note {n}: visitors park in garage {n} on level {n % 4} after {n % 5 + 5} pm"
+            await service.remember(Caller("acme"), note)
+    finally:
+        await service.close()
+
+
+def test_a_read_of_a_file_a_memory_is_tagged_for_brings_it_through_the_mcp_tool_hook_before_the_next_turn(
+    tmp_path: Path, claude_code: str
+) -> None:
+    installed = {**install(tmp_path / "home", claude_code), "CLAUDE_CODE_BIN": claude_code}
+    from bench.harness.fake_model import Call, FakeModel
+    from bench.harness.fake_model import texts as request_texts
+
+    project = Path(installed["HOME"]) / "project"
+    target = project / "services" / "billing" / "refund.py"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("def refund():\n    pass\n", encoding="utf-8")
+    asyncio.run(store_rule_under_newer_notes(installed))
+    debug = tmp_path / "debug.log"
+    with FakeModel([Call("Read", {"file_path": str(target)})]) as fake:
+        run_env = {**installed, "ANTHROPIC_BASE_URL": fake.url}
+        claude = run_env.pop("CLAUDE_CODE_BIN")
+        command = [claude, "-p", "Tidy up the code", "--allowedTools", "Read", "--debug-file", str(debug)]
+        done = subprocess.run(
+            command, env=run_env, capture_output=True, text=True, cwd=project, timeout=SESSION_SECONDS
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        turns = [turn.body for turn in fake.turns]
+    assert len(turns) == 2 and REFUND_RULE not in request_texts(turns[0])  # not before the call
+    after = request_texts(turns[1])
+    assert "PreToolUse:Read hook additional context: [MEMORY] 1 memory stored earlier concerns this file." in after
+    assert REFUND_RULE in after
+    assert "Hook PreToolUse (plugin:mcp-memory:memory/claude_code_hook) provided additionalContext" in (
+        debug.read_text(encoding="utf-8")
+    )
 
 
 def test_a_prompt_unrelated_to_any_memory_brings_nothing_but_the_digest(installed: dict[str, str]) -> None:

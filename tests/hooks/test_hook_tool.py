@@ -5,6 +5,7 @@ tenant the transport's, and a model calling it gets nothing recall would not giv
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -223,3 +224,35 @@ async def test_a_state_folder_that_is_not_the_users_own_gives_an_empty_answer_an
         result = await client.call_tool(NAME, prompt_args("How do I run the deploy script?"))
     assert not result.is_error and result.content[0].text == "{}"
     assert '"event":"hook_folder_refused"' in err.getvalue() and DEPLOY not in err.getvalue()
+
+
+async def test_a_call_claude_code_gave_up_on_records_nothing_as_shown(
+    env: Env, served: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_memory.server.hooks import tool as hook_module
+    from mcp_memory.server.protocol.catalogue import TOOL_TERMS
+
+    await env.service.remember(ACME, DEPLOY)
+    real = hook_module.answer
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(service: Any, caller: Caller, question: Any) -> Any:
+        found = await real(service, caller, question)
+        entered.set()
+        await release.wait()
+        return found
+
+    monkeypatch.setattr(hook_module, "answer", slow)
+    environ = {**served, "MEMORY_HOOK_TIMEOUT_MS": "10000"}
+    spec = hook_tool(JsonLog(io.StringIO(), io.StringIO()), lambda: True, environ)
+    question = prompt_args("How do I run the deploy script?")
+    call = asyncio.create_task(spec.handler(env.service, ACME, question, TOOL_TERMS))
+    await entered.wait()  # the answer is found; Claude Code's hook times out before it is sent
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    release.set()
+    await asyncio.sleep(0.5)  # the abandoned call's thread ends
+    monkeypatch.setattr(hook_module, "answer", real)
+    again = await spec.handler(env.service, ACME, question, TOOL_TERMS)  # the same session
+    assert DEPLOY in context(again.text, "UserPromptSubmit")

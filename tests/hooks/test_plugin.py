@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from mcp_memory.cli.hooks.command import EVENTS
+from mcp_memory.server.hooks.tool import EVENTS as TOOL_HOOK_EVENTS
+from mcp_memory.server.hooks.tool import INPUT_SCHEMA, NAME
+from mcp_memory.server.hooks.wire import CALL_FIELDS
 from tests.conftest import ROOT
 
 PLUGIN = ROOT / "plugin"
@@ -64,6 +67,24 @@ def test_the_mcp_server_gets_the_tenant_from_the_plugin_option() -> None:
     }
 
 
+def handlers() -> dict[str, dict[str, Any]]:
+    config = load(PLUGIN / "hooks" / "hooks.json")
+    return {event: groups[0]["hooks"][0] for event, groups in config["hooks"].items()}
+
+
+#: The events the plugin's hooks ask serve-stdio's tool for (docs/hooks.md#hooks-as-tool-calls);
+#: the others run `mcp-memory hook`.
+TOOL_HOOKS = set(TOOL_HOOK_EVENTS)
+COMMAND_HOOKS = [event for event in EVENTS if event not in TOOL_HOOKS]
+#: What each event's hook input carries that the tool's arguments may be substituted from (the
+#: hooks reference's input of each event; tool_input's fields are those the hooks read).
+INPUT_PATHS = {
+    "UserPromptSubmit": {"session_id", "cwd", "prompt"},
+    "PreToolUse": {"session_id", "cwd", "tool_name", *(f"tool_input.{f}" for f in CALL_FIELDS)},
+    "PostToolUseFailure": {"session_id", "cwd", "tool_name", "error", *(f"tool_input.{f}" for f in CALL_FIELDS)},
+}
+
+
 def test_each_hook_runs_mcp_memory_hook_for_its_own_event_with_the_same_tenant() -> None:
     config = load(PLUGIN / "hooks" / "hooks.json")
     assert set(config) == {"description", "hooks"}
@@ -75,17 +96,40 @@ def test_each_hook_runs_mcp_memory_hook_for_its_own_event_with_the_same_tenant()
         if event in NO_MATCHER:
             assert "matcher" not in group
         (handler,) = group["hooks"]
-        assert handler["type"] == "command" and isinstance(handler["timeout"], int) and handler["timeout"] > 0
+        assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
+        if event in TOOL_HOOKS:
+            continue
+        assert handler["type"] == "command"
         assert f'mcp-memory hook {event} --tenant "${{CLAUDE_PLUGIN_OPTION_TENANT:-}}"' in handler["command"]
         assert "${user_config." not in handler["command"]  # refused in shell-form hook commands
 
 
+def test_the_prompt_and_tool_hooks_call_the_plugins_own_server_with_the_fields_of_their_event() -> None:
+    (server,) = load(PLUGIN / ".mcp.json")["mcpServers"]
+    plugin = load(PLUGIN / ".claude-plugin" / "plugin.json")["name"]
+    found = handlers()
+    for event in TOOL_HOOKS:
+        handler = found[event]
+        assert set(handler) == {"type", "server", "tool", "input", "timeout"}
+        assert handler["type"] == "mcp_tool" and handler["tool"] == NAME
+        assert handler["server"] == f"plugin:{plugin}:{server}"  # how Claude Code names a plugin's server
+        given = dict(handler["input"])
+        assert given.pop("hook_event_name") == event  # written out: no substitution to go wrong
+        assert set(given) <= set(INPUT_SCHEMA["properties"])
+        paths = {}
+        for name, value in given.items():
+            match = re.fullmatch(r"\$\{([a-z_.]+)\}", value)
+            assert match, (event, name, value)
+            paths[name] = match.group(1)
+        assert set(paths.values()) == INPUT_PATHS[event]
+        assert all(path.rsplit(".", 1)[-1] == name for name, path in paths.items())
+
+
 def hook_commands() -> dict[str, str]:
-    config = load(PLUGIN / "hooks" / "hooks.json")
-    return {event: groups[0]["hooks"][0]["command"] for event, groups in config["hooks"].items()}
+    return {event: handler["command"] for event, handler in handlers().items() if handler["type"] == "command"}
 
 
-@pytest.mark.parametrize("event", EVENTS)
+@pytest.mark.parametrize("event", COMMAND_HOOKS)
 def test_the_hook_commands_pass_the_plugin_options_through_bash_as_written(event: str, tmp_path: Path) -> None:
     shim = tmp_path / "bin" / "mcp-memory"
     shim.parent.mkdir()

@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -100,6 +101,9 @@ def hook_tool(log: JsonLog, warm: Callable[[], bool], environ: Mapping[str, str]
     async def run(service: MemoryService, caller: Caller, args: Mapping[str, Any], terms: Terms) -> Answer:
         event, payload = payload_of(args)
         loop = asyncio.get_running_loop()
+        #: Set when Claude Code gave up on the call (its hook timed out): no memory is then recorded
+        #: as shown to a session that never saw it.
+        abandoned = threading.Event()
 
         def ask(
             question: Ask, hook: str, environ: Mapping[str, str], seconds: float, starting: float | None = None
@@ -108,16 +112,20 @@ def hook_tool(log: JsonLog, warm: Callable[[], bool], environ: Mapping[str, str]
             future = asyncio.run_coroutine_threadsafe(answer(service, caller, question), loop)
             wait = seconds if warm() else max(seconds, starting or 0.0)
             try:
-                return future.result(wait)
+                found = future.result(wait)
             except concurrent.futures.TimeoutError:
                 future.cancel()
                 say("hook_timed_out", hook, seconds=wait)
                 return None, []
+            return (None, []) if abandoned.is_set() else found
 
         try:  # handle's state file is read and written under a lock: off the loop
             result = await asyncio.to_thread(
                 handle, Options(event), payload, env, ask, say, caller=(caller.tenant, caller.conversation)
             )
+        except asyncio.CancelledError:
+            abandoned.set()
+            raise
         except folder.NotOurs as exc:
             say("hook_folder_refused", event, reason=exc.reason)
             result = None
