@@ -35,8 +35,8 @@ from mcp_memory.server.protocol.catalogue import READ_ONLY, Answer, ToolSpec
 
 NAME = "claude_code_hook"
 #: The events the tool answers: those an `mcp_tool` hook can serve once the server is connected.
-#: SessionStart (run before the server is connected, and refused to mcp_tool hooks at a startup
-#: or resume by Claude Code 2.1.328), PreCompact and Stop stay command hooks.
+#: SessionStart (run before Claude Code has an MCP connection: it skips an mcp_tool hook there),
+#: PreCompact and Stop stay command hooks.
 EVENTS = ("UserPromptSubmit", *TOOL_EVENTS)
 #: The hook input's fields an argument may carry, besides the event: the payload's own, and the
 #: tool input's fields a tool question reads (wire.py CALL_FIELDS).
