@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mcp_memory.cli.hooks.fallback import answer_here
+from mcp_memory.server.budget import query_of
 from mcp_memory.server.hooks import folder
 from mcp_memory.server.hooks.wire import Ask
-from mcp_memory.server.protocol.budget import query_of
 
 
 def main() -> None:

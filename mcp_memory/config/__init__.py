@@ -20,8 +20,6 @@ from __future__ import annotations
 import re
 import sys
 
-from mcp_memory.core.errors import ConfigError
-
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +29,7 @@ if TYPE_CHECKING:
     from mcp_memory.config.serve import MetricsSettings as MetricsSettings
     from mcp_memory.config.serve import OAuthSettings as OAuthSettings
     from mcp_memory.config.settings import Settings as Settings
+    from mcp_memory.core.errors import ConfigError
     from mcp_memory.core.redact import redact_url as redact_url
 
 SECTIONS = ("store", "embedding", "recall", "counters", "caller", "serve")
@@ -61,6 +60,14 @@ def __getattr__(name: str) -> object:
 _INTEGER = re.compile(r"\+?[0-9]+")
 
 
+def refused(message: str) -> ConfigError:
+    """The ConfigError a refused value raises. Its module loads here, when a value is refused: the
+    hook reads its variables through Env and imports no more than it needs (docs/hooks.md#how-it-is-fast)."""
+    from mcp_memory.core.errors import ConfigError
+
+    return ConfigError(message)
+
+
 class Env:
     """The environment as the settings read it."""
 
@@ -82,9 +89,9 @@ class Env:
         value = int(raw) if _INTEGER.fullmatch(raw) else -1
         if maximum is not None:
             if not minimum <= value <= maximum:
-                raise ConfigError(f'{name} must be an integer between {minimum} and {maximum}, got "{raw}"')
+                raise refused(f'{name} must be an integer between {minimum} and {maximum}, got "{raw}"')
         elif value < 1:
-            raise ConfigError(f'{name} must be a positive integer, got "{raw}"')
+            raise refused(f'{name} must be a positive integer, got "{raw}"')
         return value
 
     def ratio(self, name: str, default: float) -> float:
@@ -96,7 +103,7 @@ class Env:
         except ValueError:
             value = float("nan")
         if not 0 < value <= 1:  # NaN fails too
-            raise ConfigError(f'{name} must be greater than 0 and at most 1, got "{raw}"')
+            raise refused(f'{name} must be greater than 0 and at most 1, got "{raw}"')
         return value
 
     def flag(self, name: str) -> bool:
@@ -107,14 +114,14 @@ class Env:
             return True
         if raw.lower() in ("0", "false", "no", "off"):
             return False
-        raise ConfigError(f'{name} must be true or false, got "{raw}"')
+        raise refused(f'{name} must be true or false, got "{raw}"')
 
     def required_together(self, names: tuple[str, ...], why: str) -> None:
         """Refuse, naming what is missing and what is set, unless every one of `names` is set."""
         missing = [name for name in names if self.raw(name) is None]
         if missing:
             present = [name for name in names if name not in missing]
-            raise ConfigError(f"{and_(missing)} required {why}" + (f" ({and_(present)} set)" if present else ""))
+            raise refused(f"{and_(missing)} required {why}" + (f" ({and_(present)} set)" if present else ""))
 
 
 def one_of(names: tuple[str, ...]) -> str:

@@ -5,13 +5,12 @@ boot line says it stores, the settings it needs) that config/, the boot
 lines and the tests read; adding a backend is its folder and one row here;
 `open_stores(store, model, dim)` opens the one the store section chose (docs/storage.md). Backends are
 imported only when chosen, so importing this package never pulls in sqlite3,
-psycopg or boto3. The S3 backend takes credentials and any endpoint override
+psycopg or boto3; the hook process reads the table, so even the errors load only
+when a store is opened. The S3 backend takes credentials and any endpoint override
 from the standard AWS chain (`AWS_ENDPOINT_URL` points it at a stand-in).
 """
 
 from __future__ import annotations
-
-from mcp_memory.core.errors import StartupError
 
 TYPE_CHECKING = False  # not typing's: the hook process reads this table (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -93,6 +92,8 @@ def _sqlite_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
 
 
 async def _open_postgres(settings: StoreSection, model: str, dim: int) -> Stores:
+    from mcp_memory.core.errors import StartupError
+
     if not settings.database_url:
         raise StartupError("DATABASE_URL is required for the PostgreSQL backend")
     try:
@@ -117,6 +118,8 @@ async def _open_postgres(settings: StoreSection, model: str, dim: int) -> Stores
 
 
 async def _open_s3(settings: StoreSection, model: str, dim: int) -> Stores:
+    from mcp_memory.core.errors import StartupError
+
     try:
         from mcp_memory.stores.s3.store import open_s3
     except ModuleNotFoundError as error:
@@ -171,6 +174,8 @@ async def open_stores(settings: StoreSection, model: str, dim: int) -> Stores:
 
     Raises StartupError when the storage cannot be opened as configured.
     """
+    from mcp_memory.core.errors import StartupError
+
     backend = BACKENDS.get(settings.backend)
     if backend is None:
         raise StartupError(f'unknown storage backend "{settings.backend}"')

@@ -15,8 +15,8 @@ import pytest
 from mcp_memory.cli.hooks import command as hook
 from mcp_memory.core.digest import estimate_tokens
 from mcp_memory.core.model import Caller
+from mcp_memory.server.budget import CONTEXT_CHARS_MAX, DEFAULT_BUDGET
 from mcp_memory.server.hooks import folder as hooks
-from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX, DEFAULT_BUDGET
 from tests.conftest import Env
 from tests.hooks.support import environ, payload, pre_compact, run_hook, serving, session_start, stop, user_prompt
 

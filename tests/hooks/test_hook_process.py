@@ -219,12 +219,43 @@ def test_the_hook_process_loads_no_typer_numpy_model_sdk_dataclasses_or_typing_o
         "mcp_memory.server.hooks.folder",
         "mcp_memory.server.hooks.state",
         "mcp_memory.server.hooks.wire",
-        "mcp_memory.server.protocol",
-        "mcp_memory.server.protocol.budget",
+        "mcp_memory.server.budget",
         "mcp_memory.stores",  # the backends' table, which names the variables of a socket's key; no backend
     }
     # of the settings only the one reader of the environment, no section (config/__init__.py loads them lazily)
     assert {m for m in loaded if m.startswith("mcp_memory.config")} == {"mcp_memory.config"}
+
+
+def test_a_hook_that_reads_no_session_imports_thirteen_of_the_packages_modules_and_none_of_the_core(
+    tmp_path: Path,
+) -> None:
+    """Issue 37's constraint: the hook imports no more than before the settings' one reader (13 of
+    ours for a PreCompact without capture); the errors and the session state load when used."""
+    from tests.support.http_process import imported_modules
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcp_memory", "hook", "PreCompact"],
+        input=payload({"session_id": "s1", "hook_event_name": "PreCompact", "trigger": "auto"}).encode(),
+        env=process_env(tmp_path),
+        capture_output=True,
+    )
+
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert sorted(m for m in imported_modules(done.stderr.decode()) if m.startswith("mcp_memory")) == [
+        "mcp_memory",
+        "mcp_memory.cli",
+        "mcp_memory.cli.entry",
+        "mcp_memory.cli.hooks",
+        "mcp_memory.cli.hooks.command",
+        "mcp_memory.config",
+        "mcp_memory.server",
+        "mcp_memory.server.budget",
+        "mcp_memory.server.hooks",
+        "mcp_memory.server.hooks.events",
+        "mcp_memory.server.hooks.folder",
+        "mcp_memory.server.hooks.wire",
+        "mcp_memory.stores",
+    ]
 
 
 def test_a_question_on_the_socket_nested_thousands_deep_is_refused_as_a_question(serve_stdio: dict[str, str]) -> None:

@@ -13,9 +13,9 @@ import pytest
 from mcp_memory.core import actions
 from mcp_memory.core.digest import estimate_tokens
 from mcp_memory.core.model import Caller
+from mcp_memory.server.budget import TOOL_LIMIT
 from mcp_memory.server.hooks.events import DEFAULT_TOOLS, tool_call
 from mcp_memory.server.hooks.wire import Ask, parse_ask
-from mcp_memory.server.protocol.budget import TOOL_LIMIT
 from tests.conftest import Env
 from tests.hooks.support import (
     COMMON,

@@ -10,9 +10,9 @@ from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.invisible import tidy
 from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
+from mcp_memory.server.budget import query_of
 from mcp_memory.server.hooks.wire import Ask
 from mcp_memory.server.protocol import context
-from mcp_memory.server.protocol.budget import query_of
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 

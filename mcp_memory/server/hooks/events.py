@@ -14,10 +14,7 @@ import json
 import sys
 
 from mcp_memory.config import Env
-from mcp_memory.core.errors import ConfigError
-from mcp_memory.server.hooks import folder
-from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, DEFAULT_CONFIDENCE, TOOL_EVENTS, Ask
-from mcp_memory.server.protocol.budget import (
+from mcp_memory.server.budget import (
     BUDGET_MAX,
     BUDGET_MIN,
     DEFAULT_BUDGET,
@@ -28,11 +25,17 @@ from mcp_memory.server.protocol.budget import (
     TOOL_LIMIT,
     query_of,
 )
+from mcp_memory.server.hooks import folder
+from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, DEFAULT_CONFIDENCE, TOOL_EVENTS, Ask
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from contextlib import AbstractContextManager
+    from pathlib import Path
     from typing import Any
+
+    from mcp_memory.server.hooks.state import Session
 
     Asker = Callable[[Ask, str, Mapping[str, str], float, float | None], tuple[str | None, list[str]]]
     Logger = Callable[..., None]
@@ -93,11 +96,19 @@ def log(event: str, hook: str | None, **context: Any) -> None:
 # --------------------------------------------------------------------------- settings
 
 
+def _refusal() -> type[Exception]:
+    """ConfigError, for an `except`: Python looks at it only once something was raised, and Env's
+    refusal has loaded it by then, so a hook whose settings are all fine never imports the errors."""
+    from mcp_memory.core.errors import ConfigError
+
+    return ConfigError
+
+
 def _integer(env: Env, name: str, default: int, low: int, high: int, hook: str, say: Logger = log) -> int:
     """A number as every setting reads it (config/__init__.py); one out of bounds is logged and ignored."""
     try:
         return env.integer(name, default, high, minimum=low)
-    except ConfigError:
+    except _refusal():
         say("hook_setting_ignored", hook, setting=name, expected=f"{low}-{high}", using=default)
         return default
 
@@ -141,7 +152,7 @@ class HookSettings:
             confidence = DEFAULT_CONFIDENCE
         try:
             capture = env.flag("MEMORY_HOOK_CAPTURE")
-        except ConfigError:
+        except _refusal():
             say("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
             capture = False
         return cls(
@@ -244,6 +255,14 @@ def _session_id(payload: Mapping[str, Any]) -> str | None:
     return session_id if isinstance(session_id, str) and session_id else None
 
 
+def _state(path: Path, session_id: str) -> AbstractContextManager[Session]:
+    """The session's state (server/hooks/state.py), loaded once a hook reads one: a Stop or
+    PreCompact without capture, or a call of a tool not listened to, reads none."""
+    from mcp_memory.server.hooks import state
+
+    return state.session(path, session_id)
+
+
 def handle(
     options: Options,
     payload: Mapping[str, Any],
@@ -255,8 +274,6 @@ def handle(
     """The JSON to print for this event, or None to print nothing. `ask` answers a question;
     `caller` (tenant, conversation) is the serving process's own when it answers (server/hooks/tool.py),
     else they are read as for serve-stdio (caller_of)."""
-    from mcp_memory.server.hooks import state as hook_state
-
     event = options.event
     settings = HookSettings.read(environ, event, say)
     session_id = _session_id(payload)
@@ -265,7 +282,7 @@ def handle(
         if not settings.capture or session_id is None:
             return None
         tenant, _ = caller or caller_of(options, payload, environ)
-        with hook_state.session(folder.state_path(tenant, environ), session_id) as state:
+        with _state(folder.state_path(tenant, environ), session_id) as state:
             if event == "PreCompact":  # a long session: the next stop asks, whatever its prompt count
                 state.compacted = True
                 return None
@@ -290,7 +307,7 @@ def handle(
         kind, prompt = "digest", ""
         source = payload.get("source")
         if state_file is not None and session_id is not None:
-            with hook_state.session(state_file, session_id) as state:
+            with _state(state_file, session_id) as state:
                 if source != "resume":  # a new, cleared or compacted context holds none of them
                     state.shown = []
                 shown = frozenset(state.shown)
@@ -298,7 +315,7 @@ def handle(
         kind, prompt = "tool", ""
         budget, limit = settings.tool_budget, min(settings.limit, TOOL_LIMIT)
         if state_file is not None and session_id is not None:
-            with hook_state.session(state_file, session_id) as state:
+            with _state(state_file, session_id) as state:
                 shown = frozenset(state.shown)
     else:
         sent = payload.get("prompt")
@@ -306,12 +323,12 @@ def handle(
             return None
         kind, prompt = "prompt", query_of(sent)
         if state_file is not None and session_id is not None:
-            with hook_state.session(state_file, session_id) as state:
+            with _state(state_file, session_id) as state:
                 state.prompts += 1
                 shown = frozenset(state.shown)
     question = Ask(kind, tenant, conversation, prompt, shown, budget, limit, settings.min_confidence, call)
     text, ids = ask(question, event, environ, settings.timeout_ms / 1000, settings.starting_ms / 1000)
     if text and state_file is not None and session_id is not None:
-        with hook_state.session(state_file, session_id) as state:
+        with _state(state_file, session_id) as state:
             state.show(ids)
     return _context(event, text)

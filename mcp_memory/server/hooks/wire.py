@@ -1,7 +1,7 @@
 """A hook's question on the wire: one JSON line to the serving process's socket (docs/hooks.md#how-it-is-fast).
 
 The hook process imports this module before anything else, so it imports only the standard
-library and server/protocol/budget.py.
+library and server/budget.py.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping  # parse_ask's isinstance; collections is loaded with pathlib anyway
 
-from mcp_memory.server.protocol.budget import (
+from mcp_memory.server.budget import (
     BUDGET_MAX,
     BUDGET_MIN,
     DEFAULT_BUDGET,

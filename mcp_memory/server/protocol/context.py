@@ -2,7 +2,7 @@
 rendered as recall renders them (render.render_memory, quoted as data), within a token budget.
 
 A text is None when nothing qualifies: no memory, or none that fits. Every text stays under
-budget.py's CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
+server/budget.py's CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks.md#budget).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
 from mcp_memory.core.model import Memory
 from mcp_memory.core.service import ActionResult, RecallResult
-from mcp_memory.server.protocol.budget import CONTEXT_CHARS_MAX
+from mcp_memory.server.budget import CONTEXT_CHARS_MAX
 from mcp_memory.server.protocol.quoting import echoed
 from mcp_memory.server.protocol.render import GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
 

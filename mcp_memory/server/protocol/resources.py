@@ -23,8 +23,8 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_memory.core.arguments import MEMORY_ID
 from mcp_memory.core.errors import ContextError, InvalidArgument
 from mcp_memory.core.model import Caller, Memory
+from mcp_memory.server.budget import DEFAULT_BUDGET, QUERY_CHARS
 from mcp_memory.server.protocol import render
-from mcp_memory.server.protocol.budget import DEFAULT_BUDGET, QUERY_CHARS
 from mcp_memory.server.protocol.context import digest_text
 from mcp_memory.server.protocol.quoting import inline
 from mcp_memory.server.protocol.tools import ToolLayer

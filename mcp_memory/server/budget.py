@@ -1,8 +1,8 @@
 """How much a memory injection may hold: the token budget, the character ceiling, the number of
 memories and the start of a prompt that recall reads (docs/hooks.md#budget).
 
-The hooks' questions and the recall-context prompt are held to these. The hook process reads
-this module, so it imports nothing.
+The hooks' questions and the recall-context prompt are held to these, so it is one of server/'s
+own files, beside the rooms that share it. The hook process reads this module, so it imports nothing.
 """
 
 from __future__ import annotations
