@@ -67,6 +67,9 @@ FLOOR_LOSS = 0.01
 RANK_ANSWERABLE = True
 SET_WEIGHTS = True
 DECIMALS = 6
+#: FEATURES the ranker does not read (only the calibrator does, through TOP_FEATURES): whether the
+#: top answers at all, not which candidate comes first.
+RANKER_SKIPS: tuple[str, ...] = ("number_conflict",)
 
 
 # --------------------------------------------------------------------------- the feature table
@@ -200,6 +203,9 @@ UNSCALED = (
     "largest_gap",
     "is_question",
     "keyword_unread",
+    "number_unmatched",
+    "number_conflict",
+    "addressed",
 )
 #: Each local model's spread, what `mcp-memory calibrate --builtin` prints as RECALL_COSINE_SPREAD
 #: (the median cosine of a right answer less that of an absent question's nearest memory).
@@ -259,7 +265,10 @@ def fit(data: dict[str, np.ndarray]) -> dict:
     row_weight = (
         np.array([ranks.sum() / len(counts) / rows_of[str(s)] for s in row_set[ranks]]) if SET_WEIGHTS else None
     )
-    ranker_json = logistic(x[ranks], y[ranks], row_weight)
+    ranked = x[ranks].copy()
+    for name in RANKER_SKIPS:  # read as 0: their weights are 0, the ranker's order does not move
+        ranked[:, judgment.FEATURES.index(name)] = 0.0
+    ranker_json = logistic(ranked, y[ranks], row_weight)
     ranker = judgment.Linear.from_json(ranker_json, len(judgment.FEATURES))
     pairs = {(int(a), int(b)) for a, b in data["restated"]}
     tops, right, found = [], [], []

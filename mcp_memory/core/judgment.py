@@ -9,12 +9,15 @@ logistic models per embedder:
   has or can cheaply compute (`FEATURES`): its cosine and keyword evidence, how much of the
   question's information and of its names and numbers it holds, how far it stands from the best
   and the next candidate, its rank by meaning, whether it is itself a question, what kind of
-  answer the question wants (a number, a name) and whether the memory holds one. Nothing it reads
+  answer the question wants (a number, a name) and whether the memory holds one, the question's
+  numbers it lacks, and whether it speaks to someone (a reply rather than a fact). Nothing it reads
   depends on when a memory was written, so facts written in a burst read as facts written at one
   instant (bench/RESULTS.md, "Write times no longer move the relevance model"); which of two near
   memories is newer is newest-first's rule, applied after it (core/supersede.py);
-- the **calibrator** reads the top of that order (`TOP_FEATURES`) and says how likely it is to
-  answer: the probability of the top result. Every candidate's probability is its ranker score
+- the **calibrator** reads the top of that order (`TOP_FEATURES`; among them whether the question
+  names a number no candidate holds while the top holds another: bench/RESULTS.md, "Numbers the
+  question names and nothing found holds") and says how likely it is to answer: the probability
+  of the top result. Every candidate's probability is its ranker score
   moved by the calibrator's correction, so the order is the ranker's and the top reads the
   calibrated number.
 
@@ -105,6 +108,9 @@ FEATURES = (
     "cosine_read",  # cosine × readable
     "cosine_lead_read",  # cosine_lead × readable
     "keyword_unread",  # keyword × (1 − readable): keywords standing in for an unread cosine
+    "number_unmatched",  # the share of the question's numbers (3306, 1.31) the memory does not hold
+    "number_conflict",  # the question names a number no candidate holds, and this one holds another
+    "addressed",  # the memory speaks to someone (you, your): a conversational reply rather than a fact
 )
 #: What the calibrator reads of the top of the ranker's order.
 TOP_FEATURES = (
@@ -117,6 +123,9 @@ TOP_FEATURES = (
     "query_terms",
     "is_question",
     "crowd",
+    "number_conflict",
+    "largest_gap",
+    "specific_coverage",
 )
 
 _WANTS_NUMBER = regex.compile(
@@ -131,6 +140,13 @@ _LOWER_WORDS = regex.compile(r"\p{Ll}+")
 _SPEAKER = regex.compile(r"^[^\s:]{1,40}: ")
 _HANGUL = regex.compile(r"\p{Hangul}")
 _RAW_WORD = regex.compile(r"[\p{L}\p{N}._:/-]+")
+#: A number as written: digits, with the dots, commas or colons inside a version, an amount or a time.
+_NUMBER = regex.compile(r"\p{Nd}+(?:[.,:]\p{Nd}+)*")
+#: Words that speak to someone: a reply in a conversation says "you"; a stored fact seldom does.
+_ADDRESSED = regex.compile(
+    r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b|(?<!\p{L})(당신|너는|너도|너를|너의|네가|니가)",
+    regex.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +156,9 @@ class TextTraits:
     number: bool
     name: bool
     question: bool
+    #: The numbers it writes (numbers_in), and whether it speaks to someone (you, your).
+    numbers: frozenset[str] = frozenset()
+    addressed: bool = False
 
 
 @functools.lru_cache(maxsize=32_768)
@@ -155,7 +174,26 @@ def traits(text: str) -> TextTraits:
     name = bool(_HANGUL.search(body)) or any(
         i > 0 and words[i - 1] not in ".?!" and w[:1].isupper() and w != "I" for i, w in enumerate(words)
     )
-    return TextTraits(number, name, "?" in text or "？" in text)
+    return TextTraits(number, name, "?" in text or "？" in text, numbers_in(text), bool(_ADDRESSED.search(text)))
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers `text` writes, as written: "1.31", "3306", "6" of "6월"; a version, a port, a
+    date or an amount, whatever the language around it."""
+    return frozenset(_NUMBER.findall(text))
+
+
+def number_match(query_numbers: frozenset[str], held: frozenset[str], found: frozenset[str]) -> tuple[float, float]:
+    """How a memory holding the numbers `held` meets a question naming `query_numbers`, when the
+    memories found hold `found` between them: the share of the question's numbers it lacks, and
+    1.0 when the question names a number no memory found holds and this one holds another number
+    instead (the question asks about 1.31 and the memories say 1.29: about another version, port or
+    date, so likely not the answer), else 0.0."""
+    if not query_numbers:
+        return 0.0, 0.0
+    lacking = query_numbers - held
+    unheld = query_numbers - found
+    return len(lacking) / len(query_numbers), 1.0 if unheld and held - query_numbers else 0.0
 
 
 def specific_terms(query: str, terms: Sequence[str]) -> list[str]:
@@ -218,6 +256,10 @@ def features(
     name = np.array([m.name for m in marks], dtype=float)
     question = np.array([m.question for m in marks], dtype=float)
     crowd = math.log(float((rel >= rel.max() - 0.25).sum()))
+    asked = numbers_in(query)
+    found = frozenset().union(*(m.numbers for m in marks))
+    number_rows = np.array([number_match(asked, m.numbers, found) for m in marks], dtype=float).reshape(n, 2)
+    addressed = np.array([m.addressed for m in marks], dtype=float)
     full = np.full
     columns = [
         cos,
@@ -248,6 +290,9 @@ def features(
         cos * readable,
         clead * readable,
         kw * (1.0 - readable),
+        number_rows[:, 0],
+        number_rows[:, 1],
+        addressed,
     ]
     return np.round(np.column_stack(columns), 6)
 
@@ -371,7 +416,16 @@ ASPECTS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
     ),
     (
         "words",
-        ("keyword", "coverage", "relevance", "keyword_unread", "largest_gap", "specific_coverage"),
+        (
+            "keyword",
+            "coverage",
+            "relevance",
+            "keyword_unread",
+            "largest_gap",
+            "specific_coverage",
+            "number_unmatched",
+            "number_conflict",
+        ),
         "it holds the question's words, the rarer ones too",
         "it lacks words the question names",
     ),
@@ -386,6 +440,12 @@ ASPECTS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
         ("is_question",),
         "it states something rather than asking",
         "it asks a question itself",
+    ),
+    (
+        "reply",
+        ("addressed",),
+        "it states a fact rather than replying to someone",
+        "it reads as a reply to someone",
     ),
 )
 

@@ -98,3 +98,57 @@ def test_a_lone_candidate_reads_the_typical_gap_not_a_made_up_lead() -> None:
     assert np.isnan(row[judgment.TOP_FEATURES.index("score_gap")])
     judged = model.judge_features(x, [frozenset()])
     assert 0.0 < float(judged.probabilities[0]) < 1.0
+
+
+def test_the_numbers_a_text_writes_are_read_as_written_in_any_language() -> None:
+    assert judgment.numbers_in("Upgrade Kubernetes to 1.31 on port 3306으로, by 6월 30일") == {
+        "1.31",
+        "3306",
+        "6",
+        "30",
+    }
+    assert judgment.numbers_in("no digits here") == frozenset()
+
+
+def test_a_memory_holding_another_number_when_nothing_found_holds_the_one_asked_is_in_conflict() -> None:
+    asked = frozenset({"1.31"})
+    found = frozenset({"1.29", "1.30", "2024"})
+    assert judgment.number_match(asked, frozenset({"1.29", "1.30"}), found) == (1.0, 1.0)  # another version
+    assert judgment.number_match(asked, frozenset(), found) == (1.0, 0.0)  # no number at all: lacking, no conflict
+    # another memory found holds 1.31: this one lacks it but is no sign that nothing answers
+    assert judgment.number_match(asked, frozenset({"1.29"}), found | {"1.31"}) == (1.0, 0.0)
+    assert judgment.number_match(asked, frozenset({"1.31", "2024"}), found | {"1.31"}) == (0.0, 0.0)
+    assert judgment.number_match(frozenset(), frozenset({"5"}), found) == (0.0, 0.0)  # the question names none
+    assert judgment.number_match(frozenset({"3306", "8"}), frozenset({"3306"}), frozenset({"3306"})) == (0.5, 0.0)
+
+
+def test_a_memory_that_speaks_to_someone_reads_as_a_reply() -> None:
+    assert judgment.traits("Congratulations! What kind of soil do you have?").addressed
+    assert judgment.traits("Tom: That's rough. Do you at least get some time off now?").addressed
+    assert judgment.traits("당신이 말한 그 카페 말이야").addressed
+    assert not judgment.traits("Money amounts are stored as integer cents.").addressed
+    assert not judgment.traits("Youth football starts in May; 너무 덥다").addressed
+
+
+def test_the_number_and_reply_features_of_two_candidates_are_what_their_texts_say() -> None:
+    from mcp_memory.core.fusion import Candidate
+    from mcp_memory.core.keywords import TermStats
+    from mcp_memory.core.model import Memory
+
+    texts = ("Production runs Kubernetes 1.29; staging was upgraded to 1.30.", "Did you see the Kubernetes notes?")
+    candidates = [
+        Candidate(Memory(id=f"m{i}", tenant="t", content=t, created_at="2026-01-01T00:00:00.000Z"), 0.5, 0.5, 0.5)
+        for i, t in enumerate(texts)
+    ]
+    x = judgment.features(
+        "When do we move production to Kubernetes 1.31?",
+        ["production", "kubernetes", "1.31"],
+        TermStats(2, {"production": 1, "kubernetes": 2, "1.31": 1}),
+        1.0,
+        candidates,
+        (0.1, 0.5),
+    )
+    column = {name: x[:, i].tolist() for i, name in enumerate(judgment.FEATURES)}
+    assert column["number_unmatched"] == [1.0, 1.0]  # neither holds 1.31
+    assert column["number_conflict"] == [1.0, 0.0]  # the first holds 1.29 and 1.30 instead
+    assert column["addressed"] == [0.0, 1.0]

@@ -165,3 +165,24 @@ async def test_facts_written_a_second_or_a_day_apart_get_the_same_top_band_and_p
         apart = await _answers(Clock(), real_model, step_ms)
         assert [(top, band) for top, band, _ in apart] == [(top, band) for top, band, _ in at_once], step_ms
         assert [p for *_, p in apart] == pytest.approx([p for *_, p in at_once], abs=0.005), step_ms
+
+
+@pytest.mark.parametrize("provider", ["local", "local-multilingual"])
+async def test_no_question_the_built_in_set_leaves_unanswered_is_labelled_high(provider) -> None:
+    from bench.harness.service import in_memory_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.calibration.calibrate import builtin_cases
+    from mcp_memory.embedders import PROVIDERS, open_embedder
+
+    embedder = open_embedder(Settings.from_env({"EMBEDDING_PROVIDER": provider}).embedding)
+    floor, high = PROVIDERS[provider].calibrated or (0.1, None)
+    service = in_memory_service(embedder, floor=floor, high=high)
+    cases = builtin_cases()
+    try:
+        for fact in cases.facts:
+            await service.remember(ACME, fact.text or "")
+        labels = {q: (await service.recall(ACME, q)).confidence for q in cases.absent}
+    finally:
+        await embedder.close()
+    assert len(labels) == 36 and service.judge is not None
+    assert [q for q, label in labels.items() if label == "high"] == []
