@@ -178,8 +178,15 @@ async def backend_env(backend: str, clock: Clock, request: pytest.FixtureRequest
     await opened.service.close()
 
 
+#: The one test that takes a minute or more, mostly waiting on pip: run first, so that under two
+#: workers (`-n 2`) the other worker works meanwhile instead of waiting at the end for it.
+FIRST = ("tests/test_readme_quickstart.py",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs PostgreSQL or the moto endpoint (tests/support/backends.py)."""
+    """Mark every test that needs PostgreSQL or the moto endpoint (tests/support/backends.py),
+    and put FIRST first."""
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in FIRST)
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = dict(callspec.params) if callspec is not None else {}
@@ -188,18 +195,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(getattr(pytest.mark, marker))
 
 
+@pytest.hookimpl(tryfirst=True)  # before a parallel run's worker reports what it collected
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Stop before the first test, with one message naming what to install, when a selected
     test needs what this machine lacks (tests/support/needs.py): never a skip, never a failure
-    per test."""
+    per test. A worker of a parallel run (`-n 2`, pytest-xdist) runs nothing and hands the
+    message to the run that started it, which says it (`pytest_testnodedown` below)."""
     from tests.support.needs import NEEDS, missing_message
 
     if session.config.option.collectonly:
         return
     counts = {marker: sum(1 for item in session.items if item.get_closest_marker(marker)) for marker in NEEDS}
     message = missing_message(counts)
-    if message is not None:
+    if message is None:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is None:
         pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
+    workeroutput["missing"] = message
+    session.items.clear()
+
+
+_MISSING: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """A parallel run's worker found a need missing (pytest_collection_finish above)."""
+    message = getattr(node, "workeroutput", {}).get("missing")
+    if message and message not in _MISSING:
+        _MISSING.append(message)
 
 
 _SKIPPED: list[str] = []
@@ -212,6 +237,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Under CI (CI=true, as .ci/run runs) a skipped test fails the run: CI runs everything."""
+    if _MISSING:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_sep("!", _MISSING[0])
+        _MISSING.clear()
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
     if _SKIPPED and os.environ.get("CI", "").lower() in ("1", "true") and session.exitstatus == 0:
         sys.stderr.write(f"\nCI runs every test, and {len(_SKIPPED)} were skipped: {', '.join(_SKIPPED[:5])}\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

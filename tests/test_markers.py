@@ -74,14 +74,17 @@ def test_browser_and_claude_code_select_the_tests_that_drive_them_only() -> None
     ]
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "two-workers"])
 def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_to_leave_those_out(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    workers: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The README's command runs two workers (`-n 2`); one process is a developer's `pytest FILE`."""
     from tests.support import needs
 
     monkeypatch.delenv("CLAUDE_CODE_BIN", raising=False)
-    monkeypatch.setattr(needs, "CLAUDE_CODE_PREFIX", tmp_path / "claude-code")  # where .ci/run would install it
-    code = run_pytest("tests/hooks/test_plugin.py")
+    monkeypatch.setenv("HOME", str(tmp_path))  # a worker's own look for it, under ~/.cache
+    monkeypatch.setattr(needs, "CLAUDE_CODE_PREFIX", tmp_path / "claude-code")  # this process's
+    code = run_pytest(*workers, "tests/hooks/test_plugin.py")
     stopped = capsys.readouterr().out
     assert code == 4, stopped
     assert "Claude Code's CLI 2.1.328" in stopped and "4 tests (marker claude_code)" in stopped
@@ -91,9 +94,10 @@ def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_t
     )
     assert 'pytest -m "not claude_code"' in stopped
     assert " passed" not in stopped and "skipped" not in stopped  # stopped before the first test
-    code = run_pytest("-m", "not claude_code", "tests/hooks/test_plugin.py")
+    code = run_pytest(*workers, "-m", "not claude_code", "tests/hooks/test_plugin.py")
     rest = capsys.readouterr().out
-    assert code == 0 and " passed, 4 deselected" in rest, rest
+    assert code == 0 and " passed" in rest and "lacks" not in rest, rest
+    assert workers or " passed, 4 deselected" in rest, rest  # a parallel run's summary counts no deselected
 
 
 def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
