@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mcp_memory.core.arguments import TAG_MAX_BYTES
+from mcp_memory.core.object_keys import RULE_TAG
 
 #: The tag prefix that says which files a memory applies to.
 PATH_TAG = "path:"
@@ -39,6 +40,9 @@ DEFAULT_TOOLS = (*FILE_TOOLS, *SHELL_TOOLS)
 #: The most of a command, and of a failed command's error text, a question reads.
 COMMAND_CHARS = 600
 ERROR_CHARS = 1200
+#: The tools whose call a memory may stop before it runs (docs/hooks.md#stopped-before-it-runs): the
+#: shell and the edits. A read changes nothing, and its context arrives before any edit anyway.
+STOPPING_TOOLS = ("Bash", "Edit", "MultiEdit", "Write", "NotebookEdit")
 #: A path deeper than this is read by its last components only.
 PATH_DEPTH_MAX = 12
 #: At most this many `path:` tags are looked up for one file.
@@ -241,3 +245,36 @@ def names(content: str, action: Action) -> bool:
         if name and sub and _mentions(content.lower(), f"{name} {sub}".lower()):
             return True
     return any(_mentions(content, word) for word in error_words(action.error)) if action.error else False
+
+
+#: The words that make a memory a warning about what an agent does (docs/hooks.md#stopped-before-it-runs),
+#: by the four kinds of rule language: a prohibition, an obligation, a caution, an order of steps.
+#: English as whole words (any case); Korean as the endings and adverbs those are written with.
+_WARNING_EN = re.compile(
+    r"\b(?:never|do\s+not|don't|must(?:\s+not|n't)?|should\s+not|shouldn't|not\s+(?:allowed|safe)|unsafe"
+    r"|forbidden|prohibited|avoid|always|ha(?:ve|s)\s+to|required|make\s+sure|be\s+sure"
+    r"|careful|caution|warning|danger(?:ous)?|destructive|irreversible|first|before)\b",
+    re.IGNORECASE,
+)
+_WARNING_KO = re.compile(r"절대|하지\s*말|말\s*것|말아야|금지|안\s*(?:된다|됨)|반드시|꼭|주의|먼저|(?<!이)전에|해야")
+
+
+def warns(content: str) -> bool:
+    """True when a memory's text reads as a rule about acting: it forbids (never, do not, must
+    not), requires (must, always, make sure), cautions (dangerous, irreversible) or orders steps
+    (first, before), in English or Korean (절대, 하지 말 것, 반드시, 주의, 먼저)."""
+    return _WARNING_EN.search(content) is not None or _WARNING_KO.search(content) is not None
+
+
+def stoppable(action: Action) -> bool:
+    """True for a call a memory may stop before it runs: a shell command or an edit, not a read
+    (STOPPING_TOOLS), and not a failure (that command has run)."""
+    return action.kind in ("command", "file") and action.tool in STOPPING_TOOLS
+
+
+def stops(content: str, tags: Sequence[str], setting: str) -> bool:
+    """True when a memory chosen for a stoppable call stops it, under MEMORY_HOOK_STOP's `setting`:
+    `rules`, a memory tagged rule; `warnings` (the default), one that `warns` too; `off`, none."""
+    if setting == "off":
+        return False
+    return RULE_TAG in tags or setting == "warnings" and warns(content)

@@ -24,6 +24,9 @@ DEFAULT_TOOL_BUDGET = 600
 TOOL_BUDGET_MIN = 100
 #: At most this many memories for one tool call (or MEMORY_HOOK_LIMIT, when that is lower).
 TOOL_LIMIT = 2
+#: How a tool hook's text that stops the call begins (context.py writes it; the hook's events.py
+#: then answers with a permission decision whose reason is the text: docs/hooks.md#stopped-before-it-runs).
+STOP_PREFIX = "[MEMORY] Stopped before this call ran:"
 #: Recall reads the start of a long prompt: the embedder reads 256 tokens, and recall refuses
 #: a query over 32,000 bytes; this many characters keep the question and stay far below it.
 QUERY_CHARS = 2000

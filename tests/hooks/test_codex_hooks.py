@@ -25,6 +25,13 @@ HELM_FIX = "When a deploy fails with 'another operation is in progress', run hel
 KOREAN_RULE = "결제 모듈의 환불은 반드시 ledger.reverse_entry()를 호출한다."
 CODEX = ["--client", "codex"]
 
+
+def without_stops(served: dict[str, str]) -> dict[str, str]:
+    """Claude Code's hook without stops (docs/hooks.md#stopped-before-it-runs): Codex's calls are never
+    stopped, so these are the answers its hook must give byte for byte."""
+    return {**served, "MEMORY_HOOK_STOP": "off"}
+
+
 #: The fields every Codex hook input requires (its schemas' `required`), with values of their types.
 CODEX_COMMON: dict[str, Any] = {
     "session_id": "019a7c1e-codex-session",
@@ -110,8 +117,8 @@ async def test_a_codex_shell_command_gets_the_memory_that_names_it(env: Env, ser
     await env.service.remember(ACME, HELM_FIX)
     command = "helm rollback harbor-api 41"
     codex = await run_hook([*CODEX, "PreToolUse"], payload(codex_tool("Bash", command)), served)
-    claude = await run_hook(
-        ["PreToolUse"], payload(pre_tool_use("Bash", {"command": command}, session_id="claude")), served
+    claude = await run_hook(  # Codex's calls are never stopped: Claude Code's without stops are the same
+        ["PreToolUse"], payload(pre_tool_use("Bash", {"command": command}, session_id="claude")), without_stops(served)
     )
     assert f"   {HELM_FIX}" in codex_context(codex.out, "PreToolUse").splitlines()
     assert codex.out == claude.out
@@ -132,7 +139,9 @@ async def test_a_codex_patch_gets_the_memories_of_the_file_it_touches_as_a_claud
     await env.service.remember(ACME, KOREAN_RULE if "결제" in tag else REFUND_RULE, tags=[tag])
     codex = await run_hook([*CODEX, "PreToolUse"], payload(codex_tool("apply_patch", patch(header))), served)
     edit = {"file_path": f"{PROJECT}/{path}", "old_string": "a", "new_string": "b"}
-    claude = await run_hook(["PreToolUse"], payload(pre_tool_use("Edit", edit, session_id="claude")), served)
+    claude = await run_hook(
+        ["PreToolUse"], payload(pre_tool_use("Edit", edit, session_id="claude")), without_stops(served)
+    )
     rule = KOREAN_RULE if "결제" in tag else REFUND_RULE
     assert f"   {rule}" in codex_context(codex.out, "PreToolUse").splitlines()
     assert codex.out == claude.out

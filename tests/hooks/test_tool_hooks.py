@@ -37,6 +37,21 @@ def read(path: str, **extra: Any) -> str:
     return payload(pre_tool_use("Read", {"file_path": f"{PROJECT}/{path}"}, **extra))
 
 
+def without_stops(served: dict[str, str]) -> dict[str, str]:
+    return {**served, "MEMORY_HOOK_STOP": "off"}
+
+
+def reason_of(out: str) -> str:
+    """A stop's reason, after checking the line is the documented PreToolUse decision and nothing more."""
+    data = json.loads(out)
+    assert set(data) == {"hookSpecificOutput"}
+    decision = data["hookSpecificOutput"]
+    assert set(decision) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
+    assert (decision["hookEventName"], decision["permissionDecision"]) == ("PreToolUse", "deny")
+    text: str = decision["permissionDecisionReason"]
+    return text
+
+
 def context_of(out: str, event: str = "PreToolUse") -> str:
     data = json.loads(out)
     assert set(data) == {"hookSpecificOutput"} and data["hookSpecificOutput"]["hookEventName"] == event
@@ -93,7 +108,10 @@ async def test_an_edit_of_a_folder_a_memory_names_brings_it_without_a_tag(env: E
     await env.service.remember(ACME, MIGRATIONS_RULE)
     edit = {"file_path": f"{PROJECT}/db/migrations/0042_index.sql", "old_string": "a", "new_string": "b"}
     run = await run_hook(["PreToolUse"], payload(pre_tool_use("Edit", edit)), served)
-    assert f"   {MIGRATIONS_RULE}" in context_of(run.out).splitlines()
+    # a rule ("Never edit") stops the edit, its text the reason (test_tool_stop.py); without stops, the context
+    assert f"   {MIGRATIONS_RULE}" in reason_of(run.out).splitlines()
+    quiet = await run_hook(["PreToolUse"], payload(pre_tool_use("Edit", edit, session_id="s2")), without_stops(served))
+    assert f"   {MIGRATIONS_RULE}" in context_of(quiet.out).splitlines()
 
 
 async def test_a_failed_command_brings_the_memory_that_names_its_command(env: Env, served: dict[str, str]) -> None:

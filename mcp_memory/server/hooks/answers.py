@@ -58,4 +58,5 @@ async def _tool(service: MemoryService, caller: Caller, ask: Ask) -> tuple[str |
         result = await service.concerning(caller, action)
     except InvalidArgument:
         return None, []
-    return context.tool_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude)
+    stop = ask.stop if action.kind != "failure" else "off"  # a failed command has run: nothing to stop
+    return context.tool_text(result, ask.budget, ask.limit, ask.min_confidence, ask.exclude, stop)

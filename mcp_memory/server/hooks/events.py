@@ -21,12 +21,22 @@ from mcp_memory.server.budget import (
     DEFAULT_LIMIT,
     DEFAULT_TOOL_BUDGET,
     LIMIT_MAX,
+    STOP_PREFIX,
     TOOL_BUDGET_MIN,
     TOOL_LIMIT,
     query_of,
 )
 from mcp_memory.server.hooks import folder
-from mcp_memory.server.hooks.wire import CALL_FIELDS, CALL_TEXT_MAX, CONFIDENCES, DEFAULT_CONFIDENCE, TOOL_EVENTS, Ask
+from mcp_memory.server.hooks.wire import (
+    CALL_FIELDS,
+    CALL_TEXT_MAX,
+    CONFIDENCES,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_STOP,
+    STOPS,
+    TOOL_EVENTS,
+    Ask,
+)
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -115,7 +125,7 @@ def _integer(env: Env, name: str, default: int, low: int, high: int, hook: str, 
 
 class HookSettings:
     """MEMORY_HOOK_BUDGET, MEMORY_HOOK_LIMIT, MEMORY_HOOK_MIN_CONFIDENCE, MEMORY_HOOK_CAPTURE,
-    MEMORY_HOOK_TIMEOUT_MS, MEMORY_HOOK_TOOLS, MEMORY_HOOK_TOOL_BUDGET (docs/hooks.md#budget)."""
+    MEMORY_HOOK_TIMEOUT_MS, MEMORY_HOOK_TOOLS, MEMORY_HOOK_TOOL_BUDGET, MEMORY_HOOK_STOP (docs/hooks.md#budget)."""
 
     def __init__(
         self,
@@ -126,6 +136,7 @@ class HookSettings:
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         tools: tuple[str, ...] = DEFAULT_TOOLS,
         tool_budget: int = DEFAULT_TOOL_BUDGET,
+        stop: str = DEFAULT_STOP,
     ) -> None:
         self.budget = budget
         self.limit = limit
@@ -134,6 +145,8 @@ class HookSettings:
         self.timeout_ms = timeout_ms
         self.tools = tools
         self.tool_budget = tool_budget
+        #: Which memories stop a call at its PreToolUse (wire.STOPS; docs/hooks.md#stopped-before-it-runs).
+        self.stop = stop
 
     @property
     def starting_ms(self) -> int:
@@ -155,6 +168,10 @@ class HookSettings:
         except _refusal():
             say("hook_setting_ignored", hook, setting="MEMORY_HOOK_CAPTURE", expected="0|1")
             capture = False
+        stop = (env.raw("MEMORY_HOOK_STOP") or DEFAULT_STOP).strip().lower()
+        if stop not in STOPS:
+            say("hook_setting_ignored", hook, setting="MEMORY_HOOK_STOP", expected="|".join(STOPS), using=DEFAULT_STOP)
+            stop = DEFAULT_STOP
         return cls(
             budget=_integer(env, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook, say),
             limit=_integer(env, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook, say),
@@ -173,6 +190,7 @@ class HookSettings:
             tool_budget=_integer(
                 env, "MEMORY_HOOK_TOOL_BUDGET", DEFAULT_TOOL_BUDGET, TOOL_BUDGET_MIN, BUDGET_MAX, hook, say
             ),
+            stop=stop,
         )
 
 
@@ -247,6 +265,16 @@ def tool_call(event: str, payload: Mapping[str, Any], tools: tuple[str, ...]) ->
 def _context(event: str, text: str | None) -> dict[str, Any] | None:
     if not text:
         return None
+    if event == "PreToolUse" and text.startswith(STOP_PREFIX):
+        # the reason reaches the model before the call runs; "ask" would show it to the person
+        # only (docs/hooks.md#stopped-before-it-runs)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": text,
+            }
+        }
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
@@ -326,7 +354,9 @@ def handle(
             with _state(state_file, session_id) as state:
                 state.prompts += 1
                 shown = frozenset(state.shown)
-    question = Ask(kind, tenant, conversation, prompt, shown, budget, limit, settings.min_confidence, call)
+    # a stop only before a call runs, and only where its decision is known to reach the model (Claude Code)
+    stop = settings.stop if event == "PreToolUse" and options.client == "claude-code" else "off"
+    question = Ask(kind, tenant, conversation, prompt, shown, budget, limit, settings.min_confidence, call, stop)
     text, ids = ask(question, event, environ, settings.timeout_ms / 1000, settings.starting_ms / 1000)
     if text and state_file is not None and session_id is not None:
         with _state(state_file, session_id) as state:

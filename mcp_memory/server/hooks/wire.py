@@ -38,6 +38,10 @@ CALL_TEXT_MAX = 2000
 #: answer's probability reaches the threshold chosen on the prompt dev set), or a band and above.
 CONFIDENCES = ("likely", "medium", "high")
 DEFAULT_CONFIDENCE = "likely"
+#: MEMORY_HOOK_STOP's values (docs/hooks.md#stopped-before-it-runs): which memories stop a call at
+#: its PreToolUse, before it runs: those tagged rule or that warn (the default), rules only, none.
+STOPS = ("warnings", "rules", "off")
+DEFAULT_STOP = "warnings"
 
 
 class Ask:
@@ -45,7 +49,18 @@ class Ask:
 
     A plain class, not a dataclass: importing dataclasses costs the hook more than its socket round trip."""
 
-    __slots__ = ("budget", "call", "conversation", "exclude", "kind", "limit", "min_confidence", "prompt", "tenant")
+    __slots__ = (
+        "budget",
+        "call",
+        "conversation",
+        "exclude",
+        "kind",
+        "limit",
+        "min_confidence",
+        "prompt",
+        "stop",
+        "tenant",
+    )
 
     def __init__(
         self,
@@ -58,6 +73,7 @@ class Ask:
         limit: int = DEFAULT_LIMIT,
         min_confidence: str = DEFAULT_CONFIDENCE,
         call: dict[str, Any] | None = None,
+        stop: str = "off",
     ) -> None:
         self.kind = kind
         self.tenant = tenant
@@ -69,6 +85,8 @@ class Ask:
         self.min_confidence = min_confidence
         #: A tool question's call (events.tool_call): its event, tool, input fields, folder and error.
         self.call = call
+        #: Which memories may stop a tool call before it runs (STOPS); "off" for every other question.
+        self.stop = stop
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Ask) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
@@ -94,6 +112,8 @@ class Ask:
         }
         if self.call is not None:
             body["call"] = self.call
+        if self.stop != "off":  # a server before stops ignores it: the call then gets context, as before
+            body["stop"] = self.stop
         # ASCII escapes: a prompt may hold a lone surrogate, which has no UTF-8 form
         return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
 
@@ -128,7 +148,12 @@ def parse_ask(data: Any) -> Ask:
     if min_confidence not in CONFIDENCES:
         raise ValueError("min_confidence")
     call = _call(data.get("call")) if kind == "tool" else None
-    return Ask(kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence, call)
+    stop = data.get("stop", "off")
+    if stop not in STOPS or stop != "off" and kind != "tool":
+        raise ValueError("stop")
+    return Ask(
+        kind, tenant, conversation or None, prompt, frozenset(exclude), budget, limit, min_confidence, call, stop
+    )
 
 
 def _call(data: Any) -> dict[str, Any]:

@@ -8,11 +8,12 @@ server/budget.py's CONTEXT_CHARS_MAX characters, whatever the budget (docs/hooks
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mcp_memory.core.digest import DIGEST_SCAN, DigestResult, estimate_tokens
 from mcp_memory.core.model import Memory
 from mcp_memory.core.service import ActionResult, RecallResult
-from mcp_memory.server.budget import CONTEXT_CHARS_MAX
+from mcp_memory.server.budget import CONTEXT_CHARS_MAX, STOP_PREFIX
 from mcp_memory.server.protocol.quoting import echoed
 from mcp_memory.server.protocol.render import GUIDANCE, MEDIUM_GUIDANCE, NOTES_ARE_DATA, PREFIX, render_memory
 
@@ -89,24 +90,79 @@ TOOL_GUIDANCE = (
 )
 
 
+#: What the agent is told when a memory stops its call (docs/hooks.md#stopped-before-it-runs).
+STOP_GUIDANCE = (
+    "The call was not run. Weigh what is below first; if the call is still right, make it again: "
+    "a memory stops a call once a session."
+)
+#: Claude Code keeps a permission decision's reason to 2,000 UTF-16 code units and 20 lines (its
+#: hook output limits, 2.1.328): a stop's text stays within both, or the call is not stopped.
+STOP_UNITS_MAX = 2000
+STOP_LINES_MAX = 20
+
+
 def tool_text(
-    result: ActionResult, budget: int, limit: int, min_confidence: str, exclude: frozenset[str] = frozenset()
+    result: ActionResult,
+    budget: int,
+    limit: int,
+    min_confidence: str,
+    exclude: frozenset[str] = frozenset(),
+    stop: str = "off",
 ) -> tuple[str | None, list[str]]:
     """What memory holds about a tool call as injected text (docs/hooks.md#at-the-moment-of-action):
     the memories tagged for its files or naming what it touches, and recall's results at the
-    prompts' rule; none this session was already shown, `limit` at most within `budget`."""
+    prompts' rule; none this session was already shown, `limit` at most within `budget`. When one
+    of them stops the call under `stop` (MEMORY_HOOK_STOP, core/actions.py `stops`) and the call is
+    one a memory may stop, the text is a stop's (it begins with STOP_PREFIX)."""
     chosen = result.chosen(exclude, limit, min_confidence)
     if not chosen:
         return None, []
-    one, many = _CONCERNS[result.action.kind]
-    probe = f"{PREFIX} {limit} memories stored earlier {many}."
     newer = {r.memory.id: r.superseded_by for r in result.recalled.results if r.superseded_by}
+    one, many = _CONCERNS[result.action.kind]
+    if stop != "off" and _actions().stoppable(result.action):
+        stopped = _stop_text(result, [m for m, _ in chosen], budget, newer, stop)
+        if stopped[0] is not None:
+            return stopped
+    probe = f"{PREFIX} {limit} memories stored earlier {many}."
     blocks, ids = _fit([probe, TOOL_GUIDANCE, NOTES_ARE_DATA], [], [(m, None) for m, _ in chosen], budget, newer)
     if not blocks:
         return None, []
     n = len(blocks)
     header = f"{PREFIX} {n} {_memories(n)} stored earlier {one if n == 1 else many}."
     return "\n".join([header, TOOL_GUIDANCE, NOTES_ARE_DATA, "", *blocks]), ids
+
+
+def _actions() -> Any:
+    from mcp_memory.core import actions  # at the first tool question: the handshake loads no more
+
+    return actions
+
+
+def _stop_text(
+    result: ActionResult, chosen: Sequence[Memory], budget: int, newer: Mapping[str, str], stop: str
+) -> tuple[str | None, list[str]]:
+    """The chosen memories as the reason a call is stopped, within `budget` tokens and Claude Code's
+    limits on a reason; None when no memory that stops the call fits (the call then gets context)."""
+    one, many = _CONCERNS[result.action.kind]
+
+    def text_of(blocks: Sequence[str]) -> str:
+        n = len(blocks)
+        header = f"{STOP_PREFIX} {n} {_memories(n)} stored earlier {one if n == 1 else many}."
+        return "\n".join([header, STOP_GUIDANCE, NOTES_ARE_DATA, "", *blocks])
+
+    blocks: list[str] = []
+    kept: list[Memory] = []
+    for memory in chosen:
+        block = render_memory(memory, len(blocks) + 1, None, superseded_by=newer.get(memory.id))
+        text = text_of([*blocks, block])
+        units = len(text.encode("utf-16-le")) // 2
+        if estimate_tokens(text) > budget or units > STOP_UNITS_MAX or text.count("\n") + 1 > STOP_LINES_MAX:
+            continue
+        blocks.append(block)
+        kept.append(memory)
+    if not any(_actions().stops(m.content, m.tags, stop) for m in kept):
+        return None, []
+    return text_of(blocks), [m.id for m in kept]
 
 
 def prompt_text(
