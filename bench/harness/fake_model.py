@@ -4,12 +4,17 @@ with a short text once the script is done; every request body is kept, with the 
 
 Claude Code's CLI is pointed at it with ANTHROPIC_BASE_URL (docs/hooks.md#a-session-end-to-end).
 Side requests (no tools offered: a title, a summary) get a one-word text.
+
+With `retry_stopped`, a call a PreToolUse hook denied (docs/hooks.md#stopped-before-it-runs) is made
+again, as an agent that has read the reason and still means the call would (bench/hooks/tool_time.py):
+the script's next call waits until the stopped one has run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -18,6 +23,11 @@ from typing import Any
 from aiohttp import web
 
 DONE = "Done."
+#: How Claude Code (2.1.328) hands the model a call a PreToolUse hook denied: the tool result, an
+#: error, is this and the hook's reason.
+HOOK_DENIED = re.compile(r"^PreToolUse:\S+ hook error: ")
+#: A stopped call is made again at most this many times in a row.
+RETRIES_MAX = 3
 
 
 class Call:
@@ -34,18 +44,26 @@ class Call:
 class Turn:
     """A request of the main loop and what the fake model answered."""
 
-    def __init__(self, body: dict[str, Any], at: float, answer: Call | None) -> None:
+    def __init__(
+        self, body: dict[str, Any], at: float, answer: Call | None, step: int | None = None, retry: bool = False
+    ) -> None:
         self.body = body
         self.at = at
         self.answer = answer
+        #: The script's index of the call answered (None: the final text); `retry` when it is made again.
+        self.step = step
+        self.retry = retry
 
 
 class FakeModel:
     """POST /v1/messages: the next scripted call for the main loop; text otherwise (SSE when asked)."""
 
-    def __init__(self, script: Sequence[Call] = (), final: str = DONE) -> None:
+    def __init__(self, script: Sequence[Call] = (), final: str = DONE, *, retry_stopped: bool = False) -> None:
         self.script = list(script)
         self.final = final
+        self.retry_stopped = retry_stopped
+        self._step = 0
+        self._retries = 0
         self.turns: list[Turn] = []
         self.side: list[dict[str, Any]] = []
         self.port = 0
@@ -54,9 +72,15 @@ class FakeModel:
         self._thread: threading.Thread | None = None
 
     def _next(self, body: dict[str, Any]) -> Call | None:
-        step = len(self.turns)
+        if self.retry_stopped and 0 < self._step and self._retries < RETRIES_MAX and denied(body) is not None:
+            self._retries += 1
+            step, retry = self._step - 1, True
+        else:
+            step, retry = self._step, False
+            self._step += 1
+            self._retries = 0
         call = self.script[step] if step < len(self.script) else None
-        self.turns.append(Turn(body, time.monotonic(), call))
+        self.turns.append(Turn(body, time.monotonic(), call, step if call is not None else None, retry))
         return call
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
@@ -172,3 +196,21 @@ def _part_texts(part: dict[str, Any]) -> list[str]:
             return [content]
         return [p["text"] for p in content or [] if p.get("type") == "text"]
     return []
+
+
+def denied(body: dict[str, Any]) -> str | None:
+    """The reason a PreToolUse hook gave for denying the call the request's last tool result answers,
+    or None when that call ran (or there is none)."""
+    for message in reversed(body.get("messages", [])):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        results = [p for p in content if p.get("type") == "tool_result"]
+        if not results:
+            continue
+        for part in results:
+            text = "\n".join(_part_texts(part))
+            if part.get("is_error") and HOOK_DENIED.match(text):
+                return HOOK_DENIED.sub("", text, count=1)
+        return None
+    return None

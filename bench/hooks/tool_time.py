@@ -17,7 +17,13 @@ published or deleted). Reported, per scenario and in total:
 - in time: the memory is in the request whose answer is the relevant call (the model had it
   before it made that call), and which hook brought it (digest, prompt, or a tool event);
 - late: it came only with the relevant call's own result;
-- unrelated: a tool hook injected a memory for the unrelated call (the target is none).
+- unrelated: a tool hook injected a memory for the unrelated call (the target is none);
+- stops: a call a PreToolUse hook denied with memories as its reason (docs/hooks.md#stopped-before-it-runs).
+  The fake model makes a stopped call again (`retry_stopped`), so "the relevant call" is the one that
+  ran, and a memory a stop brought is in its request. A stop on the relevant call with the scenario's
+  memory is the stop working; every other stop (the unrelated call, another call of the scenario,
+  or the relevant call stopped by another memory) is listed for reading: a stop on a call its memory
+  does not concern is a false stop.
 
 Results are printed as a markdown table; --out writes them as JSON.
 """
@@ -39,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.fake_model import Call as ModelCall
-from bench.harness.fake_model import FakeModel
+from bench.harness.fake_model import FakeModel, Turn, denied
 from bench.hooks.scenarios import PROJECT_FILES, SCENARIOS, UNRELATED, Call, Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +58,8 @@ HOOK_CONTEXT = re.compile(
     r"(SessionStart|UserPromptSubmit|PreToolUse|PostToolUse|PostToolUseFailure)(?::\S+)? hook additional context:"
 )
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+#: Where Claude Code puts a PreToolUse hook's denial (a stop) in the next request: the call's result.
+HOOK_STOP = re.compile(r"PreToolUse:\S+ hook error:")
 
 SHIM = r"""#!/usr/bin/env python3
 import json, os, sys
@@ -173,15 +181,19 @@ def request_text(body: dict[str, Any]) -> str:
 
 
 def channel(text: str, marker: str) -> str:
-    """Which hook's context holds the first `marker` in `text`: the nearest context header before it."""
+    """Which hook's context holds the first `marker` in `text`: the nearest context header (or
+    stop) before it."""
     at = text.find(marker)
-    found = [m for m in HOOK_CONTEXT.finditer(text) if m.start() < at]
-    return found[-1].group(1) if found else "other"
+    found = [(m.start(), m.group(1)) for m in HOOK_CONTEXT.finditer(text) if m.start() < at]
+    found += [(m.start(), "PreToolUse stop") for m in HOOK_STOP.finditer(text) if m.start() < at]
+    return max(found)[1] if found else "other"
 
 
 def tool_injection(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """True when `after` (the request following one tool call) carries a memory a tool hook injected."""
     new = message_texts(after["messages"][len(before["messages"]) :])
+    if (denied(after) or "").startswith("[MEMORY]"):
+        return True
     for match in HOOK_CONTEXT.finditer(new):
         if match.group(1) in TOOL_EVENTS:
             following = new[match.end() :]
@@ -202,6 +214,10 @@ class Outcome:
     turns: int
     seconds: float
     error: str = ""
+    #: The relevant call was stopped with the scenario's memory (then made again).
+    stopped: bool = False
+    #: Every other stop: "the call (its script step): marker in the reason or not".
+    other_stops: list[str] | None = None
 
 
 def run_one(
@@ -216,7 +232,7 @@ def run_one(
         command += ["--debug-file", str(debug / f"{scenario.id}.log")]
     started = time.monotonic()
     error = ""
-    with FakeModel(script) as fake:
+    with FakeModel(script, retry_stopped=True) as fake:
         run_env["ANTHROPIC_BASE_URL"] = fake.url
         try:
             done = subprocess.run(
@@ -226,33 +242,56 @@ def run_one(
                 error = f"exit {done.returncode}: {(done.stdout + done.stderr)[-300:]}"
         except subprocess.TimeoutExpired:
             error = "timed out"
-        turns = [t.body for t in fake.turns]
+        turns = list(fake.turns)
     if debug is not None:
-        (debug / f"{scenario.id}.requests.json").write_text(json.dumps(turns, ensure_ascii=False), encoding="utf-8")
+        bodies = [t.body for t in turns]
+        (debug / f"{scenario.id}.requests.json").write_text(json.dumps(bodies, ensure_ascii=False), encoding="utf-8")
     seconds = time.monotonic() - started
-    if len(turns) <= relevant + 1:
+    ran = [i for i, t in enumerate(turns) if t.step == relevant]  # the last one answered the call that ran
+    if not ran or ran[-1] + 1 >= len(turns):
         return Outcome(
             scenario.id, scenario.kind, False, False, "-", False, len(turns), seconds, error or "too few turns"
         )
-    at_call = request_text(turns[relevant])
-    after = request_text(turns[relevant + 1])
+    at_call = request_text(turns[ran[-1]].body)
+    after = request_text(turns[ran[-1] + 1].body)
     in_time = scenario.marker in at_call
     late = not in_time and scenario.marker in after
     via = channel(at_call, scenario.marker) if in_time else channel(after, scenario.marker) if late else "-"
+    unrelated = any(tool_injection(turns[i].body, turns[i + 1].body) for i, t in enumerate(turns[:-1]) if t.step == 0)
+    stopped, others = stops(turns, scenario, script, relevant)
     return Outcome(
-        scenario.id, scenario.kind, in_time, late, via, tool_injection(turns[0], turns[1]), len(turns), seconds, error
+        scenario.id, scenario.kind, in_time, late, via, unrelated, len(turns), seconds, error, stopped, others
     )
+
+
+def stops(turns: list[Turn], scenario: Scenario, script: list[ModelCall], relevant: int) -> tuple[bool, list[str]]:
+    """(the relevant call was stopped with the scenario's memory, every other stop described)."""
+    stopped, others = False, []
+    for i, turn in enumerate(turns[:-1]):
+        reason = denied(turns[i + 1].body)
+        if turn.step is None or reason is None or not reason.startswith("[MEMORY]"):
+            continue
+        has_marker = scenario.marker in reason
+        if turn.step == relevant and has_marker:
+            stopped = True
+            continue
+        call = script[turn.step]
+        what = str(call.input.get("command") or f"{call.name} {call.input.get('file_path', '')}")
+        which = "unrelated call" if turn.step == 0 else "relevant call" if turn.step == relevant else "other call"
+        others.append(f"{which} `{what}`: {'its' if has_marker else 'not the scenario'}'s memory")
+    return stopped, others
 
 
 def table(outcomes: list[Outcome]) -> str:
     lines = [
-        "| scenario | kind | in time | late | via | unrelated call injected | s |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario | kind | in time | late | via | stopped | unrelated call injected | s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         lines.append(
             f"| {o.scenario} | {o.kind} | {'yes' if o.in_time else 'no'} | {'yes' if o.late else ''} | {o.via} | "
-            f"{'INJECTED' if o.unrelated_injected else 'no'} | {o.seconds:.1f} |" + (f" {o.error}" if o.error else "")
+            f"{'yes' if o.stopped else ''} | {'INJECTED' if o.unrelated_injected else 'no'} | {o.seconds:.1f} |"
+            + (f" {o.error}" if o.error else "")
         )
     n = len(outcomes)
     lines += ["", "| kind | scenarios | in time | late | missed |", "|---|---|---|---|---|"]
@@ -271,7 +310,10 @@ def table(outcomes: list[Outcome]) -> str:
             vias[o.via] = vias.get(o.via, 0) + 1
     lines += ["", "In time, by the hook that brought it: " + ", ".join(f"{k} {v}" for k, v in sorted(vias.items()))]
     lines.append(f"Unrelated calls with a memory injected: {sum(o.unrelated_injected for o in outcomes)} of {n}.")
-    return "\n".join(lines)
+    lines.append(f"Relevant calls stopped with their memory: {sum(o.stopped for o in outcomes)} of {n}.")
+    other = [f"- {o.scenario}: {s}" for o in outcomes for s in o.other_stops or []]
+    lines.append(f"Other stops (to read: a stop on a call its memory does not concern is false): {len(other)}")
+    return "\n".join([*lines, *other])
 
 
 def main() -> None:
