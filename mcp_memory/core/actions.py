@@ -272,9 +272,57 @@ def stoppable(action: Action) -> bool:
     return action.kind in ("command", "file") and action.tool in STOPPING_TOOLS
 
 
-def stops(content: str, tags: Sequence[str], setting: str) -> bool:
+def stops(content: str, tags: Sequence[str], setting: str, action: Action) -> bool:
     """True when a memory chosen for a stoppable call stops it, under MEMORY_HOOK_STOP's `setting`:
-    `rules`, a memory tagged rule; `warnings` (the default), one that `warns` too; `off`, none."""
-    if setting == "off":
+    it names this very call (`precise`), and under `rules` it is tagged rule, under `warnings`
+    (the default) it is tagged rule or `warns`; under `off`, never."""
+    if setting == "off" or not (RULE_TAG in tags or setting == "warnings" and warns(content)):
         return False
-    return RULE_TAG in tags or setting == "warnings" and warns(content)
+    return precise(content, tags, action)
+
+
+#: What a word of a command or a memory is split into: a path's folders, a user and a host, an
+#: option and its value, a hyphenated name's parts ("redis-cli": redis, cli); a host or a file
+#: name keeps its dots.
+_PARTS = re.compile(r"[/@:=-]+")
+_TOKEN = re.compile(r"[\w.@:/=+-]+", re.UNICODE)
+
+
+def _parts(word: str) -> set[str]:
+    """A word, lower case, and its parts: those of two characters or more, holding a letter."""
+    word = word.strip(".,;:!?'\"`()[]{}").lower()
+    found = {word, *_PARTS.split(word)}
+    return {w.strip(".") for w in found if len(w.strip(".")) >= 2 and re.search(r"[^\W\d_]", w)}
+
+
+def _command_arguments(command: str) -> list[str]:
+    """The command's words from its program on (VAR=value before it left out), option dashes dropped."""
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        words = command.split()
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words.pop(0)
+    return [w.lstrip("-") for w in words]
+
+
+def precise(content: str, tags: Sequence[str], action: Action) -> bool:
+    """True when a memory names this very call, not only its subject (a stop on a call the memory
+    does not concern is a false stop: bench/RESULTS.md, "Stopped before it runs"). An edit: the
+    memory is declared for its file or names it (`declared`, `names`). A command: the memory names
+    the script it runs by its path, or two of its words at least, each argument counted once (its
+    program and what it does or acts on: `git push --force` by "force-push", `redis-cli FLUSHALL`
+    by "Redis" and "FLUSHALL"); `kubectl get` is not named by a memory about deleting with kubectl,
+    nor `cat requirements.in` by one that names only the file."""
+    if action.kind == "file":
+        return declared(tags, action) or names(content, action)
+    arguments = _command_arguments(action.command)
+    if not arguments:
+        return False
+    script = arguments[0].removeprefix("./")
+    if "/" in script and _mentions(content, script):
+        return True
+    words: set[str] = set()
+    for token in _TOKEN.findall(content):
+        words |= _parts(token)
+    return sum(1 for argument in arguments if _parts(argument) & words) >= 2

@@ -84,6 +84,42 @@ async def test_a_command_the_warning_does_not_concern_gets_nothing(
     assert (run.code, run.out) == (0, "")
 
 
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        (
+            "Never delete the harbor-data namespace with kubectl: its volumes are not backed up.",
+            "kubectl get namespaces",
+        ),
+        ("Do not pip install by hand: add packages to requirements.in and run make lock.", "cat requirements.in"),
+        ("alembic downgrade is not safe on staging: revision 0031 drops columns.", "alembic current"),
+    ],
+)
+async def test_a_warning_about_another_use_of_the_program_or_file_is_context_not_a_stop(
+    env: Env, served: dict[str, str], rule: str, command: str
+) -> None:
+    """A warning names the call it stops: two of its words, or the script by its path; naming only
+    its program or a file it reads is the subject, not the call (a stop there would be false)."""
+    await env.service.remember(ACME, rule)
+    run = await run_hook(["PreToolUse"], bash(command), served)
+    assert run.out == "" or f"   {rule}" in context_of(run.out).splitlines()
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("Never force-push main: the deploy bot tags those commits.", "git push --force origin main"),
+        ("Never run FLUSHALL on the session Redis: it logs every user out.", "redis-cli -n 2 FLUSHALL"),
+        ("Never delete the harbor-data namespace with kubectl.", "kubectl delete namespace harbor-data"),
+    ],
+)
+def test_a_warning_names_a_command_by_two_of_its_words(rule: str, command: str) -> None:
+    action = actions.action_of("PreToolUse", "Bash", {"command": command}, "/p")
+    assert action is not None and actions.stops(rule, (), "warnings", action)
+    other = actions.action_of("PreToolUse", "Bash", {"command": "ls -la"}, "/p")
+    assert other is not None and not actions.stops(rule, (), "warnings", other)
+
+
 async def test_a_memory_that_tries_to_pass_for_our_lines_is_quoted_as_data_in_the_reason(
     env: Env, served: dict[str, str]
 ) -> None:

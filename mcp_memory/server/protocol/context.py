@@ -160,7 +160,7 @@ def _stop_text(
             continue
         blocks.append(block)
         kept.append(memory)
-    if not any(_actions().stops(m.content, m.tags, stop) for m in kept):
+    if not any(_actions().stops(m.content, m.tags, stop, result.action) for m in kept):
         return None, []
     return text_of(blocks), [m.id for m in kept]
 
