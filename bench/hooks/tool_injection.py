@@ -1,5 +1,5 @@
 """The tool-time scenarios (bench/hooks/scenarios.py) answered in process, without Claude Code:
-what the tool hooks would inject at each MEMORY_HOOK_MIN_CONFIDENCE, side by side in one run.
+what the tool hooks would inject at each MEMORY_HOOK_TOOL_MIN_CONFIDENCE (default high), side by side in one run.
 
     nice python -m bench.hooks.tool_injection [--json]
 
@@ -108,7 +108,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     for setting, c in results.items():
         print(
-            f"MEMORY_HOOK_MIN_CONFIDENCE={setting:6s}: scenarios given their memory by a tool hook "
+            f"MEMORY_HOOK_TOOL_MIN_CONFIDENCE={setting:6s}: scenarios given their memory by a tool hook "
             f"{c['in_time']}/{c['scenarios']}, unrelated calls given one {c['unrelated_injected']}/{c['unrelated']}"
         )
         print(f"  missed: {', '.join(c['missed']) or 'none'}; unrelated given one: {c['unrelated_given'] or 'none'}")

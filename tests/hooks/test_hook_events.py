@@ -348,6 +348,7 @@ async def test_a_hostile_memory_injected_on_a_prompt_stays_inside_its_own_data_b
         ("MEMORY_HOOK_LIMIT", "1_0", "1-10"),
         ("MEMORY_HOOK_TIMEOUT_MS", "5", "100-10000"),
         ("MEMORY_HOOK_MIN_CONFIDENCE", "low", "likely|medium|high"),
+        ("MEMORY_HOOK_TOOL_MIN_CONFIDENCE", "sure", "likely|medium|high"),
         ("MEMORY_HOOK_CAPTURE", "maybe", "0|1"),
     ],
 )

@@ -186,3 +186,36 @@ async def test_no_question_the_built_in_set_leaves_unanswered_is_labelled_high(p
         await embedder.close()
     assert len(labels) == 36 and service.judge is not None
     assert [q for q, label in labels.items() if label == "high"] == []
+
+
+GUIDE_RULE = "문서/배포_가이드.md 는 운영팀이 검토한 문서라서 수정하면 #ops-review 채널에 꼭 알려야 한다."
+
+
+async def test_a_read_of_the_readme_is_not_given_a_rule_about_another_markdown_file(team, tmp_path) -> None:
+    """A tool call's path is no question: its recall answer is injected from HIGH by default
+    (MEMORY_HOOK_TOOL_MIN_CONFIDENCE), while a prompt's is from the hooks' threshold."""
+    from tests.hooks.support import environ, payload, pre_tool_use, run_hook, serving
+
+    await team.service.remember(ACME, GUIDE_RULE, tags=["path:문서/배포_가이드.md"])
+    noise = await team.service.recall(ACME, "README.md", mode="precision")
+    assert noise.results[0].memory.content == GUIDE_RULE and noise.confidence != "high"
+    assert noise.worth_injecting(), "the fixture should pass the prompts' threshold: '.md' is its only match"
+    variables = environ(tmp_path, MEMORY_TENANT="acme", MEMORY_HOOK_STOP="off")
+    server = await serving(team.service, variables)
+
+    async def read(path: str, **extra: str) -> str | None:
+        event = payload(
+            pre_tool_use("Read", {"file_path": f"/Users/ada/my-project/{path}"}, session_id=path + str(extra))
+        )
+        run = await run_hook(["PreToolUse"], event, {**variables, **extra})
+        assert run.code == 0
+        return run.context
+
+    try:
+        assert await read("README.md") is None
+        told = await read("README.md", MEMORY_HOOK_TOOL_MIN_CONFIDENCE="likely")
+        assert told is not None and f"   {GUIDE_RULE}" in told.splitlines()
+        declared = await read("문서/배포_가이드.md")
+        assert declared is not None and f"   {GUIDE_RULE}" in declared.splitlines()
+    finally:
+        await server.close()

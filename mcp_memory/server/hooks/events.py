@@ -33,6 +33,7 @@ from mcp_memory.server.hooks.wire import (
     CONFIDENCES,
     DEFAULT_CONFIDENCE,
     DEFAULT_STOP,
+    DEFAULT_TOOL_CONFIDENCE,
     STOPS,
     TOOL_EVENTS,
     Ask,
@@ -123,8 +124,17 @@ def _integer(env: Env, name: str, default: int, low: int, high: int, hook: str, 
         return default
 
 
+def _confidence(env: Env, name: str, default: str, hook: str, say: Logger = log) -> str:
+    """One of CONFIDENCES; another value is logged and ignored."""
+    value = (env.raw(name) or default).strip().lower()
+    if value not in CONFIDENCES:
+        say("hook_setting_ignored", hook, setting=name, expected="|".join(CONFIDENCES))
+        return default
+    return value
+
+
 class HookSettings:
-    """MEMORY_HOOK_BUDGET, MEMORY_HOOK_LIMIT, MEMORY_HOOK_MIN_CONFIDENCE, MEMORY_HOOK_CAPTURE,
+    """MEMORY_HOOK_BUDGET, MEMORY_HOOK_LIMIT, MEMORY_HOOK_MIN_CONFIDENCE, MEMORY_HOOK_TOOL_MIN_CONFIDENCE, MEMORY_HOOK_CAPTURE,
     MEMORY_HOOK_TIMEOUT_MS, MEMORY_HOOK_TOOLS, MEMORY_HOOK_TOOL_BUDGET, MEMORY_HOOK_STOP (docs/hooks.md#budget)."""
 
     def __init__(
@@ -137,6 +147,7 @@ class HookSettings:
         tools: tuple[str, ...] = DEFAULT_TOOLS,
         tool_budget: int = DEFAULT_TOOL_BUDGET,
         stop: str = DEFAULT_STOP,
+        tool_min_confidence: str = DEFAULT_TOOL_CONFIDENCE,
     ) -> None:
         self.budget = budget
         self.limit = limit
@@ -147,6 +158,8 @@ class HookSettings:
         self.tool_budget = tool_budget
         #: Which memories stop a call at its PreToolUse (wire.STOPS; docs/hooks.md#stopped-before-it-runs).
         self.stop = stop
+        #: When a tool call's recall answer is injected (the prompts' `min_confidence` for a call).
+        self.tool_min_confidence = tool_min_confidence
 
     @property
     def starting_ms(self) -> int:
@@ -158,11 +171,8 @@ class HookSettings:
         """The hook's variables, read through the settings' one reader (config/__init__.py); a value
         the settings would refuse is logged and its default used: a hook never stops a prompt."""
         env = Env(environ)
-        confidence = (env.raw("MEMORY_HOOK_MIN_CONFIDENCE") or DEFAULT_CONFIDENCE).lower()
-        if confidence not in CONFIDENCES:
-            expected = "|".join(CONFIDENCES)
-            say("hook_setting_ignored", hook, setting="MEMORY_HOOK_MIN_CONFIDENCE", expected=expected)
-            confidence = DEFAULT_CONFIDENCE
+        confidence = _confidence(env, "MEMORY_HOOK_MIN_CONFIDENCE", DEFAULT_CONFIDENCE, hook, say)
+        tool_confidence = _confidence(env, "MEMORY_HOOK_TOOL_MIN_CONFIDENCE", DEFAULT_TOOL_CONFIDENCE, hook, say)
         try:
             capture = env.flag("MEMORY_HOOK_CAPTURE")
         except _refusal():
@@ -176,6 +186,7 @@ class HookSettings:
             budget=_integer(env, "MEMORY_HOOK_BUDGET", DEFAULT_BUDGET, BUDGET_MIN, BUDGET_MAX, hook, say),
             limit=_integer(env, "MEMORY_HOOK_LIMIT", DEFAULT_LIMIT, 1, LIMIT_MAX, hook, say),
             min_confidence=confidence,
+            tool_min_confidence=tool_confidence,
             capture=capture,
             timeout_ms=_integer(
                 env,
@@ -356,7 +367,8 @@ def handle(
                 shown = frozenset(state.shown)
     # a stop only before a call runs, and only where its decision is known to reach the model (Claude Code)
     stop = settings.stop if event == "PreToolUse" and options.client == "claude-code" else "off"
-    question = Ask(kind, tenant, conversation, prompt, shown, budget, limit, settings.min_confidence, call, stop)
+    confidence = settings.tool_min_confidence if kind == "tool" else settings.min_confidence
+    question = Ask(kind, tenant, conversation, prompt, shown, budget, limit, confidence, call, stop)
     text, ids = ask(question, event, environ, settings.timeout_ms / 1000, settings.starting_ms / 1000)
     if text and state_file is not None and session_id is not None:
         with _state(state_file, session_id) as state:

@@ -38,6 +38,10 @@ CALL_TEXT_MAX = 2000
 #: answer's probability reaches the threshold chosen on the prompt dev set), or a band and above.
 CONFIDENCES = ("likely", "medium", "high")
 DEFAULT_CONFIDENCE = "likely"
+#: MEMORY_HOOK_TOOL_MIN_CONFIDENCE's default: a tool call's recall answer is injected from HIGH only,
+#: since the hooks' threshold was chosen on prompts, and a path or a command is no question
+#: (bench/RESULTS.md, "Tool calls are not questions").
+DEFAULT_TOOL_CONFIDENCE = "high"
 #: MEMORY_HOOK_STOP's values (docs/hooks.md#stopped-before-it-runs): which memories stop a call at
 #: its PreToolUse, before it runs: those tagged rule or that warn (the default), rules only, none.
 STOPS = ("warnings", "rules", "off")
