@@ -287,3 +287,17 @@ def test_only_commands_and_edits_can_be_stopped() -> None:
     for (event, tool, field), expected in cases.items():
         action = actions.action_of(event, tool, {field: "a/b.py"}, "/p", "Exit code 1")
         assert action is not None and actions.stoppable(action) is expected, (event, tool)
+
+
+async def test_the_plugins_mcp_tool_hook_stops_a_warned_command_as_the_command_hook_does_and_once(
+    env: Env, served: dict[str, str]
+) -> None:
+    from tests.hooks.test_hook_tool import hook_client, tool_args
+
+    await env.service.remember(ACME, PRUNE_RULE)
+    async with hook_client(env, served) as tool:
+        first = await tool.text(tool_args("Bash", session="tool", command=PRUNE))
+        retry = await tool.text(tool_args("Bash", session="tool", command=PRUNE))
+    socket = await run_hook(["PreToolUse"], bash(PRUNE, session_id="socket"), served)
+    assert first + "\n" == socket.out and f"   {PRUNE_RULE}" in reason_of(first).splitlines()
+    assert retry == "{}"  # nothing qualifies: Claude Code runs the call

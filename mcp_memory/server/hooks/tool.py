@@ -64,7 +64,13 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "properties": {
         "hookSpecificOutput": {
             "type": "object",
-            "properties": {"hookEventName": _TEXT, "additionalContext": _TEXT},
+            # a PreToolUse stop answers with the decision instead of the context (docs/hooks.md#stopped-before-it-runs)
+            "properties": {
+                "hookEventName": _TEXT,
+                "additionalContext": _TEXT,
+                "permissionDecision": {"type": "string", "enum": ["deny"]},
+                "permissionDecisionReason": _TEXT,
+            },
         }
     },
 }
