@@ -79,8 +79,14 @@ def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_t
     workers: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The README's command runs two workers (`-n 2`); one process is a developer's `pytest FILE`."""
+    import importlib.util
+
     from tests.support import needs
 
+    if workers and importlib.util.find_spec("xdist") is None:
+        pytest.fail(
+            "pytest-xdist runs the README's `pytest -n 2`: .venv/bin/pip install -c constraints.txt -e '.[test]'"
+        )
     monkeypatch.delenv("CLAUDE_CODE_BIN", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # a worker's own look for it, under ~/.cache
     monkeypatch.setattr(needs, "CLAUDE_CODE_PREFIX", tmp_path / "claude-code")  # this process's
