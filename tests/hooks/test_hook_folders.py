@@ -255,3 +255,51 @@ def test_a_temporary_folder_of_ours_with_another_mode_is_made_0700_before_the_ma
         assert mode(folder) == 0o700
     finally:
         hooks.unmark_starting(marker)
+
+
+def test_the_session_state_is_rewritten_where_it_is_0600_and_a_shorter_state_leaves_no_tail(
+    home: Path, open_umask: None
+) -> None:
+    """docs/hooks.md#once-per-session: no temporary file renamed over it (ext4 flushed each one to disk)."""
+    variables = {"XDG_DATA_HOME": str(home / "data"), "HOME": str(home)}
+    path = hooks.state_path("acme", variables)
+    with hook_state.session(path, "session-1") as state:
+        state.show([f"id-{i}" for i in range(50)])
+    inode = path.stat().st_ino
+    path.chmod(0o644)
+    with hook_state.session(path, "session-1") as state:
+        state.shown = ["id-1"]
+
+    assert (path.stat().st_ino, mode(path)) == (inode, 0o600)
+    assert [s["shown"] for s in json.loads(path.read_text())["sessions"].values()] == [["id-1"]]
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_a_state_file_cut_short_is_read_as_no_state_and_written_whole_again(home: Path) -> None:
+    variables = {"XDG_DATA_HOME": str(home / "data"), "HOME": str(home)}
+    path = hooks.state_path("acme", variables)
+    with hook_state.session(path, "session-1") as state:
+        state.show(["id-1", "id-2"])
+    path.write_bytes(path.read_bytes()[:20])
+
+    with hook_state.session(path, "session-1") as state:
+        assert (state.shown, state.prompts) == ([], 0)
+        state.prompts += 1
+
+    assert [s["prompts"] for s in json.loads(path.read_text())["sessions"].values()] == [1]
+
+
+def test_a_block_that_fails_leaves_the_state_as_it_was_and_the_folder_unlocked(home: Path) -> None:
+    variables = {"XDG_DATA_HOME": str(home / "data"), "HOME": str(home)}
+    path = hooks.state_path("acme", variables)
+    with hook_state.session(path, "session-1") as state:
+        state.prompts = 2
+    before = path.read_bytes()
+
+    with pytest.raises(RuntimeError), hook_state.session(path, "session-1") as state:
+        state.prompts = 9
+        raise RuntimeError
+
+    with hook_state.session(path, "session-1") as state:  # would wait forever on a lock left held
+        assert state.prompts == 2
+    assert json.loads(before)["sessions"]

@@ -42,11 +42,10 @@ from mcp_memory.server.hooks.wire import (
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from contextlib import AbstractContextManager
     from pathlib import Path
     from typing import Any
 
-    from mcp_memory.server.hooks.state import Session
+    from mcp_memory.server.hooks.state import Held
 
     Asker = Callable[[Ask, str, Mapping[str, str], float, float | None], tuple[str | None, list[str]]]
     Logger = Callable[..., None]
@@ -294,7 +293,7 @@ def _session_id(payload: Mapping[str, Any]) -> str | None:
     return session_id if isinstance(session_id, str) and session_id else None
 
 
-def _state(path: Path, session_id: str) -> AbstractContextManager[Session]:
+def _state(path: Path, session_id: str) -> Held:
     """The session's state (server/hooks/state.py), loaded once a hook reads one: a Stop or
     PreCompact without capture, or a call of a tool not listened to, reads none."""
     from mcp_memory.server.hooks import state

@@ -9,7 +9,6 @@ only as hashes.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -19,7 +18,6 @@ from mcp_memory.server.hooks.folder import digest_hex, lock_folder, private_fold
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 SESSIONS_MAX = 64
@@ -68,30 +66,54 @@ def _session(raw: Any) -> Session:
     )
 
 
-@contextlib.contextmanager
-def session(path: Path, session_id: str) -> Iterator[Session]:
-    """The session's state, saved when the block ends without an error."""
-    private_folder(path.parent)
-    lock = lock_folder(path.parent, Path(f"{path}.lock"))
-    try:
-        data = _load(path)
-        found = data.get("sessions")
-        sessions: dict[str, Any] = found if isinstance(found, dict) else {}
-        key = session_key(session_id)
-        state = _session(sessions.get(key))
-        yield state
-        sessions[key] = {
-            "shown": state.shown,
-            "prompts": state.prompts,
-            "asked": state.asked,
-            "compacted": state.compacted,
-            "seen": time.time(),
-        }
-        kept = sorted(sessions.items(), key=lambda kv: _seen(kv[1]), reverse=True)[:SESSIONS_MAX]
-        _write(path, {"sessions": dict(kept)})
-    finally:
-        if lock is not None:
-            os.close(lock)
+def session(path: Path, session_id: str) -> Held:
+    """The session's state, for a `with` block: held under the hooks folder's lock, saved when
+    the block ends without an error."""
+    return Held(path, session_id)
+
+
+class Held:
+    """One session's state under the folder's lock (a class, not contextlib's generator: the hook
+    process does not import contextlib)."""
+
+    def __init__(self, path: Path, session_id: str) -> None:
+        self.path = path
+        self.key = session_key(session_id)
+        self.lock: int | None = None
+        self.sessions: dict[str, Any] = {}
+
+    def __enter__(self) -> Session:
+        private_folder(self.path.parent)
+        self.lock = lock_folder(self.path.parent, Path(f"{self.path}.lock"))
+        try:
+            found = _load(self.path).get("sessions")
+            self.sessions = found if isinstance(found, dict) else {}
+            self.state = _session(self.sessions.get(self.key))
+        except BaseException:
+            self._unlock()
+            raise
+        return self.state
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if kind is None:
+                state = self.state
+                self.sessions[self.key] = {
+                    "shown": state.shown,
+                    "prompts": state.prompts,
+                    "asked": state.asked,
+                    "compacted": state.compacted,
+                    "seen": time.time(),
+                }
+                kept = sorted(self.sessions.items(), key=lambda kv: _seen(kv[1]), reverse=True)[:SESSIONS_MAX]
+                _write(self.path, {"sessions": dict(kept)})
+        finally:
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
 
 
 def _seen(raw: Any) -> float:
@@ -100,13 +122,19 @@ def _seen(raw: Any) -> float:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Rewrite the file where it is, under the folder's lock, 0600. A new file renamed over it
+    (or one truncated to nothing) makes ext4 flush it to disk at once, milliseconds of every
+    prompt's hook, twice (bench/RESULTS.md, "The hook's command line, imports and time"). A
+    write cut short leaves JSON that does not parse, read as no state (_load): at worst a memory
+    is shown once more."""
+    raw = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, separators=(",", ":"))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+        if os.fstat(fd).st_mode & 0o777 != 0o600:
+            os.fchmod(fd, 0o600)
+        done = 0
+        while done < len(raw):
+            done += os.pwrite(fd, raw[done:], done)
+        os.ftruncate(fd, len(raw))
+    finally:
+        os.close(fd)
