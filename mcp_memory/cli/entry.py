@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:]):
         from mcp_memory.cli.hooks.command import main as hook
 
-        raise SystemExit(hook(args[1:]))
+        _end_at_once(hook(args[1:]))
     if args[:1] == ["serve-stdio"] and not {"-h", "--help"} & set(args[1:]):
         import os
 
@@ -35,3 +39,17 @@ def main() -> None:
     from mcp_memory.cli.app import main as app
 
     app()
+
+
+def _end_at_once(code: int) -> NoReturn:
+    """End the hook's process once its answer is out, without the interpreter's teardown of every
+    module it loaded: a few milliseconds of each hook, which holds nothing to close (its store, if it
+    opened one, is closed; bench/RESULTS.md, "The hook's command line, imports and time")."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
