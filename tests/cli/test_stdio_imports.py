@@ -37,8 +37,10 @@ NOT_BEFORE_INITIALIZE = (
 #: since issue 35 moved what each hook event asks out of cli/hooks/command.py into
 #: server/hooks/events.py, so the serving process can run it too: the same code in one more file
 #: (the tool hooks' own core/actions.py loads on first use); 83 with core/judgment.py, recall's
-#: second stage, part of the service.
-OURS_MAX = 83
+#: second stage, part of the service; 84 with server/hooks/tool.py, the `claude_code_hook` tool
+#: Claude Code's mcp_tool hooks call, built with the catalogue (everything it imports was loaded
+#: already: one more file).
+OURS_MAX = 84
 
 
 def test_serve_stdio_answers_initialize_before_importing_other_commands_http_serving_or_ulid(tmp_path: Path) -> None:
