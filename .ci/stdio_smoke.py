@@ -23,7 +23,8 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-EXPECTED_TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats"]
+#: serve-stdio also offers claude_code_hook, the tool the plugin's mcp_tool hooks call (docs/hooks.md#hooks-as-tool-calls).
+EXPECTED_TOOLS = ["recall", "remember", "list_memories", "forget", "memory_stats", "claude_code_hook"]
 FACT = "The nightly backup is verified every Sunday at 06:00 UTC"
 
 
