@@ -120,3 +120,27 @@ async def serving(service: Any, env: Mapping[str, str], tenant: str = "acme") ->
     await server.start()
     assert server.listening
     return server
+
+
+def reason_of(out: str) -> str:
+    """A stop's reason, after checking the line is exactly the documented PreToolUse decision."""
+    data = json.loads(out)
+    assert set(data) == {"hookSpecificOutput"}
+    decision = data["hookSpecificOutput"]
+    assert set(decision) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
+    assert (decision["hookEventName"], decision["permissionDecision"]) == ("PreToolUse", "deny")
+    text: str = decision["permissionDecisionReason"]
+    return text
+
+
+def context_of(out: str, event: str = "PreToolUse") -> str:
+    """A tool hook's additional context, after checking the line holds that and nothing more."""
+    data = json.loads(out)
+    assert data == {
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": data["hookSpecificOutput"]["additionalContext"],
+        }
+    }
+    text: str = data["hookSpecificOutput"]["additionalContext"]
+    return text

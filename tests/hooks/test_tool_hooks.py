@@ -19,9 +19,11 @@ from mcp_memory.server.hooks.wire import Ask, parse_ask
 from tests.conftest import Env
 from tests.hooks.support import (
     COMMON,
+    context_of,
     payload,
     post_tool_use_failure,
     pre_tool_use,
+    reason_of,
     run_hook,
     session_start,
 )
@@ -39,24 +41,6 @@ def read(path: str, **extra: Any) -> str:
 
 def without_stops(served: dict[str, str]) -> dict[str, str]:
     return {**served, "MEMORY_HOOK_STOP": "off"}
-
-
-def reason_of(out: str) -> str:
-    """A stop's reason, after checking the line is the documented PreToolUse decision and nothing more."""
-    data = json.loads(out)
-    assert set(data) == {"hookSpecificOutput"}
-    decision = data["hookSpecificOutput"]
-    assert set(decision) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
-    assert (decision["hookEventName"], decision["permissionDecision"]) == ("PreToolUse", "deny")
-    text: str = decision["permissionDecisionReason"]
-    return text
-
-
-def context_of(out: str, event: str = "PreToolUse") -> str:
-    data = json.loads(out)
-    assert set(data) == {"hookSpecificOutput"} and data["hookSpecificOutput"]["hookEventName"] == event
-    text: str = data["hookSpecificOutput"]["additionalContext"]
-    return text
 
 
 async def test_a_read_of_a_file_a_memory_is_tagged_for_brings_that_memory(env: Env, served: dict[str, str]) -> None:

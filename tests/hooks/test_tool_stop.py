@@ -16,7 +16,15 @@ from mcp_memory.server.hooks.events import HookSettings
 from mcp_memory.server.hooks.wire import Ask, parse_ask
 from mcp_memory.server.protocol.context import STOP_LINES_MAX, STOP_UNITS_MAX
 from tests.conftest import Env
-from tests.hooks.support import COMMON, payload, post_tool_use_failure, pre_tool_use, run_hook
+from tests.hooks.support import (
+    COMMON,
+    context_of,
+    payload,
+    post_tool_use_failure,
+    pre_tool_use,
+    reason_of,
+    run_hook,
+)
 
 ACME = Caller("acme")
 PROJECT = COMMON["cwd"]
@@ -29,29 +37,6 @@ STOP_HEADER = "[MEMORY] Stopped before this call ran: 1 memory stored earlier co
 
 def bash(command: str, **extra: object) -> str:
     return payload(pre_tool_use("Bash", {"command": command, "description": "Run it"}, **extra))
-
-
-def reason_of(out: str) -> str:
-    """The stop's reason, after checking the line is exactly the documented PreToolUse decision."""
-    data = json.loads(out)
-    assert set(data) == {"hookSpecificOutput"}
-    decision = data["hookSpecificOutput"]
-    assert set(decision) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
-    assert (decision["hookEventName"], decision["permissionDecision"]) == ("PreToolUse", "deny")
-    text: str = decision["permissionDecisionReason"]
-    return text
-
-
-def context_of(out: str, event: str = "PreToolUse") -> str:
-    data = json.loads(out)
-    assert data == {
-        "hookSpecificOutput": {
-            "hookEventName": event,
-            "additionalContext": data["hookSpecificOutput"]["additionalContext"],
-        }
-    }
-    text: str = data["hookSpecificOutput"]["additionalContext"]
-    return text
 
 
 async def test_a_warned_command_is_stopped_with_the_memory_as_the_reason(env: Env, served: dict[str, str]) -> None:
