@@ -260,6 +260,17 @@ def claude_code() -> str:
     return found
 
 
+@pytest.fixture(scope="session")
+def codex() -> str:
+    """The path of Codex CLI (tests/support/needs.py says where it is looked for)."""
+    from tests.support.needs import NEEDS, codex_path
+
+    found = codex_path()
+    if found is None:
+        pytest.fail(f"{NEEDS['codex'].what} is needed: {NEEDS['codex'].install}")
+    return found
+
+
 async def open_env(
     backend: str, clock: Clock, request: pytest.FixtureRequest, *, floor: float = 0.3, embedder=None
 ) -> Env:

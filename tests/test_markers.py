@@ -107,11 +107,28 @@ def test_without_claude_codes_cli_the_run_stops_naming_what_to_install_and_how_t
     assert code == 0 and " passed, 4 deselected" in rest and "lacks" not in rest, rest
 
 
-def test_ci_installs_the_claude_code_and_chromium_the_tests_name() -> None:
-    from tests.support.needs import CHROMIUM, CLAUDE_CODE_VERSION
+def test_without_codex_cli_the_run_stops_naming_the_pinned_version_and_how_to_leave_its_tests_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support import needs
+
+    monkeypatch.delenv("CODEX_BIN", raising=False)
+    monkeypatch.setattr(needs, "CODEX_PREFIX", tmp_path / "codex")
+    code = run_pytest("tests/hooks/test_codex_session.py")
+    stopped = capsys.readouterr().out
+    assert code == 4, stopped
+    assert f"Codex CLI {needs.CODEX_VERSION}" in stopped and "4 tests (marker codex)" in stopped
+    assert f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/codex @openai/codex@{needs.CODEX_VERSION}" in stopped
+    assert 'pytest -m "not codex"' in stopped
+    assert " passed" not in stopped and "skipped" not in stopped  # stopped before the first test
+
+
+def test_ci_installs_the_claude_code_codex_and_chromium_the_tests_name() -> None:
+    from tests.support.needs import CHROMIUM, CLAUDE_CODE_VERSION, CODEX_VERSION
 
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}" in run
+    assert f'--prefix "$HOME/.cache/mcp-memory-ci/codex" @openai/codex@{CODEX_VERSION}' in run
     assert "apt-get install -y -q chromium" in run and CHROMIUM.name == "chromium"
 
 

@@ -2,8 +2,8 @@
 pytest markers that let a developer leave out the tests needing a service or a tool.
 
 `pytest -m "not postgres and not s3"` runs without PostgreSQL or the moto
-endpoint, `-m "not browser and not claude_code"` without Chromium or Claude Code's
-CLI; CI runs everything. A test is marked when it asks for a service's
+endpoint, `-m "not browser and not claude_code and not codex"` without Chromium, Claude Code's
+CLI or Codex CLI; CI runs everything. A test is marked when it asks for a service's
 fixture, when a backend fixture is parametrised with that backend, or when it
 lives in that backend's test folder (tests/conftest.py applies the markers).
 """
@@ -27,6 +27,7 @@ SERVICE_FIXTURES: dict[str, frozenset[str]] = {
     "s3": frozenset({"aws_endpoint", "aws"}),
     "browser": frozenset({"chromium"}),
     "claude_code": frozenset({"claude_code"}),
+    "codex": frozenset({"codex"}),
 }
 
 #: Fixtures parametrised with backend names (their parameter picks the backend).

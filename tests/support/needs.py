@@ -1,5 +1,5 @@
 """What some tests need from outside the Python environment, how to tell it is there, and how
-to get it: PostgreSQL, the moto endpoint, Chromium and Claude Code's CLI.
+to get it: PostgreSQL, the moto endpoint, Chromium, Claude Code's CLI and Codex CLI.
 
 Each is a pytest marker (tests/support/backends.py applies it from the fixtures a test uses).
 When a run selects a test whose need is missing, tests/conftest.py stops the run before the
@@ -19,6 +19,10 @@ from pathlib import Path
 CLAUDE_CODE_VERSION = "2.1.328"
 #: Where .ci/run installs it.
 CLAUDE_CODE_PREFIX = Path.home() / ".cache" / "mcp-memory-ci" / "claude-code"
+#: The version of Codex CLI the tests run (.ci/run installs it; docs/hooks.md#codex).
+CODEX_VERSION = "0.171.0"
+#: Where .ci/run installs it.
+CODEX_PREFIX = Path.home() / ".cache" / "mcp-memory-ci" / "codex"
 #: Debian's chromium, which the web view's browser tests drive (never a browser Playwright downloads).
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -31,6 +35,15 @@ def claude_code_path() -> str | None:
     if named:
         return named
     cached = CLAUDE_CODE_PREFIX / "node_modules" / ".bin" / "claude"
+    return str(cached) if cached.is_file() else None
+
+
+def codex_path() -> str | None:
+    """Codex CLI: $CODEX_BIN, else the pinned one where .ci/run installs it; never a `codex` on PATH."""
+    named = os.environ.get("CODEX_BIN")
+    if named:
+        return named
+    cached = CODEX_PREFIX / "node_modules" / ".bin" / "codex"
     return str(cached) if cached.is_file() else None
 
 
@@ -67,6 +80,11 @@ NEEDS: dict[str, Need] = {
         f"Claude Code's CLI {CLAUDE_CODE_VERSION} ($CLAUDE_CODE_BIN, `claude` on PATH, or {CLAUDE_CODE_PREFIX})",
         lambda: claude_code_path() is not None,
         f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/claude-code @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+    ),
+    "codex": Need(
+        f"Codex CLI {CODEX_VERSION} ($CODEX_BIN, or {CODEX_PREFIX})",
+        lambda: codex_path() is not None,
+        f"npm install --no-save --prefix ~/.cache/mcp-memory-ci/codex @openai/codex@{CODEX_VERSION}",
     ),
 }
 
