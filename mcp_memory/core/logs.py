@@ -19,8 +19,12 @@ from typing import Any, TextIO
 from mcp_memory.core.echo import strip_echoes
 from mcp_memory.core.errors import MemoryServerError
 
+#: The context a line may carry: names, counts and fixed words, never content, a query or a
+#: conversation id. The last six are the hook tool's (server/hooks/tool.py), as the hook command
+#: writes them (server/hooks/events.py `log`): which hook, which setting and what it takes.
 ALLOWED_CONTEXT = frozenset(
     {"tenant", "tool", "method", "key", "ms", "ok", "inConversation", "shards", "status", "attempt", "signal", "source"}
+    | {"hook", "setting", "expected", "using", "reason", "seconds"}
 )
 
 

@@ -256,3 +256,22 @@ async def test_a_call_claude_code_gave_up_on_records_nothing_as_shown(
     monkeypatch.setattr(hook_module, "answer", real)
     again = await spec.handler(env.service, ACME, question, TOOL_TERMS)  # the same session
     assert DEPLOY in context(again.text, "UserPromptSubmit")
+
+
+@pytest.mark.parametrize("value", ["sure", "low"])
+async def test_a_tool_confidence_setting_that_cannot_be_used_is_named_with_its_values_and_the_tool_answers(
+    env: Env, served: dict[str, str], value: str
+) -> None:
+    """MEMORY_HOOK_TOOL_MIN_CONFIDENCE read by the tool as by the command (HookSettings.read): a
+    bad value is a log line per call naming it and its values, and the default (HIGH) is used."""
+    await env.service.remember(ACME, REFUND_RULE, tags=["path:services/billing/refund.py"])
+    async with hook_client(env, {**served, "MEMORY_HOOK_TOOL_MIN_CONFIDENCE": value}) as tool:
+        unrelated = await tool.text(tool_args("Read", session="one", file_path=f"{PROJECT}/README.md"))
+        tagged = await tool.text(tool_args("Read", session="two", file_path=f"{PROJECT}/services/billing/refund.py"))
+    assert unrelated == "{}"
+    assert f"   {REFUND_RULE}" in context(tagged, "PreToolUse").splitlines()
+    lines = [json.loads(line) for line in tool.log.getvalue().splitlines()]
+    assert [(line["event"], line["hook"], line["setting"], line["expected"]) for line in lines] == [
+        ("hook_setting_ignored", "PreToolUse", "MEMORY_HOOK_TOOL_MIN_CONFIDENCE", "likely|medium|high")
+    ] * 2
+    assert REFUND_RULE not in tool.log.getvalue()
