@@ -36,28 +36,33 @@ def build_mcp_server(
 
     ready = on_ready or (lambda: None)
 
-    listed = [
-        types.Tool(
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            input_schema=spec.input_schema,
-            output_schema=spec.output_schema,
-            annotations=types.ToolAnnotations(
-                read_only_hint=spec.hints.read_only,
-                destructive_hint=spec.hints.destructive,
-                idempotent_hint=spec.hints.idempotent,
-                open_world_hint=spec.hints.open_world,
-            ),
-        )
-        for spec in tools.catalogue
-    ]
-    # Lets the SDK check a 2026-07-28 call's Mcp-Param headers without listing every tool per call.
-    schemas = {spec.name: spec.input_schema for spec in tools.catalogue}
+    listed: list[types.Tool] = []
+
+    def listing() -> list[types.Tool]:
+        """The catalogue as tools/list shows it, made at the first tools/list: a runner's lazy extra
+        tools (serve-stdio's hook tool) are not imported before the handshake is answered."""
+        if not listed:
+            listed.extend(
+                types.Tool(
+                    name=spec.name,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema=spec.input_schema,
+                    output_schema=spec.output_schema,
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=spec.hints.read_only,
+                        destructive_hint=spec.hints.destructive,
+                        idempotent_hint=spec.hints.idempotent,
+                        open_world_hint=spec.hints.open_world,
+                    ),
+                )
+                for spec in tools.catalogue
+            )
+        return listed
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         ready()
-        return types.ListToolsResult(tools=listed)
+        return types.ListToolsResult(tools=listing())
 
     async def initialized(ctx: Any, params: Any) -> None:
         ready()
@@ -82,7 +87,8 @@ def build_mcp_server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
-        get_tool_input_schema=schemas.get,
+        # lets the SDK check a 2026-07-28 call's Mcp-Param headers without listing every tool per call
+        get_tool_input_schema=tools.input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -10,7 +10,7 @@ someone else's memories.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_memory.core import arguments as checks
@@ -148,7 +148,9 @@ IN_DOUBT = (
 class ToolLayer:
     """The catalogue and the dispatcher, with per-call logging.
 
-    `extra` tools are appended after the five memory tools, in order;
+    `extra` tools are appended after the five memory tools, in order; given as a function,
+    it is called at the first use of the catalogue (serve-stdio's hook tool: its module is not
+    imported before the handshake is answered, tests/cli/test_stdio_imports.py);
     `resources` (e.g. the search_docs retriever) are closed by `close()`. The
     service is not: whoever opened it closes it.
     """
@@ -158,7 +160,7 @@ class ToolLayer:
         service: MemoryService,
         log: JsonLog,
         *,
-        extra: Sequence[ToolSpec] = (),
+        extra: Sequence[ToolSpec] | Callable[[], Sequence[ToolSpec]] = (),
         resources: Sequence[Closeable] = (),
         terms: Terms = TOOL_TERMS,
     ) -> None:
@@ -166,12 +168,25 @@ class ToolLayer:
         self.log = log
         #: How refusals name what the caller can do about them over this transport.
         self.terms = terms
-        self._specs: dict[str, ToolSpec] = {spec.name: spec for spec in (*TOOLS, *extra)}
+        self._extra = extra
+        self._built: dict[str, ToolSpec] | None = None
         self._resources = list(resources)
+
+    @property
+    def _specs(self) -> dict[str, ToolSpec]:
+        if self._built is None:
+            extra = self._extra() if callable(self._extra) else self._extra
+            self._built = {spec.name: spec for spec in (*TOOLS, *extra)}
+        return self._built
 
     @property
     def catalogue(self) -> list[ToolSpec]:
         return list(self._specs.values())
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema, None for a name the catalogue lacks."""
+        spec = self._specs.get(name)
+        return None if spec is None else spec.input_schema
 
     def failure_text(self, tool: str, exc: BaseException, sent: Sequence[str] = ()) -> str:
         """The isError text of a failure, without any echo of the `sent` arguments; a store
@@ -224,7 +239,7 @@ def build_tool_layer(
     *,
     retriever: Any = None,
     terms: Terms = TOOL_TERMS,
-    extra: Sequence[ToolSpec] = (),
+    extra: Sequence[ToolSpec] | Callable[[], Sequence[ToolSpec]] = (),
 ) -> ToolLayer:
     """The tools this deployment offers, for every transport alike: the five memory
     tools, then search_docs when KNOWLEDGE_BASE_ID is set (absent otherwise: neither
@@ -243,5 +258,8 @@ def build_tool_layer(
 
         require_boto3("KNOWLEDGE_BASE_ID (search_docs)")
         retriever = docs.DocsRetriever(settings.store.knowledge_base_id, settings.store.aws_region)
-    tools = [docs.search_docs_tool(retriever), *extra]
-    return ToolLayer(service, log, extra=tools, resources=[retriever], terms=terms)
+    docs_tool = docs.search_docs_tool(retriever)
+    if callable(extra):
+        built = extra
+        return ToolLayer(service, log, extra=lambda: [docs_tool, *built()], resources=[retriever], terms=terms)
+    return ToolLayer(service, log, extra=[docs_tool, *extra], resources=[retriever], terms=terms)

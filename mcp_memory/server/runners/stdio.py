@@ -23,6 +23,7 @@ from mcp_memory.server.runners.boot import close_service, describe_setup
 
 if TYPE_CHECKING:  # the service module loads with the hook socket (server/hooks/listener.py)
     from mcp_memory.core.service import MemoryService
+    from mcp_memory.server.protocol.catalogue import ToolSpec
 
 #: What serve-stdio imports after its store opens: the MCP SDK, a second or more on a busy machine.
 SDK_MODULES = ("mcp_types", "mcp.server", "mcp.shared.message", "mcp_memory.server.runners.stdio_transport")
@@ -107,15 +108,14 @@ class StdioProcess:
         except ImportError as exc:
             raise StartupError(f"the MCP SDK cannot be imported ({exc}): reinstall mcp-memory") from None
 
-        from mcp_memory.server.hooks.tool import hook_tool
         from mcp_memory.server.protocol.catalogue import STDIO_TERMS
         from mcp_memory.server.runners.stdio_transport import stdio_transport
 
         settings, caller = self.settings, self.caller
         service.start(settings.counters.stats_flush_ms)
-        # Claude Code's mcp_tool hooks ask this process directly (docs/hooks.md#hooks-as-tool-calls)
-        hook = hook_tool(self.log, lambda: self.hooks.warm)
-        self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS, extra=[hook])
+        # Claude Code's mcp_tool hooks ask this process directly (docs/hooks.md#hooks-as-tool-calls);
+        # the tool's module is imported at the first tools/list or call, after the handshake
+        self.tools = build_tool_layer(settings, service, self.log, terms=STDIO_TERMS, extra=self.hook_tools)
         server = build_mcp_server(self.tools, lambda ctx: caller, on_ready=self.warm)
         # stdout belongs to the protocol: the start-up lines go to stderr
         for line in (
@@ -128,6 +128,12 @@ class StdioProcess:
         with library_logs_as_json(self.log):
             async with stdio_transport(self.log) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
+
+    def hook_tools(self) -> list[ToolSpec]:
+        """serve-stdio's `claude_code_hook` tool, built at the catalogue's first use."""
+        from mcp_memory.server.hooks.tool import hook_tool
+
+        return [hook_tool(self.log, lambda: self.hooks.warm)]
 
     def warm(self) -> None:
         """Load the model and the tenant's vectors once the handshake is done (or a hook asks):
