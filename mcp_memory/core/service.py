@@ -187,16 +187,18 @@ class ActionResult:
 
     def chosen(self, exclude: frozenset[str], limit: int, min_confidence: str = "likely") -> list[tuple[Memory, str]]:
         """The memories to put before the agent, best first, with why: those declared for its
-        files, those whose text names what it touches (among recall's candidates), then recall's
-        results when they are worth injecting at `min_confidence` (the prompts' rule,
-        RecallResult.worth_injecting); none in `exclude`, `limit` at most."""
+        files, those whose text names what it touches (among recall's candidates), then, for a
+        command or a failure, recall's results when they are worth injecting at `min_confidence`
+        (the prompts' rule, RecallResult.worth_injecting); none in `exclude`, `limit` at most.
+        A file's path alone carries no recall match: its words (src, utils, strings) are a
+        question about nothing in particular (bench/RESULTS.md, "A path alone is no question")."""
         picked: dict[str, tuple[Memory, str]] = {}
         for memory in self.declared:
             picked.setdefault(memory.id, (memory, "declared"))
         for memory in [*(r.memory for r in self.recalled.results), *self.candidates]:
             if memory.id not in picked and _actions().names(memory.content, self.action):
                 picked[memory.id] = (memory, "named")
-        if self.recalled.worth_injecting(min_confidence):
+        if self.action.kind != "file" and self.recalled.worth_injecting(min_confidence):
             for ranked in self.recalled.results:
                 picked.setdefault(ranked.memory.id, (ranked.memory, self.recalled.confidence))
         return [p for p in picked.values() if p[0].id not in exclude][:limit]

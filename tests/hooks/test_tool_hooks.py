@@ -321,6 +321,34 @@ async def test_a_candidate_naming_the_files_folder_is_chosen_even_when_recall_ke
     assert result.chosen(frozenset({story.id}), 2) == []
 
 
+async def test_a_file_read_or_edit_gets_only_memories_that_name_or_declare_the_file_however_recall_ranks_others(
+    env: Env,
+) -> None:
+    """A path's words say nothing in particular: recall's HIGH answer for a read of a strings helper
+    is not shown unless the memory names the file or its folder or is tagged for it; the same
+    answer for a command that names nothing of it is shown (its words are a question)."""
+    from dataclasses import replace
+
+    from mcp_memory.core.service import ActionResult
+
+    publish = (
+        await env.service.remember(ACME, "Never run npm publish from a laptop; the release job publishes.")
+    ).memory
+    helper = (await env.service.remember(ACME, "Helpers in src/utils/strings.py must stay free of I/O.")).memory
+    answer = await env.service.recall(ACME, "npm publish from a laptop", mode="precision")
+    assert [r.memory.id for r in answer.results][:1] == [publish.id]
+    high = replace(answer, confidence="high", probability=None, bands=None)
+    for tool in ("Read", "Edit"):
+        read = actions.action_of("PreToolUse", tool, {"file_path": "/p/src/utils/strings.py"}, "/p")
+        assert read is not None
+        assert ActionResult(read, high, [], [publish]).chosen(frozenset(), 2, "high") == []
+        named = ActionResult(read, high, [], [publish, helper]).chosen(frozenset(), 2, "high")
+        assert [(m.id, why) for m, why in named] == [(helper.id, "named")]
+    command = actions.action_of("PreToolUse", "Bash", {"command": "make release"}, "/p")
+    assert command is not None
+    assert publish.id in [m.id for m, _ in ActionResult(command, high, [], []).chosen(frozenset(), 2, "high")]
+
+
 async def recall_that_kept_nothing(env: Env):  # type: ignore[no-untyped-def]
     """A recall answer that kept nothing (another tenant's empty store)."""
     answer = await env.service.recall(Caller("nobody"), "web/src/components/Button.tsx", mode="precision")
