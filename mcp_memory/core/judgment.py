@@ -170,11 +170,20 @@ def traits(text: str) -> TextTraits:
         number = any(w.startswith(KO_NUMBER_PREFIXES) for w in text.split())
     speaker = _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
-    words = _WORDS.findall(body)
-    name = bool(_HANGUL.search(body)) or any(
-        i > 0 and words[i - 1] not in ".?!" and w[:1].isupper() and w != "I" for i, w in enumerate(words)
-    )
+    name = bool(_HANGUL.search(body)) or _names_someone(body)
     return TextTraits(number, name, "?" in text or "？" in text, numbers_in(text), bool(_ADDRESSED.search(text)))
+
+
+def _names_someone(body: str) -> bool:
+    """Whether a capitalised word (not "I") follows a word rather than a sentence's end: read word
+    by word, stopping at the first (most texts name someone early; no list of every word)."""
+    previous = None
+    for match in _WORDS.finditer(body):
+        word = match.group()
+        if previous is not None and previous not in ".?!" and word[:1].isupper() and word != "I":
+            return True
+        previous = word
+    return False
 
 
 def numbers_in(text: str) -> frozenset[str]:
@@ -211,9 +220,9 @@ def specific_terms(query: str, terms: Sequence[str]) -> list[str]:
     return [t for t in terms if t in named]
 
 
-def _share(terms: Sequence[str], held: frozenset[str], stats: TermStats) -> float:
-    total = sum(stats.idf(t) for t in terms)
-    return sum(stats.idf(t) for t in terms if t in held) / total if total > 0 else 0.0
+def _share(terms: Sequence[str], held: frozenset[str], idf: Mapping[str, float]) -> float:
+    total = sum(idf[t] for t in terms)
+    return sum(idf[t] for t in terms if t in held) / total if total > 0 else 0.0
 
 
 def features(
@@ -223,14 +232,20 @@ def features(
     readable: float,
     candidates: Sequence[Candidate],
     scale: tuple[float, float],
+    restated: _Restated | None = None,
 ) -> np.ndarray:
-    """One row of FEATURES per candidate (most relevant first, at most SECOND_LOOK of them)."""
+    """One row of FEATURES per candidate (most relevant first, at most SECOND_LOOK of them).
+    `restated`, when given, is the candidates' `_Restated`, filled here and read again by
+    `Model.judge_features` (each pair judged once per recall)."""
     import numpy as np
 
     n = len(candidates)
     if n == 0:
         return np.zeros((0, len(FEATURES)))
     stats = stats or TermStats(1, {})
+    # Each term's idf once per recall, not once per candidate and feature (the same floats, summed
+    # in the same order, so every feature is as before: bench/quality/recall_identity.py).
+    idf = {t: stats.idf(t) for t in terms}
     floor, high = scale
     width = max(high - floor, 1e-6)
     cos = (np.array([c.similarity for c in candidates]) - floor) / width
@@ -238,16 +253,18 @@ def features(
     kw = np.minimum(np.array([c.keyword for c in candidates]), 2.0)
     keys = [text_keys(c.memory.content) for c in candidates]
     marks = [traits(c.memory.content) for c in candidates]
-    coverage = np.array([_share(terms, k.held, stats) for k in keys])
+    coverage = np.array([_share(terms, k.held, idf) for k in keys])
     named = specific_terms(query, terms)
-    specific = np.array([_share(named, k.held, stats) for k in keys]) if named else np.zeros(n)
-    total = sum(stats.idf(t) for t in terms) or 1.0
-    gap = np.array([max((stats.idf(t) / total for t in terms if t not in k.held), default=0.0) for k in keys])
-    held = _share(terms, frozenset(t for t in terms if stats.frequency.get(t, 0) > 0), stats)
+    specific = np.array([_share(named, k.held, idf) for k in keys]) if named else np.zeros(n)
+    total = sum(idf[t] for t in terms) or 1.0
+    shares = [(t, idf[t] / total) for t in terms]
+    gap = np.array([max((share for t, share in shares if t not in k.held), default=0.0) for k in keys])
+    held = _share(terms, frozenset(t for t in terms if stats.frequency.get(t, 0) > 0), idf)
     order = np.argsort(-cos, kind="stable")
     cos_rank = np.empty(n)
     cos_rank[order] = np.arange(n)
-    restated = _Restated([k.held for k in keys])
+    if restated is None:
+        restated = _Restated([k.held for k in keys])
     lead, clead = _leads(rel, restated), _leads(cos, restated)
     length = np.log1p(np.array([k.length for k in keys], dtype=float))
     wants_number = 1.0 if _WANTS_NUMBER.search(query) else 0.0
@@ -470,18 +487,22 @@ class Model:
     ) -> Judged:
         """The probability that each candidate (most relevant first, at most SECOND_LOOK) answers."""
 
-        x = features(query, terms, stats, readable, candidates, self.scale)
-        return self.judge_features(x, [text_keys(c.memory.content).held for c in candidates])
+        restated = _Restated([text_keys(c.memory.content).held for c in candidates])
+        x = features(query, terms, stats, readable, candidates, self.scale, restated)
+        return self.judge_features(x, restated.held, restated)
 
-    def judge_features(self, x: np.ndarray, held: Sequence[frozenset[str]]) -> Judged:
-        """The probabilities from the candidates' FEATURES rows and their token sets."""
+    def judge_features(
+        self, x: np.ndarray, held: Sequence[frozenset[str]], restated: _Restated | None = None
+    ) -> Judged:
+        """The probabilities from the candidates' FEATURES rows and their token sets (`restated`:
+        the pairs `features` judged already, read again rather than judged twice)."""
         import numpy as np
 
         if len(x) == 0:
             return Judged(np.zeros(0), np.zeros(0, dtype=int))
         scores = self.ranker.logits(x)
         order = np.argsort(-scores, kind="stable")
-        row = top_row(x, scores, order, _Restated(held))
+        row = top_row(x, scores, order, restated if restated is not None else _Restated(held))
         row = np.where(np.isnan(row), np.asarray(self.calibrator.mean), row)  # alone: the typical gap
         shift = float(self.calibrator.logits(row[None, :])[0]) - scores[order[0]]
         probabilities = 1.0 / (1.0 + np.exp(-np.clip(scores + shift, -30, 30)))

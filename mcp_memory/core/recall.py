@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mcp_memory.core import fusion, judgment, ranking, supersede
@@ -245,8 +245,14 @@ def judge(
     shown = sorted(scored, key=lambda c: c.relevance, reverse=True)[: judgment.SECOND_LOOK]
     stats = found.keyword.stats if found.keyword is not None else None
     judged = model.judge(query, terms, stats, readable, shown)
-    ordered = [replace(shown[i], probability=float(judged.probabilities[i])) for i in judged.order]
+    probabilities = judged.probabilities.tolist()  # floats once, not a numpy scalar per candidate
+    ordered = [_judged(shown[i], probabilities[i]) for i in judged.order.tolist()]
     return Judging(ordered, judged.reasons)
+
+
+def _judged(candidate: Candidate, probability: float) -> Candidate:
+    """`candidate` with its probability (built directly: dataclasses.replace costs more, per candidate)."""
+    return Candidate(candidate.memory, candidate.similarity, candidate.keyword, candidate.relevance, probability)
 
 
 def gate(
