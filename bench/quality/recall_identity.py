@@ -9,7 +9,8 @@ local model (bench/quality/retrieval_eval.py: one fixed clock, limit 50), every 
 hybrid) and mode is asked every question cold, then warm: an agent's round at the mode's default
 limit that counts as production counts, and the measured limit-50 call. Each answer is one JSON
 line: the question, the results in order (external ids), each result's cosine, keyword score,
-relevance, composite score and standing (as `repr`, so a last-bit change shows), the confidence,
+relevance, composite score, standing and probability (as `repr`, so a last-bit change shows), the
+confidence (the label), the answer's probability and whether nothing answers,
 how many candidates were gated, and whether anything was near. `--compare` says how many lines
 differ and shows the first few. With PYTHONPATH pointing at another checkout it measures that
 checkout's `mcp_memory` on this tree's data (bench/quality/project_groups.py does the same).
@@ -55,10 +56,13 @@ def answer_line(dataset: str, retrieval: str, mode: str, call: str, probe: ev.Pr
                     repr(r.relevance),
                     repr(r.score),
                     repr(r.standing),
+                    repr(r.probability),
                 ]
                 for r in result.results
             ],
             "confidence": result.confidence,
+            "probability": repr(result.probability),
+            "unanswered": result.unanswered,
             "gated": result.gated,
             "found_any": result.found_any,
         },
