@@ -16,6 +16,7 @@ mask works on every query, as in a real tenant).
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -124,3 +125,25 @@ async def fill_to(
     finally:
         await vectors.close()
         await objects.close()
+
+
+def repeated_vectors(texts: list[str], vectors_from: int | None, cache: Path) -> np.ndarray:
+    """The local model's vectors for the first `vectors_from` texts (all when None), memory i given
+    text i % N's: a store of any size for the scripts that time its scan, which costs the same for
+    any vectors (embedding 10,000 texts on a busy machine takes most of an hour)."""
+    from bench.harness.perf_corpus import embeddings
+
+    real = min(vectors_from or len(texts), len(texts))
+    vectors, _ = asyncio.run(embeddings(texts[:real], cache))
+    return vectors if real == len(texts) else np.stack([vectors[i % real] for i in range(len(texts))])
+
+
+def fill_sqlite(db: Path, count: int, vectors_from: int | None, cache: str | None) -> list[str]:
+    """A new SQLite store at `db` of corpus memories 0..count-1, their vectors `repeated_vectors`
+    (cached in `cache`, else beside `db`); returns the corpus texts."""
+    from bench.harness.perf_corpus import corpus
+
+    texts = corpus(count)
+    vectors = repeated_vectors(texts, vectors_from, Path(cache) if cache else db.parent / "cache")
+    asyncio.run(fill_to("sqlite", count, texts, vectors, 0, db_path=str(db)))
+    return texts

@@ -28,7 +28,6 @@ PATH, so both designs run its `mcp-memory`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -224,20 +223,14 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
 
-    from bench.harness.perf_corpus import corpus, embeddings, queries
-    from bench.harness.perf_fill import TENANT, fill_to
+    from bench.harness.perf_corpus import queries
+    from bench.harness.perf_fill import TENANT, fill_sqlite
 
     root = Path(tempfile.mkdtemp(prefix="handler-time-"))
     try:
         db = root / "m.db"
-        texts = corpus(args.memories)
+        texts = fill_sqlite(db, args.memories, args.vectors_from, args.cache)
         real = min(args.vectors_from, args.memories)
-        vectors, _ = asyncio.run(embeddings(texts[:real], Path(args.cache) if args.cache else root / "cache"))
-        if real < args.memories:
-            import numpy as np
-
-            vectors = np.stack([vectors[i % real] for i in range(args.memories)])
-        asyncio.run(fill_to("sqlite", args.memories, texts, vectors, 0, db_path=str(db)))
         bin_dir = Path(args.install) if args.install else Path(sys.executable).parent
         base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
         version = subprocess.run([args.claude, "--version"], capture_output=True, text=True).stdout.strip()

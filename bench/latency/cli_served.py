@@ -15,7 +15,6 @@ and p95, CPU p50 (user + system of the process), in ms; docs/cli.md#a-running-se
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import resource
 import subprocess
@@ -24,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness.perf_corpus import corpus, embeddings, queries
-from bench.harness.perf_fill import TENANT, fill_to
+from bench.harness.perf_corpus import queries
+from bench.harness.perf_fill import TENANT, fill_sqlite
 from bench.harness.timing import Stopwatch, percentile
 
 MISSING = "01KDVDNKR00000000000000000"
@@ -56,14 +55,7 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="cli-served-"))
     db = root / "m.db"
-    texts = corpus(args.memories)
-    real = min(args.vectors_from, args.memories)
-    vectors, _ = asyncio.run(embeddings(texts[:real], Path(args.cache) if args.cache else root / "cache"))
-    if real < args.memories:
-        import numpy as np
-
-        vectors = np.stack([vectors[i % real] for i in range(args.memories)])
-    asyncio.run(fill_to("sqlite", args.memories, texts, vectors, 0, db_path=str(db)))
+    fill_sqlite(db, args.memories, args.vectors_from, args.cache)
     base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "RECALL_"))}
     served = {**base, "MEMORY_DB_PATH": str(db), "MEMORY_TENANT": TENANT, "XDG_DATA_HOME": str(root / "data")}
     direct = {**served, "XDG_DATA_HOME": str(root / "alone")}

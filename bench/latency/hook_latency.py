@@ -26,7 +26,6 @@ others are the corpus's questions. Prints a markdown table (p50 / p95 per row, a
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import resource
@@ -42,8 +41,8 @@ from bench.harness.timing import Stopwatch, percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from bench.harness.perf_corpus import corpus, embeddings, queries  # noqa: E402
-from bench.harness.perf_fill import TENANT, fill_to  # noqa: E402
+from bench.harness.perf_corpus import queries  # noqa: E402
+from bench.harness.perf_fill import TENANT, fill_sqlite  # noqa: E402
 
 OUTCOMES: dict[str, dict[str, int]] = {}
 #: CPU milliseconds (user + system) of each process, by row: what a run costs on a quiet machine.
@@ -92,14 +91,8 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="hook-bench-"))
     db = root / "m.db"
-    texts = corpus(args.memories)
+    texts = fill_sqlite(db, args.memories, args.vectors_from, args.cache)
     real = min(args.vectors_from or args.memories, args.memories)
-    vectors, _ = asyncio.run(embeddings(texts[:real], Path(args.cache) if args.cache else root / "cache"))
-    if real < args.memories:
-        import numpy as np
-
-        vectors = np.stack([vectors[i % real] for i in range(args.memories)])
-    asyncio.run(fill_to("sqlite", args.memories, texts, vectors, 0, db_path=str(db)))
     base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env = {**base, "MEMORY_DB_PATH": str(db), "MEMORY_TENANT": TENANT, "XDG_DATA_HOME": str(root / "data")}
     # the in-process design must not find the socket: its own data directory

@@ -18,8 +18,8 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from bench.harness.perf_corpus import corpus, embeddings, queries
-from bench.harness.perf_fill import TENANT, count_memories, fill_to, open_backend
+from bench.harness.perf_corpus import corpus, queries
+from bench.harness.perf_fill import TENANT, count_memories, fill_to, open_backend, repeated_vectors
 from bench.harness.timing import Stopwatch
 
 
@@ -77,12 +77,7 @@ def main() -> None:
     stages = ("as is",) if args.as_is else ("on", "off")
     largest = max(args.sizes)
     texts = corpus(largest)
-    real = min(args.vectors_from, largest)
-    vectors, _ = asyncio.run(embeddings(texts[:real], Path(args.cache) if args.cache else root / "cache"))
-    if real < largest:
-        import numpy as np
-
-        vectors = np.stack([vectors[i % real] for i in range(largest)])
+    vectors = repeated_vectors(texts, args.vectors_from, Path(args.cache) if args.cache else root / "cache")
     asked = queries(10 + args.questions)
     written = asyncio.run(stored(db)) if db.exists() else 0
     print("| memories | second stage | recalls | p50 ms | p95 ms |")
