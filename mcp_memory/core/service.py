@@ -521,8 +521,7 @@ class MemoryService:
         """`remember` for a request made (and so checked) by an edge; scope 'conversation' is
         refused here for a request that was made without its caller (RememberRequest)."""
         request.check_scope(caller, NO_CONVERSATION)
-        content, memory_type, category, tags = request.content, request.memory_type, request.category, request.tags
-        scope, replaces = request.scope, request.replaces
+        content, scope, replaces = request.content, request.scope, request.replaces
         embedding = await self._embed(content)
         async with self.vectors.exclusive(caller.tenant):
             old = await self._replaceable(caller, replaces)
@@ -534,7 +533,7 @@ class MemoryService:
                 await self._ensure_indexed(known)
                 memory, created = known, False
             else:
-                memory, created = self._new_memory(caller, content, memory_type, category, tags, scope), True
+                memory, created = self.new_memory(caller, request), True
                 await self._write_new(memory, embedding)
             replaced, not_removed = await self._remove_replaced(caller, old)
         return RememberResult(memory, created, replaced, not_removed, near)
@@ -556,25 +555,19 @@ class MemoryService:
             await self.objects.put_many([(key, "") for key in others])
         await self.vectors.put_with_index(memory, embedding, self.objects, index)
 
-    def _new_memory(
-        self,
-        caller: Caller,
-        content: str,
-        memory_type: MemoryType,
-        category: str | None,
-        tags: Sequence[str],
-        scope: Scope,
-    ) -> Memory:
-        now = self.clock()
+    def new_memory(self, caller: Caller, request: RememberRequest, at: float | None = None) -> Memory:
+        """The memory `request` makes for `caller`, made at `at` (now when None): remember's and an
+        import's (core/transfer/remembering.py, which keeps a source's date) one way of making it."""
+        at = self.clock() if at is None else at
         return Memory(
-            id=self.new_id(now),
+            id=self.new_id(at),
             tenant=caller.tenant,
-            content=content,
-            memory_type=memory_type,
-            category=(category or "").strip() or None,
-            tags=tuple(tags),
-            created_at=iso(now),
-            scope=scope,
+            content=request.content,
+            memory_type=request.memory_type,
+            category=(request.category or "").strip() or None,
+            tags=tuple(request.tags),
+            created_at=iso(at),
+            scope=request.scope,
             conversation=caller.conversation,
             trust_base=TRUST_MANUAL,
         )
@@ -992,7 +985,9 @@ class MemoryService:
         the same checks, the same duplicate rule, the source's date kept, provenance tags)."""
         from mcp_memory.core.transfer.remembering import Remembering
 
-        judge = Remembering(self.vectors, self.objects, self.embedder, self.clock, self.new_id, self._already_known)
+        judge = Remembering(
+            self.vectors, self.objects, self.embedder, self.clock, self.new_id, self._already_known, self.new_memory
+        )
         return await judge.remember_many(
             caller, reading, source=source, scope=scope, memory_type=memory_type, dry_run=dry_run, progress=progress
         )

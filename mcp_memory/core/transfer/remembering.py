@@ -15,7 +15,7 @@ from mcp_memory.core import dedup
 from mcp_memory.core import recall as pipeline
 from mcp_memory.core.errors import InvalidArgument
 from mcp_memory.core.ids import iso
-from mcp_memory.core.model import TRUST_MANUAL, Caller, Memory, MemoryType, Scope
+from mcp_memory.core.model import Caller, Memory, MemoryType, Scope
 from mcp_memory.core.object_keys import memory_keys
 from mcp_memory.core.ports import Embedder, ObjectStore, VectorStore
 from mcp_memory.core.requests import RememberRequest
@@ -64,7 +64,7 @@ def _unembedded(
 @dataclass(frozen=True)
 class Remembering:
     """The service's parts an import writes with: its stores, its embedder, its clock and ids,
-    and remember's duplicate rule."""
+    remember's duplicate rule and remember's way of making a memory (MemoryService.new_memory)."""
 
     vectors: VectorStore
     objects: ObjectStore
@@ -72,6 +72,7 @@ class Remembering:
     clock: Callable[[], float]
     new_id: Callable[[float], str]
     already_known: AlreadyKnown
+    new_memory: Callable[[Caller, RememberRequest, float], Memory]
 
     async def remember_many(
         self,
@@ -185,18 +186,7 @@ class Remembering:
                 existing.append(stored)
                 continue
             at = entry.created_ms if entry.created_ms is not None and 0 <= entry.created_ms <= now else now
-            memory = Memory(
-                id=self.new_id(at),
-                tenant=caller.tenant,
-                content=args.content,
-                memory_type=args.memory_type,
-                category=args.category,
-                tags=tuple(args.tags),
-                created_at=iso(at),
-                scope=scope,
-                conversation=caller.conversation,
-                trust_base=TRUST_MANUAL,
-            )
+            memory = self.new_memory(caller, args, at)
             seen.add(args.content, vectors[i])
             fresh.append((memory, vectors[i], entry))
         if write:
