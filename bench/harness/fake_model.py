@@ -22,6 +22,17 @@ from typing import Any
 
 from aiohttp import web
 
+#: What Claude Code's CLI runs with against the fake API: a placeholder key (no real one is ever
+#: sent), no traffic but the API's, no update, telemetry or error report.
+CLAUDE_QUIET = {
+    "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "LANG": "C.UTF-8",
+}
+
 DONE = "Done."
 #: How Claude Code (2.1.328) hands the model a call a PreToolUse hook denied: the tool result, an
 #: error, is this and the hook's reason.

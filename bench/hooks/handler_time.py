@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.harness.fake_model import Call, FakeModel
+from bench.harness.fake_model import CLAUDE_QUIET, Call, FakeModel
 from bench.harness.timing import percentile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -247,12 +247,7 @@ def main() -> None:
                 "HOME": str(home),
                 "XDG_DATA_HOME": str(home / "data"),
                 "MEMORY_DB_PATH": str(db),
-                "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_ERROR_REPORTING": "1",
-                "LANG": "C.UTF-8",
+                **CLAUDE_QUIET,
                 "PATH": f"{bin_dir}{os.pathsep}{base['PATH']}",
             }
             install = [args.claude, "plugin", "install", "mcp-memory", "--marketplace", str(marketplace(root, kind))]

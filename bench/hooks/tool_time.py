@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.harness.fake_model import CLAUDE_QUIET, FakeModel, Turn, denied
 from bench.harness.fake_model import Call as ModelCall
-from bench.harness.fake_model import FakeModel, Turn, denied
 from bench.hooks.scenarios import PROJECT_FILES, SCENARIOS, UNRELATED, Call, Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,12 +112,7 @@ def base_env(home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / "data"),
         "MEMORY_DB_PATH": str(home / "memory.db"),
         "MEMORY_TENANT": TENANT,
-        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "LANG": "C.UTF-8",
+        **CLAUDE_QUIET,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
 
