@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -187,7 +187,12 @@ def declared(tags: Sequence[str], action: Action) -> bool:
 def _mentions(content: str, name: str) -> bool:
     """`name` in `content` as a whole word: not inside a longer name or path segment, nor the start
     of a deeper path (`web/src` is not named by `web/src/components`, a folder below it)."""
-    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-]|\.\w|/[\w.])", content) is not None
+    return _mention(name).search(content) is not None
+
+
+def _mention(name: str) -> re.Pattern[str]:
+    """The pattern `_mentions` searches for `name`."""
+    return re.compile(rf"(?<![\w./-]){re.escape(name)}(?![\w-]|\.\w|/[\w.])")
 
 
 def _identifier(word: str) -> bool:
@@ -221,6 +226,13 @@ def names(content: str, action: Action) -> bool:
     an identifier, or a folder above it by two components or more), its program with its
     subcommand (`npm publish`, `alembic downgrade`), or, for a failure, one of the particular
     words of its error text (`error_words`: the port, host or setting the memory explains)."""
+    return naming(action)(content)
+
+
+def naming(action: Action) -> Callable[[str], bool]:
+    """`names` for one action, its names worked out once: ActionResult.chosen asks it of every
+    candidate a tool question found (its command split once, not once a memory)."""
+    wanted: list[str] = []  # looked for in the text as it is
     for path in action.paths:
         parts = [p for p in path.split("/") if p]
         if not parts:
@@ -228,23 +240,28 @@ def names(content: str, action: Action) -> bool:
         name = parts[-1]
         stem = PurePosixPath(name).stem
         if "." in name.strip(".") or name[:1].isupper() and len(name) >= 4:
-            if _mentions(content, name):
-                return True
-        if stem != name and len(stem) >= 6 and _identifier(stem) and _mentions(content, stem):
-            return True
-        for start in range(len(parts) - 2, -1, -1):  # endings of two components or more
-            if _mentions(content, "/".join(parts[start:])):
-                return True
+            wanted.append(name)
+        if stem != name and len(stem) >= 6 and _identifier(stem):
+            wanted.append(stem)
+        wanted.extend("/".join(parts[start:]) for start in range(len(parts) - 2, -1, -1))  # endings of two or more
         folders = parts[:-1]
         for end in range(len(folders), 1, -1):
-            for start in range(end - 2, -1, -1):
-                if _mentions(content, "/".join(folders[start:end])):
-                    return True
+            wanted.extend("/".join(folders[start:end]) for start in range(end - 2, -1, -1))
+    if action.error:
+        wanted.extend(error_words(action.error))
+    patterns = [_mention(name) for name in dict.fromkeys(wanted)]
+    spoken = None  # the program and its subcommand, looked for in the text in lower case
     if action.command:
         name, sub = program(action.command)
-        if name and sub and _mentions(content.lower(), f"{name} {sub}".lower()):
+        if name and sub:
+            spoken = _mention(f"{name} {sub}".lower())
+
+    def named(content: str) -> bool:
+        if any(pattern.search(content) is not None for pattern in patterns):
             return True
-    return any(_mentions(content, word) for word in error_words(action.error)) if action.error else False
+        return spoken is not None and spoken.search(content.lower()) is not None
+
+    return named
 
 
 #: The words that make a memory a warning about what an agent does (docs/hooks.md#stopped-before-it-runs),

@@ -195,8 +195,9 @@ class ActionResult:
         picked: dict[str, tuple[Memory, str]] = {}
         for memory in self.declared:
             picked.setdefault(memory.id, (memory, "declared"))
+        named = _actions().naming(self.action)
         for memory in [*(r.memory for r in self.recalled.results), *self.candidates]:
-            if memory.id not in picked and _actions().names(memory.content, self.action):
+            if memory.id not in picked and named(memory.content):
                 picked[memory.id] = (memory, "named")
         if self.action.kind != "file" and self.recalled.worth_injecting(min_confidence):
             for ranked in self.recalled.results:

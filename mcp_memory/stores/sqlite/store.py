@@ -26,7 +26,7 @@ from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.records import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
-from mcp_memory.stores.sqlite import keywords
+from mcp_memory.stores.sqlite import keywords, tagged
 from mcp_memory.stores.sqlite.db import CHUNK, SYNCHRONOUS, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
 from mcp_memory.stores.sqlite.row_cache import RowCache
@@ -202,6 +202,7 @@ class SqliteVectorStore(VectorStore):
         self._approximate_min = approximate_min_memories
         self._indexes_instance: Indexes | None = None
         self._rows = RowCache()
+        self._tagged = tagged.TaggedRows()
         self._locks = TenantLocks(db.lock_dir)
         self._searches: Batcher[tuple[str, np.ndarray, int, str | None], list[Hit]] = Batcher(
             self._search, SEARCH_BATCH, parallel=min(2, os.cpu_count() or 1)
@@ -433,9 +434,8 @@ class SqliteVectorStore(VectorStore):
             return FilteredHits([])
 
         def read(conn: sqlite3.Connection) -> FilteredHits:
-            sql, params = _filter_sql(tenant, conversation, where)
-            ids = [row[0] for row in conn.execute(sql, params)]
             snapshot = self._cache.current(conn, tenant)
+            ids = self._filtered_ids(conn, tenant, conversation, where, (snapshot.generation, snapshot.purged))
             candidates = within(snapshot.similarities(vector, ids), top_k, snapshot.slack(vector))
             cosines = _cosines(conn, tenant, vector, candidates)
             nearest = sorted(cosines, key=lambda i: cosines[i], reverse=True)[:top_k]
@@ -449,6 +449,32 @@ class SqliteVectorStore(VectorStore):
             )
 
         return await self._db.read(read, "filtered query")
+
+    def _filtered_ids(
+        self,
+        conn: sqlite3.Connection,
+        tenant: str,
+        conversation: str | None,
+        where: MemoryFilter,
+        version: tuple[int, int],
+    ) -> list[str]:
+        """The ids `_filter_sql` selects; for a tag filter, from the rows holding its tags' common
+        start at this version (tagged.py: a tool hook's `path:` tags, read once per write)."""
+        starts = _tags_start(where.tags) if where.tags else []
+        if starts:
+            conditions = " OR ".join("instr(tags, ?) > 0" for _ in starts)
+            sql = f"SELECT {tagged.COLUMNS} FROM memories WHERE tenant = ? AND ({conditions})"
+            rows = self._tagged.rows(
+                tenant,
+                starts,
+                version,
+                lambda: conn.execute(sql, (tenant, *starts)).fetchmany(self._tagged.rows_max + 1),
+            )
+            ids = tagged.matching(rows, conversation, where) if rows is not None else None
+            if ids is not None:
+                return ids
+        sql, params = _filter_sql(tenant, conversation, where)
+        return [row[0] for row in conn.execute(sql, params)]
 
     def _read_rows(
         self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]

@@ -9,6 +9,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -419,5 +420,103 @@ async def test_a_tag_filter_finds_each_tag_however_written_and_only_those(db_pat
         assert await found("path:src/", "path:문서/가이드.md") == {"p", "k"}
         assert await found("rule", "paths") == {"r", "p", "n"}
         assert await found("path:") == set()
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_a_tag_filter_answers_as_its_sql_does_for_every_conversation_type_time_and_tags(db_path: Path) -> None:
+    """The rows a tag filter may match are kept between searches (stores/sqlite/tagged.py); the
+    ids it answers from them are those `_filter_sql` selects, for every filter tried."""
+    import itertools
+    import random
+
+    from mcp_memory.core.model import MemoryFilter
+    from mcp_memory.core.timespan import TimeSpan, parse_iso
+    from mcp_memory.stores.sqlite.store import _filter_sql
+
+    def day(n: int) -> float:
+        return parse_iso(f"2026-12-0{n}T10:00:00.000Z")  # a memory's own time: both ends are inclusive
+
+    def ids_of(conversation: str | None, where: MemoryFilter) -> Callable[[sqlite3.Connection], list[str]]:
+        """The ids the store's filtered query scores, as it reads them (before its limit)."""
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            snapshot = vectors._cache.current(conn, "acme")
+            return vectors._filtered_ids(conn, "acme", conversation, where, (snapshot.generation, snapshot.purged))
+
+        return read
+
+    rng = random.Random(35)
+    pool = ["path:src/a.py", "path:a.py", "path:src/", "path:*.py", "path:문서/", "rule", "paths", "path:b.md"]
+    types = ["project", "pattern", "reference"]
+    vectors, objects = await open_pair(db_path)
+    try:
+        for i in range(60):
+            tags = tuple(rng.sample(pool, rng.randint(0, 3)))
+            fields: dict[str, object] = {"tags": tags, "memory_type": rng.choice(types)}
+            fields["created_at"] = f"2026-12-0{1 + i % 6}T10:00:00.000Z"
+            if i % 4 == 0:
+                fields.update(scope="conversation", conversation=rng.choice(["c1", "c2"]))
+            await vectors.put(memory(f"m{i}", **fields), axis(i % DIM))
+        conn = sqlite3.connect(db_path)
+        tried = answered = 0
+        try:
+            for size in (1, 2, 4):
+                for tags, conversation, kind, span in itertools.product(
+                    [tuple(rng.sample(pool, size)) for _ in range(4)],
+                    [None, "c1"],
+                    [None, "pattern"],
+                    [TimeSpan(), TimeSpan(since=day(3)), TimeSpan(until=day(4)), TimeSpan(day(2), day(2))],
+                ):
+                    where = MemoryFilter(memory_type=kind, tags=tags, span=span)  # type: ignore[arg-type]
+                    sql, params = _filter_sql("acme", conversation, where)
+                    expected = [row[0] for row in conn.execute(sql, params)]
+                    assert await vectors._db.read(ids_of(conversation, where), "test") == expected, (tags, where)
+                    answer = await vectors.filtered_query("acme", axis(0), 100, conversation, where)
+                    assert {h.memory.id for h in answer.hits} == set(expected)
+                    tried, answered = tried + 1, answered + bool(expected)
+        finally:
+            conn.close()
+        assert answered >= tried // 3  # most filters find something: the comparison is not of empties
+        assert vectors._tagged._entries  # and the kept rows answered them
+    finally:
+        await close_pair((vectors, objects))
+
+
+async def test_a_path_tag_another_process_writes_after_a_lookup_is_found_by_the_next_and_gone_once_forgotten(
+    db_path: Path,
+) -> None:
+    from mcp_memory.core.model import MemoryFilter
+
+    reader = await open_pair(db_path)
+    writer = await open_pair(db_path)
+    where = MemoryFilter(tags=("path:src/billing/refund.py", "path:refund.py", "path:src/"))
+
+    async def found() -> set[str]:
+        answer = await reader[0].filtered_query("acme", axis(0), 10, None, where)
+        return {h.memory.id for h in answer.hits}
+
+    try:
+        await writer[0].put(memory("other", tags=("path:docs/",)), axis(1))
+        assert await found() == set()
+        await writer[0].put(memory("refund", tags=("path:refund.py",)), axis(2))
+        assert await found() == {"refund"}
+        await writer[0].delete("acme", ["refund"])
+        assert await found() == set()
+    finally:
+        await close_pair(reader)
+        await close_pair(writer)
+
+
+async def test_a_tag_more_memories_hold_than_are_kept_is_still_found_in_every_one(db_path: Path) -> None:
+    from mcp_memory.core.model import MemoryFilter
+
+    vectors, objects = await open_pair(db_path)
+    vectors._tagged.rows_max = 3
+    try:
+        for i in range(5):
+            await vectors.put(memory(f"p{i}", tags=(f"path:f{i}.py", "path:src/")), axis(i % DIM))
+        answer = await vectors.filtered_query("acme", axis(0), 10, None, MemoryFilter(tags=("path:src/",)))
+        assert sorted(h.memory.id for h in answer.hits) == ["p0", "p1", "p2", "p3", "p4"]
     finally:
         await close_pair((vectors, objects))
