@@ -154,6 +154,11 @@ class VectorStore:
         """Load `tenant`'s vectors before its first query; a failure only means the first query
         loads them. Nothing by default (a store that loads nothing ahead)."""
 
+    async def warm_tags(self, tenant: str, prefixes: Sequence[str]) -> None:
+        """Read ahead what a filter by tags that begin with one of `prefixes` reads (serve-stdio's
+        tool hooks: `path:`); a failure only means the first such filter reads it. Nothing by
+        default (a store that keeps nothing between filters)."""
+
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:

@@ -1013,11 +1013,15 @@ class MemoryService:
         """Load the embedding model now, so the first recall does not pay for it; given a
         tenant (serve-stdio knows its only one), load its vectors alongside: at 100,000
         memories that is most of a second the first recall would otherwise add to the
-        model's load. A failure is logged; the first call reports it, with the reason."""
+        model's load, and the rows its `path:` tags are read from (a tool hook's first file
+        question: bench/RESULTS.md, "The path: tags read once per version"). A failure is
+        logged; the first call reports it, with the reason."""
         jobs = []
         jobs.append(("embedder_warm_up_failed", self.embedder.warm_up()))
         if tenant is not None:
             jobs.append(("vectors_warm_up_failed", self.vectors.warm(tenant)))
+            # and the memories tagged for files, which a tool hook's first file question looks up
+            jobs.append(("tags_warm_up_failed", self.vectors.warm_tags(tenant, [_actions().PATH_TAG])))
         outcomes = await asyncio.gather(*(job for _, job in jobs), return_exceptions=True)
         for (event, _), outcome in zip(jobs, outcomes):
             if isinstance(outcome, Exception):

@@ -196,6 +196,9 @@ class TimedVectorStore(VectorStore):
     async def warm(self, tenant: str) -> None:
         await self.inner.warm(tenant)
 
+    async def warm_tags(self, tenant: str, prefixes: Sequence[str]) -> None:
+        await self.inner.warm_tags(tenant, prefixes)
+
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None
     ) -> KeywordAnswer:

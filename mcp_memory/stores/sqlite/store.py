@@ -462,19 +462,21 @@ class SqliteVectorStore(VectorStore):
         start at this version (tagged.py: a tool hook's `path:` tags, read once per write)."""
         starts = _tags_start(where.tags) if where.tags else []
         if starts:
-            conditions = " OR ".join("instr(tags, ?) > 0" for _ in starts)
-            sql = f"SELECT {tagged.COLUMNS} FROM memories WHERE tenant = ? AND ({conditions})"
-            rows = self._tagged.rows(
-                tenant,
-                starts,
-                version,
-                lambda: conn.execute(sql, (tenant, *starts)).fetchmany(self._tagged.rows_max + 1),
-            )
+            rows = self._tag_rows(conn, tenant, starts, version)
             ids = tagged.matching(rows, conversation, where) if rows is not None else None
             if ids is not None:
                 return ids
         sql, params = _filter_sql(tenant, conversation, where)
         return [row[0] for row in conn.execute(sql, params)]
+
+    def _tag_rows(
+        self, conn: sqlite3.Connection, tenant: str, starts: Sequence[str], version: tuple[int, int]
+    ) -> list[tagged.Row] | None:
+        """The rows whose tags hold one of `starts` at this version, kept or read (tagged.py)."""
+        conditions = " OR ".join("instr(tags, ?) > 0" for _ in starts)
+        sql = f"SELECT {tagged.COLUMNS} FROM memories WHERE tenant = ? AND ({conditions})"
+        limit = self._tagged.rows_max + 1
+        return self._tagged.rows(tenant, starts, version, lambda: conn.execute(sql, (tenant, *starts)).fetchmany(limit))
 
     def _read_rows(
         self, conn: sqlite3.Connection, tenant: str, version: tuple[int, int], ids: list[str]
@@ -494,6 +496,20 @@ class SqliteVectorStore(VectorStore):
             self._cache.current(conn, tenant)
 
         await self._db.read(load, "load vectors")
+
+    async def warm_tags(self, tenant: str, prefixes: Sequence[str]) -> None:
+        """Read the rows a filter by tags beginning with one of `prefixes` starts from, at the
+        tenant's version now (tagged.py): serve-stdio's first file question then reads none."""
+
+        def load(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT generation, purged FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
+            version = (int(row[0]), int(row[1])) if row else (0, 0)  # the version its snapshot has (vectors.py)
+            for prefix in prefixes:
+                starts = _tags_start([prefix])
+                if starts:
+                    self._tag_rows(conn, tenant, starts, version)
+
+        await self._db.read(load, "read tagged rows")
 
     async def keyword_query(
         self, tenant: str, embedding: np.ndarray, terms: Sequence[str], top_k: int, conversation: str | None

@@ -508,6 +508,34 @@ async def test_a_path_tag_another_process_writes_after_a_lookup_is_found_by_the_
         await close_pair(writer)
 
 
+async def test_a_warmed_store_answers_a_path_tag_lookup_from_the_rows_it_read_at_warm_up(db_path: Path) -> None:
+    """serve-stdio's warm-up reads the `path:`-tagged rows (`warm_tags`): the first file's lookup
+    reads none. Shown by a row changed behind the store's back (no new version): the lookup
+    answers from what the warm-up read, and an ordinary write makes it read them again."""
+    from mcp_memory.core.model import MemoryFilter
+
+    vectors, objects = await open_pair(db_path)
+    where = MemoryFilter(tags=("path:src/billing/refund.py", "path:refund.py", "path:src/"))
+    try:
+        await vectors.put(memory("refund", tags=("path:refund.py",)), axis(0))
+        await vectors.put(memory("later"), axis(1))
+        await vectors.warm_tags("acme", ["path:"])
+        conn = sqlite3.connect(db_path)
+        conn.execute("UPDATE memories SET tags = ? WHERE id = 'later'", (json.dumps(["path:src/"]),))
+        conn.commit()
+        conn.close()
+
+        async def found() -> set[str]:
+            answer = await vectors.filtered_query("acme", axis(0), 10, None, where)
+            return {h.memory.id for h in answer.hits}
+
+        assert await found() == {"refund"}
+        await vectors.put(memory("third"), axis(2))
+        assert await found() == {"refund", "later"}
+    finally:
+        await close_pair((vectors, objects))
+
+
 async def test_a_tag_more_memories_hold_than_are_kept_is_still_found_in_every_one(db_path: Path) -> None:
     from mcp_memory.core.model import MemoryFilter
 
