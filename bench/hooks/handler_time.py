@@ -22,7 +22,10 @@ nothing, its "finished with status" line). The first prompt of a session waits f
 warm-up (the model's load) in both designs: it is reported apart.
 
 `--install BIN` puts another installed environment's bin directory (a wheel's venv) first on
-PATH, so both designs run its `mcp-memory`.
+PATH, so both designs run its `mcp-memory`. Given twice or more (`--install A/bin --install
+B/bin`), each handler type runs from each install, sessions rotating through all of them: two
+wheels side by side in one run (a row's handler names the install by its folder, `A`). `--handlers
+mcp_tool` runs only the shipped type.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ from bench.harness.timing import percentile
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = Path.home() / ".cache" / "mcp-memory-ci" / "claude-code" / "node_modules" / ".bin" / "claude"
 KINDS = ("mcp_tool", "command")
+#: The tool calls the fake model makes in each session's first answer, in order (`session`).
+TOOLS = ("Read", "Bash")
 SESSION_SECONDS = 240
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z) ")
 #: A hook of ours that gave no answer: Claude Code's words for each way (its binary, 2.1.328).
@@ -217,7 +222,10 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10, help="sessions per handler type")
     parser.add_argument("--prompts", type=int, default=4, help="prompts per session")
     parser.add_argument("--claude", default=str(PINNED))
-    parser.add_argument("--install", default=None, help="the bin directory of the mcp-memory to run")
+    parser.add_argument(
+        "--install", action="append", default=None, help="the bin directory of the mcp-memory to run (repeatable)"
+    )
+    parser.add_argument("--handlers", default=",".join(KINDS), help="the handler types to run, comma-separated")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--out", default=None)
     parser.add_argument("--keep", action="store_true")
@@ -231,32 +239,40 @@ def main() -> None:
         db = root / "m.db"
         texts = fill_sqlite(db, args.memories, args.vectors_from, args.cache)
         real = min(args.vectors_from, args.memories)
-        bin_dir = Path(args.install) if args.install else Path(sys.executable).parent
+        bins = [Path(b) for b in args.install] if args.install else [Path(sys.executable).parent]
+        kinds = [k for k in KINDS if k in args.handlers.split(",")]
+        if not kinds:
+            sys.exit(f"--handlers names none of {', '.join(KINDS)}")
         base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
         version = subprocess.run([args.claude, "--version"], capture_output=True, text=True).stdout.strip()
         envs: dict[str, dict[str, str]] = {}
         projects: dict[str, Path] = {}
-        for kind in KINDS:
-            home = root / f"home-{kind}"
-            project = home / "project"
-            (project / "src" / "billing").mkdir(parents=True)
-            (project / "src" / "billing" / "refund.py").write_text("def refund():\n    pass\n", encoding="utf-8")
-            subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-            env = {
-                **base,
-                "HOME": str(home),
-                "XDG_DATA_HOME": str(home / "data"),
-                "MEMORY_DB_PATH": str(db),
-                **CLAUDE_QUIET,
-                "PATH": f"{bin_dir}{os.pathsep}{base['PATH']}",
-            }
-            install = [args.claude, "plugin", "install", "mcp-memory", "--marketplace", str(marketplace(root, kind))]
-            done = subprocess.run(
-                [*install, "--config", f"tenant={TENANT}"], env=env, cwd=project, capture_output=True, text=True
-            )
-            if done.returncode != 0:
-                sys.exit(f"the {kind} plugin did not install: {done.stdout}{done.stderr}")
-            envs[kind], projects[kind] = env, project
+        markets = {kind: marketplace(root, kind) for kind in kinds}
+        variants: list[str] = []  # a handler type from one install: its rows' name
+        for n_bin, bin_dir in enumerate(bins):
+            for kind in kinds:
+                variant = kind if len(bins) == 1 else f"{kind} ({bin_dir.parent.name})"
+                home = root / f"home-{n_bin}-{kind}"
+                project = home / "project"
+                (project / "src" / "billing").mkdir(parents=True)
+                (project / "src" / "billing" / "refund.py").write_text("def refund():\n    pass\n", encoding="utf-8")
+                subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+                env = {
+                    **base,
+                    "HOME": str(home),
+                    "XDG_DATA_HOME": str(home / "data"),
+                    "MEMORY_DB_PATH": str(db),
+                    **CLAUDE_QUIET,
+                    "PATH": f"{bin_dir}{os.pathsep}{base['PATH']}",
+                }
+                install = [args.claude, "plugin", "install", "mcp-memory", "--marketplace", str(markets[kind])]
+                done = subprocess.run(
+                    [*install, "--config", f"tenant={TENANT}"], env=env, cwd=project, capture_output=True, text=True
+                )
+                if done.returncode != 0:
+                    sys.exit(f"the {variant} plugin did not install: {done.stdout}{done.stderr}")
+                envs[variant], projects[variant] = env, project
+                variants.append(variant)
         asked = queries(args.sessions * args.prompts * 2 + 10)
         times: dict[tuple[str, str], list[float]] = {}
         answers: dict[tuple[str, str], list[float]] = {}
@@ -265,28 +281,33 @@ def main() -> None:
         loads: list[float] = []
         n = 0
         for s in range(args.sessions):
-            order = KINDS if s % 2 == 0 else KINDS[::-1]
+            shift = s % len(variants)
+            order = variants[shift:] + variants[:shift] if len(variants) > 2 or s % 2 == 0 else variants[::-1]
             prompts = []
             for p in range(args.prompts):  # every other prompt restates a stored fact
                 n += 1
                 prompts.append(texts[(n * 97) % real] if p % 2 == 0 else asked[n])
-            for kind in order:
+            for kind in order:  # a variant: a handler type, from one install
                 loads.append(os.getloadavg()[0])
-                log = root / f"{kind}-{s}.log"
-                server_log = root / f"{kind}-{s}.server.log"
+                log = root / f"{variants.index(kind)}-{s}.log"
+                server_log = root / f"{variants.index(kind)}-{s}.server.log"
                 env = {**envs[kind], "SERVER_LOG": str(server_log)}
                 text = session(args.claude, env, projects[kind], prompts, log)
                 found = spans(text)
                 firsts = 0
+                calls = iter(TOOLS)
                 for event, ms, how in found:
-                    row = event
+                    rows = [event]
                     if event == "UserPromptSubmit" and firsts == 0:
-                        row, firsts = "UserPromptSubmit (a session's first)", 1
-                    if ms is None:
-                        missed.setdefault((kind, row), []).append(how)
-                    else:
-                        times.setdefault((kind, row), []).append(ms)
-                        injected[(kind, row)] = injected.get((kind, row), 0) + (how == "injected")
+                        rows, firsts = ["UserPromptSubmit (a session's first)"], 1
+                    if event == "PreToolUse":  # the script's calls in order: each also on a row of its own
+                        rows.append(f"PreToolUse, of which the {next(calls, 'other')} call")
+                    for row in rows:
+                        if ms is None:
+                            missed.setdefault((kind, row), []).append(how)
+                        else:
+                            times.setdefault((kind, row), []).append(ms)
+                            injected[(kind, row)] = injected.get((kind, row), 0) + (how == "injected")
                 for name, ms in served(server_log.read_text(encoding="utf-8") if server_log.exists() else ""):
                     answers.setdefault((kind, name), []).append(float(ms))
                 shown = [(e, round(ms) if ms is not None else how) for e, ms, how in found]
@@ -294,7 +315,7 @@ def main() -> None:
         lines = [
             f"Claude Code {version}; {args.memories:,} memories (SQLite, local model, {real:,} distinct vectors); "
             f"{args.sessions} sessions per handler type of {args.prompts} prompts, alternating; "
-            f"load average {min(loads):.1f}-{max(loads):.1f}; mcp-memory from {bin_dir}.",
+            f"load average {min(loads):.1f}-{max(loads):.1f}; mcp-memory from {', '.join(map(str, bins))}.",
             "",
             "| handler | hook | answered | p50 ms | p95 ms | no answer | injected |",
             "| --- | --- | ---: | ---: | ---: | --- | ---: |",
