@@ -26,7 +26,7 @@ from mcp_memory.core.model import Hit, Memory, MemoryFilter
 from mcp_memory.core.ports import FilteredHits, ObjectStore, VectorStore
 from mcp_memory.runtime.batching import Batcher
 from mcp_memory.stores.records import SCAN_BATCH, StoredObject, assert_within_metadata_budget, from_metadata
-from mcp_memory.stores.sqlite import keywords, tagged
+from mcp_memory.stores.sqlite import keywords
 from mcp_memory.stores.sqlite.db import CHUNK, SYNCHRONOUS, SqliteDatabase
 from mcp_memory.stores.sqlite.lock import TenantLocks
 from mcp_memory.stores.sqlite.row_cache import RowCache
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # numpy and the cache load with the first vector, not before 
     import numpy as np
 
     from mcp_memory.stores.sqlite.ann import Indexes
+    from mcp_memory.stores.sqlite.tagged import Row, TaggedRows
     from mcp_memory.stores.sqlite.vectors import VectorCache
 
 __all__ = ["SqliteObjectStore", "SqliteVectorStore", "open_sqlite"]
@@ -202,7 +203,7 @@ class SqliteVectorStore(VectorStore):
         self._approximate_min = approximate_min_memories
         self._indexes_instance: Indexes | None = None
         self._rows = RowCache()
-        self._tagged = tagged.TaggedRows()
+        self._tagged_instance: TaggedRows | None = None
         self._locks = TenantLocks(db.lock_dir)
         self._searches: Batcher[tuple[str, np.ndarray, int, str | None], list[Hit]] = Batcher(
             self._search, SEARCH_BATCH, parallel=min(2, os.cpu_count() or 1)
@@ -218,6 +219,15 @@ class SqliteVectorStore(VectorStore):
             files = self._db.path.with_name(self._db.path.name + ".vectors")
             self._cache_instance = VectorCache(self._dim, sidecars=sidecar.Sidecars(files, self._dim, sidecar.MIN_ROWS))
         return self._cache_instance
+
+    @property
+    def _tagged(self) -> TaggedRows:
+        """The rows tag filters start from (tagged.py), made at the first filter: not before the handshake."""
+        if self._tagged_instance is None:
+            from mcp_memory.stores.sqlite.tagged import TaggedRows
+
+            self._tagged_instance = TaggedRows()
+        return self._tagged_instance
 
     @property
     def _indexes(self) -> Indexes:
@@ -460,10 +470,12 @@ class SqliteVectorStore(VectorStore):
     ) -> list[str]:
         """The ids `_filter_sql` selects; for a tag filter, from the rows holding its tags' common
         start at this version (tagged.py: a tool hook's `path:` tags, read once per write)."""
+        from mcp_memory.stores.sqlite.tagged import matching
+
         starts = _tags_start(where.tags) if where.tags else []
         if starts:
             rows = self._tag_rows(conn, tenant, starts, version)
-            ids = tagged.matching(rows, conversation, where) if rows is not None else None
+            ids = matching(rows, conversation, where) if rows is not None else None
             if ids is not None:
                 return ids
         sql, params = _filter_sql(tenant, conversation, where)
@@ -471,10 +483,12 @@ class SqliteVectorStore(VectorStore):
 
     def _tag_rows(
         self, conn: sqlite3.Connection, tenant: str, starts: Sequence[str], version: tuple[int, int]
-    ) -> list[tagged.Row] | None:
+    ) -> list[Row] | None:
         """The rows whose tags hold one of `starts` at this version, kept or read (tagged.py)."""
+        from mcp_memory.stores.sqlite.tagged import COLUMNS
+
         conditions = " OR ".join("instr(tags, ?) > 0" for _ in starts)
-        sql = f"SELECT {tagged.COLUMNS} FROM memories WHERE tenant = ? AND ({conditions})"
+        sql = f"SELECT {COLUMNS} FROM memories WHERE tenant = ? AND ({conditions})"
         limit = self._tagged.rows_max + 1
         return self._tagged.rows(tenant, starts, version, lambda: conn.execute(sql, (tenant, *starts)).fetchmany(limit))
 

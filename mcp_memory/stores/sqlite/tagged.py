@@ -1,8 +1,8 @@
 """The rows a tag filter may match, kept between searches while their tenant is unchanged.
 
 A tool hook asks, for every file an agent reads or edits, which memories carry a `path:` tag for
-it (core/actions.py `path_tags`): a filtered query whose SQL reads every row of the tenant, about
-8 ms at 10,000 memories, for an answer that is almost always none. The rows that can match any of
+it (core/actions.py `path_tags`): a filtered query whose SQL reads every row of the tenant, most
+of the hook's server-side time for a file, for an answer that is almost always none. The rows that can match any of
 those tags are the few whose tags hold their common start (store.py `_tags_start`: `"path:`), the
 same for every file; they are read once per version of the tenant and filtered here, exactly as
 the SQL filters them (bench/RESULTS.md, "The path: tags read once per version").
