@@ -217,9 +217,11 @@ async def store_rule_under_newer_notes(env: dict[str, str]) -> None:
 
 
 def test_a_read_of_a_file_a_memory_is_tagged_for_brings_it_through_the_mcp_tool_hook_before_the_next_turn(
-    tmp_path: Path, claude_code: str
+    installed: dict[str, str], tmp_path: Path
 ) -> None:
-    installed = {**install(tmp_path / "home", claude_code), "CLAUDE_CODE_BIN": claude_code}
+    # the module's install (one `claude plugin install` per worker, not two), its store a fresh one of
+    # this test's: the plugin's server and hooks read MEMORY_DB_PATH from the session's environment
+    installed = {**installed, "MEMORY_DB_PATH": str(tmp_path / "memory.db")}
     from bench.harness.fake_model import Call, FakeModel
     from bench.harness.fake_model import texts as request_texts
 
