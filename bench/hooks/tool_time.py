@@ -273,7 +273,7 @@ def stops(turns: list[Turn], scenario: Scenario, script: list[ModelCall], releva
         call = script[turn.step]
         what = str(call.input.get("command") or f"{call.name} {call.input.get('file_path', '')}")
         which = "unrelated call" if turn.step == 0 else "relevant call" if turn.step == relevant else "other call"
-        others.append(f"{which} `{what}`: {'its' if has_marker else 'not the scenario'}'s memory")
+        others.append(f"{which} `{what}`: {'the scenario' if has_marker else 'not the scenario'}'s memory")
     return stopped, others
 
 
