@@ -122,26 +122,68 @@ def tokens(text: str) -> tuple[str, ...]:
     """Every token of `text`, repeated as often as it occurs (term frequency counts)."""
     out: list[str] = []
     for chunk in _CHUNK.findall(unicodedata.normalize("NFKC", text)):
-        flag = chunk.startswith("--") and len(chunk) > 2 and chunk[2:3].isalnum()
-        core = chunk.strip(_EDGE)
-        if not core:
-            continue
-        whole = ("--" + core if flag else core).casefold()
-        runs = _WORD.findall(core)
-        if len(runs) == 1 and runs[0] == core:  # a plain word, perhaps camelCase or E1234, or a --flag
-            if flag and len(whole) <= TOKEN_MAX:
-                out.append(whole)
-            _run_tokens(core, out)
-            continue
-        if len(whole) <= TOKEN_MAX:
+        out.extend(_chunk_tokens(chunk))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    """The tokens of one chunk (a word, an identifier, a --flag), once per chunk: texts share most
+    of their words, so a text met for the first time is mostly chunks met before (recall cuts
+    every new candidate text: bench/RESULTS.md, "Recall's first stage without regular expressions
+    for plain words")."""
+    out: list[str] = []
+    flag = chunk.startswith("--") and len(chunk) > 2 and chunk[2:3].isalnum()
+    core = chunk.strip(_EDGE)
+    if not core:
+        return ()
+    if core.isascii() and core.isalnum():  # one ASCII run: what _WORD would find in it is itself
+        if flag and len(core) + 2 <= TOKEN_MAX:
+            out.append("--" + core.lower())
+        _run_tokens(core, out)
+        return tuple(out)
+    whole = ("--" + core if flag else core).casefold()
+    runs = _WORD.findall(core)
+    if len(runs) == 1 and runs[0] == core:  # a plain word, perhaps camelCase or E1234, or a --flag
+        if flag and len(whole) <= TOKEN_MAX:
             out.append(whole)
-        for run in runs:
-            _run_tokens(run, out)
+        _run_tokens(core, out)
+        return tuple(out)
+    if len(whole) <= TOKEN_MAX:
+        out.append(whole)
+    for run in runs:
+        _run_tokens(run, out)
     return tuple(out)
 
 
 def _run_tokens(run: str, out: list[str]) -> None:
-    """One run of letters and digits: the word, its stem or CJK pairs, and its camel/digit parts."""
+    """One run of letters and digits: the word, its stem or CJK pairs, and its camel/digit parts.
+
+    Most runs are plain ASCII words (lower-case, capitalised or all capitals) or numbers: those
+    take a path of str methods that gives exactly what `_general_run_tokens`' regular expressions
+    give them (one part, no CJK), several times faster; recall cuts every candidate text it has
+    not met before into tokens (bench/RESULTS.md, "Recall's first stage without regular
+    expressions for plain words")."""
+    if run.isascii():
+        if run.isdigit():
+            if len(run) <= TOKEN_MAX:
+                out.append(run)
+            return
+        if run.isalpha() and (run.islower() or run.isupper() or run[1:].islower()):
+            lowered = run.lower()
+            if len(lowered) > TOKEN_MAX:
+                return
+            out.append(lowered)
+            if len(lowered) > 3 and not run.isupper():
+                stemmed = _stem(lowered)
+                if stemmed != lowered:
+                    out.append(stemmed)
+            return
+    _general_run_tokens(run, out)
+
+
+def _general_run_tokens(run: str, out: list[str]) -> None:
+    """`_run_tokens` for any run: camelCase, letters with digits, any script."""
     lowered = run.casefold()
     parts = [p.casefold() for p in _parts(run)]
     _word_tokens(lowered, out, stem=len(parts) <= 1 and not run.isupper())
