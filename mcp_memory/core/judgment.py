@@ -165,13 +165,15 @@ class TextTraits:
 def traits(text: str) -> TextTraits:
     """Whether `text` holds a number or a date, a name (a capitalised word inside a sentence, or
     any Korean word), and a question. A leading `Name: ` (a conversation turn) is not a name."""
-    number = bool(_DIGIT.search(text)) or bool(set(_LOWER_WORDS.findall(text.lower())) & NUMBER_WORDS)
+    digit = bool(_DIGIT.search(text))
+    number = digit or bool(set(_LOWER_WORDS.findall(text.lower())) & NUMBER_WORDS)
     if not number:
         number = any(w.startswith(KO_NUMBER_PREFIXES) for w in text.split())
     speaker = _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     name = bool(_HANGUL.search(body)) or _names_someone(body)
-    return TextTraits(number, name, "?" in text or "？" in text, numbers_in(text), bool(_ADDRESSED.search(text)))
+    numbers = numbers_in(text) if digit else frozenset()  # a number is digits: none without one
+    return TextTraits(number, name, "?" in text or "？" in text, numbers, bool(_ADDRESSED.search(text)))
 
 
 def _names_someone(body: str) -> bool:
@@ -340,11 +342,12 @@ def _leads(values: np.ndarray, restated: _Restated) -> np.ndarray:
     """Each value less the best of the others that do not restate it (less 0 when there is none)."""
     import numpy as np
 
-    order = np.argsort(-values, kind="stable")
-    out = np.empty(len(values))
-    for i in range(len(values)):
-        rival = next((values[j] for j in order if j != i and not restated(i, j)), 0.0)
-        out[i] = values[i] - rival
+    order = np.argsort(-values, kind="stable").tolist()
+    floats = values.tolist()  # Python floats: the same doubles, read without a numpy scalar each
+    out = np.empty(len(floats))
+    for i, value in enumerate(floats):
+        rival = next((floats[j] for j in order if j != i and not restated(i, j)), 0.0)
+        out[i] = value - rival
     return out
 
 

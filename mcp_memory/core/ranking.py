@@ -6,10 +6,15 @@ trust 0) instead of poisoning a sort.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcp_memory.core.model import Confidence, MemoryType, Mode
+
+if TYPE_CHECKING:
+    import regex
 
 DAY_MS = 86_400_000
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -149,10 +154,19 @@ DEDUP_SIMILARITY = 0.92
 DEDUP_WORD_OVERLAP = 0.5
 
 
-def _word_set(text: str) -> set[str]:
-    import regex  # imported here: only remember needs Unicode word classes
+@functools.lru_cache(maxsize=8_192)
+def _word_set(text: str) -> frozenset[str]:
+    """`text`'s words, once per text: recall's newest-first rule asks about the same candidates'
+    pairs (bench/RESULTS.md, "Recall's first stage without regular expressions for plain words")."""
+    return frozenset(w for w in _non_word().split(text.lower()) if w)
 
-    return {w for w in regex.split(r"[^\p{L}\p{N}]+", text.lower()) if w}
+
+@functools.cache
+def _non_word() -> regex.Pattern[str]:
+    """What separates words, compiled once (not looked up in regex's cache for every text)."""
+    import regex  # imported here: only remember and recall's near rule need Unicode word classes
+
+    return regex.compile(r"[^\p{L}\p{N}]+")
 
 
 def word_overlap(a: str, b: str) -> float:

@@ -307,15 +307,16 @@ def rank(
     scored: list[tuple[float, Candidate, AccessStats]] = []
     for hit in keeping:
         s = stats.get(hit.memory.id, EMPTY_STATS)
-        last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
-        trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
         usage = ranking.access_score(s.access_count, max_access)
         if hit.probability is not None:
             # the second stage's order: the probability against the most probable's; the model
-            # reads a memory's age itself, so recency and trust add nothing (usage breaks ties)
+            # reads a memory's age itself, so recency and trust add nothing (usage breaks ties),
+            # and neither is worked out
             rel_sim = ranking.relative_similarity(hit.probability, most_probable)
             score = ranking.composite(mode, rel_sim, 0.0, usage * ranking.usage_band(rel_sim), 0.0)
         else:
+            last = parse_iso(s.last_accessed_at) if s.last_accessed_at else parse_iso(hit.memory.created_at)
+            trust = ranking.decayed_trust(at, hit.memory.trust_base, last, hit.memory.memory_type, s.access_count)
             rel_sim = ranking.relative_similarity(hit.relevance, top)
             score = ranking.composite(
                 mode, rel_sim, ranking.recency_score(at, last), usage * ranking.usage_band(rel_sim), trust
