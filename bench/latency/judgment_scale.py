@@ -51,6 +51,26 @@ async def timed_recalls(db: Path, asked: list[str], rounds: int, stages: tuple[s
     return watches
 
 
+async def first_recalls(db: Path, asked: list[str]) -> list[float]:
+    """A fresh process's first recalls: the service warmed up as serve-stdio warms it after the
+    handshake (the model and the tenant's vectors, no recall), then each question timed once."""
+    from mcp_memory.app import open_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.model import Caller
+
+    service = await open_service(Settings.from_env({"MEMORY_DB_PATH": str(db), "HOME": str(db.parent)}))
+    caller = Caller(TENANT)
+    watch = Stopwatch()
+    try:
+        await service.warm_up(TENANT)
+        for question in asked:
+            with watch:
+                await service.recall(caller, question, limit=10)
+    finally:
+        await service.close()
+    return watch.seconds
+
+
 async def stored(db: Path) -> int:
     """How many corpus memories a reused store holds already."""
     vectors, objects = await open_backend("sqlite", db_path=str(db))
