@@ -62,6 +62,13 @@ def ulid_time(value: str) -> float:
         return math.nan
 
 
+def warm_up() -> None:
+    """Import python-ulid now (serve-stdio's warm-up, in a worker thread): a process's first
+    recall reads the access counters' shard times, and would otherwise wait for the import
+    (bench/RESULTS.md, "Recall's first stage without regular expressions for plain words")."""
+    from ulid import ULID  # noqa: F401
+
+
 def is_ulid(value: object) -> bool:
     """Whether `value` is a ULID in the canonical form `ulid` mints."""
     return isinstance(value, str) and not math.isnan(ulid_time(value))

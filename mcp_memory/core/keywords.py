@@ -76,6 +76,13 @@ def _stemmer() -> Any:
     return stemmer
 
 
+def warm_up() -> None:
+    """Import the stemmer now (serve-stdio's warm-up, in a worker thread): a process's first
+    recall would otherwise wait for the import (bench/RESULTS.md, "Recall's first stage without
+    regular expressions for plain words")."""
+    import snowballstemmer  # noqa: F401
+
+
 @functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     stemmed: str = _stemmer().stemWord(word)

@@ -23,6 +23,7 @@ from mcp_memory.core import (
     dedup,
     digest,
     fusion,
+    ids,
     judgment,
     keywords,
     ranking,
@@ -85,6 +86,13 @@ def _actions() -> Any:
     from mcp_memory.core import actions
 
     return actions
+
+
+def _first_recall_imports() -> None:
+    """What a process's first recall would import: the keyword side's stemmer and python-ulid
+    (the access counters' shard times); for `MemoryService.warm_up`."""
+    keywords.warm_up()
+    ids.warm_up()
 
 
 #: How many nearest neighbours remember inspects for a duplicate (the closest may be invisible).
@@ -1015,9 +1023,11 @@ class MemoryService:
         memories that is most of a second the first recall would otherwise add to the
         model's load, and the rows its `path:` tags are read from (a tool hook's first file
         question: bench/RESULTS.md, "The path: tags read once per version"). A failure is
-        logged; the first call reports it, with the reason."""
+        logged; the first call reports it, with the reason. The modules a first recall would
+        import (the stemmer, python-ulid) are imported alongside, in a worker thread."""
         jobs = []
         jobs.append(("embedder_warm_up_failed", self.embedder.warm_up()))
+        jobs.append(("imports_warm_up_failed", asyncio.to_thread(_first_recall_imports)))
         if tenant is not None:
             jobs.append(("vectors_warm_up_failed", self.vectors.warm(tenant)))
             # and the memories tagged for files, which a tool hook's first file question looks up

@@ -268,6 +268,58 @@ async def test_the_start_loads_the_model_and_the_tenants_vectors_and_logs_what_f
         await objects.close()
 
 
+#: A fresh process's warm-up, then which of the modules a first recall imports it has loaded.
+_WARM_UP_IMPORTS = """
+import asyncio, json, sys
+from mcp_memory.core.counters.tracker import AccessCounters
+from mcp_memory.core.logs import NullLog
+from mcp_memory.core.service import MemoryService
+from mcp_memory.embedders.fake import FakeEmbedder
+from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore
+
+first_recall = ("snowballstemmer", "ulid")
+objects = InMemoryObjectStore()
+service = MemoryService(InMemoryVectorStore(), objects, FakeEmbedder(), AccessCounters(objects, pod_id="p", log=NullLog()))
+before = [name for name in first_recall if name in sys.modules]
+asyncio.run(service.warm_up("acme"))
+print(json.dumps([before, [name for name in first_recall if name in sys.modules]]))
+"""
+
+
+def test_the_start_imports_what_a_first_recall_would_so_the_first_question_waits_for_no_import(
+    tmp_path: Path,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _WARM_UP_IMPORTS],
+        capture_output=True,
+        text=True,
+        env=server_env(tmp_path / "m.db"),
+        cwd=str(tmp_path),
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [[], ["snowballstemmer", "ulid"]]
+
+
+async def test_an_import_the_start_cannot_make_is_logged_and_the_start_goes_on(env, monkeypatch) -> None:
+    import io
+
+    from mcp_memory.core import keywords
+    from mcp_memory.core.logs import JsonLog
+
+    def missing() -> None:
+        raise ImportError("No module named 'snowballstemmer'")
+
+    monkeypatch.setattr(keywords, "warm_up", missing)
+    err = io.StringIO()
+    env.service.log = JsonLog(io.StringIO(), err)
+
+    await env.service.warm_up("acme")
+
+    assert [json.loads(line)["event"] for line in err.getvalue().splitlines()] == ["imports_warm_up_failed"]
+
+
 def test_nothing_loads_the_model_before_the_handshake_is_done(tmp_path: Path) -> None:
     # Loading it while initialize and tools/list are still unanswered only slows them down;
     # the warm-up starts at notifications/initialized (or the first tools/list or call).
