@@ -166,12 +166,13 @@ def traits(text: str) -> TextTraits:
     """Whether `text` holds a number or a date, a name (a capitalised word inside a sentence, or
     any Korean word), and a question. A leading `Name: ` (a conversation turn) is not a name."""
     digit = bool(_DIGIT.search(text))
-    number = digit or bool(set(_LOWER_WORDS.findall(text.lower())) & NUMBER_WORDS)
-    if not number:
+    hangul = bool(_HANGUL.search(text))  # without it, no Korean word to read (number or name)
+    number = digit or not NUMBER_WORDS.isdisjoint(_LOWER_WORDS.findall(text.lower()))
+    if not number and hangul:
         number = any(w.startswith(KO_NUMBER_PREFIXES) for w in text.split())
     speaker = _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
-    name = bool(_HANGUL.search(body)) or _names_someone(body)
+    name = (hangul and bool(_HANGUL.search(body))) or _names_someone(body)
     numbers = numbers_in(text) if digit else frozenset()  # a number is digits: none without one
     return TextTraits(number, name, "?" in text or "？" in text, numbers, bool(_ADDRESSED.search(text)))
 

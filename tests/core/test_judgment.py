@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from mcp_memory.core import judgment
 
@@ -128,6 +129,27 @@ def test_a_memory_that_speaks_to_someone_reads_as_a_reply() -> None:
     assert judgment.traits("당신이 말한 그 카페 말이야").addressed
     assert not judgment.traits("Money amounts are stored as integer cents.").addressed
     assert not judgment.traits("Youth football starts in May; 너무 덥다").addressed
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "name", "numbers"),
+    [
+        ("The standup is on Monday.", True, True, frozenset()),
+        ("the cache is warm", False, False, frozenset()),
+        ("Bob: the cache is warm", False, False, frozenset()),
+        ("Port 5432, since 2024.", True, False, frozenset({"5432", "2024"})),
+        ("회의는 다섯 시에 시작한다", True, True, frozenset()),
+        ("민수: 내일 보자", True, True, frozenset()),
+        ("Minsu: 그 카페 말이야", False, True, frozenset()),
+        ("민수: the cache is warm", False, False, frozenset()),
+    ],
+)
+def test_a_texts_number_name_and_numbers_are_read_in_english_and_korean(
+    text: str, number: bool, name: bool, numbers: frozenset[str]
+) -> None:
+    marks = judgment.traits(text)
+
+    assert (marks.number, marks.name, marks.numbers) == (number, name, numbers)
 
 
 def test_the_number_and_reply_features_of_two_candidates_are_what_their_texts_say() -> None:
