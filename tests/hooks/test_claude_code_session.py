@@ -155,7 +155,12 @@ def install(home: Path, claude_code: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
     }
     command = [claude_code, "plugin", "install", "mcp-memory", "--marketplace", str(ROOT), "--config", "tenant=acme"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=home / "project", timeout=120)
+    # The install talks to the fake API as the sessions do: with an API key and Anthropic's own API,
+    # Claude Code first looks api.anthropic.com up, and where that name does not resolve (CI) it
+    # retries for about 19 s before installing the same plugin.
+    with FakeMessages() as fake:
+        api = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{fake.port}"}
+        done = subprocess.run(command, env=env | api, capture_output=True, text=True, cwd=home / "project", timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return env
 
