@@ -5,6 +5,7 @@ TEST_DATABASE_URL), each started only when a test needs it."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -193,6 +194,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parts = item.path.relative_to(ROOT / "tests").parts[:-1]
         for marker in sorted(markers_for(set(getattr(item, "fixturenames", ())), params, parts)):
             item.add_marker(getattr(pytest.mark, marker))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[object]:
+    """Collect with the cyclic garbage collector off, then freeze what collection left (every
+    imported module and collected item): the collector no longer walks those objects in each
+    full pass of the run. Collection cost about 4 s of collector time per process, and a run of
+    pytest inside a test (tests/test_markers.py) several times its own time, in a process
+    holding the whole suite (bench/RESULTS.md "The suite under five minutes")."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)  # before a parallel run's worker reports what it collected
