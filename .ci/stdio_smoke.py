@@ -31,7 +31,8 @@ FACT = "The nightly backup is verified every Sunday at 06:00 UTC"
 async def main(command: str) -> dict:
     data = Path(tempfile.mkdtemp(prefix="stdio-smoke-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "PYTHON"))}
-    env.update({"MEMORY_DB_PATH": str(data / "memory.db"), "EMBEDDING_PROVIDER": "fake"})
+    # a data directory of its own, where serve-stdio keeps its hook socket: never the user's
+    env.update({"MEMORY_DB_PATH": str(data / "memory.db"), "EMBEDDING_PROVIDER": "fake", "XDG_DATA_HOME": str(data)})
     server = StdioServerParameters(command=command, args=["serve-stdio"], env=env, cwd=str(data))
     async with Client(server, mode="legacy") as client:
         info = client.server_info

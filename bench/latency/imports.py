@@ -44,6 +44,7 @@ main()
 def _env(tree: Path, home: Path, record: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env.pop("VIRTUAL_ENV", None)
+    env.pop("XDG_DATA_HOME", None)  # the scratch HOME holds the data directory, never the user's
     env.update(
         PYTHONPATH=str(tree),
         HOME=str(home),

@@ -20,8 +20,11 @@ from tests.support.cli_runner import Ran, run_cli
 
 
 def local_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No setting of ours, the fake embedder, a store and a data directory (serve-stdio's hook
+    socket) in `tmp_path`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env.update({"MEMORY_DB_PATH": str(tmp_path / "m.db"), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)})
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env.update(extra)
     return env
 

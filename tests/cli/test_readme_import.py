@@ -56,6 +56,7 @@ def test_the_readmes_one_command_imports_claude_codes_memory_and_the_first_diges
     db = tmp_path / "memory.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
     env |= {"HOME": str(home), "MEMORY_DB_PATH": str(db), "EMBEDDING_PROVIDER": "fake", "PYTHONPATH": str(ROOT)}
+    env.pop("XDG_DATA_HOME", None)  # the scratch HOME holds the data directory, never the user's
     env |= {"PATH": f"{shim.parent}:{os.environ['PATH']}", "CLAUDE_PLUGIN_OPTION_TENANT": tenant}
 
     def bash(line: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -20,8 +20,10 @@ from tests.support.mcp_messages import INITIALIZE, INITIALIZED
 
 
 def server_env(db: Path, **extra: str) -> dict[str, str]:
+    """This process's environment without our settings, the store `db`, and a data directory
+    beside it (where serve-stdio keeps its hook socket), never the user's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "DATABASE_URL"))}
-    env.update({"MEMORY_DB_PATH": str(db), "PYTHONPATH": str(ROOT), **extra})
+    env.update({"MEMORY_DB_PATH": str(db), "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(db.parent / "data"), **extra})
     return env
 
 
