@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -23,12 +24,16 @@ from mcp_memory.core.ids import parse_iso  # noqa: E402
 from mcp_memory.core.logs import NullLog  # noqa: E402
 from mcp_memory.core.service import MemoryService  # noqa: E402
 from mcp_memory.embedders.fake import FakeEmbedder  # noqa: E402
+from mcp_memory.server.hooks.folder import DATA_DIR_NAME, data_dir  # noqa: E402
 from mcp_memory.stores.in_memory import InMemoryObjectStore, InMemoryVectorStore  # noqa: E402
 from mcp_memory.stores.records import ObjectStore, VectorStore  # noqa: E402
 from tests.support.backends import BACKENDS, markers_for  # noqa: E402
 
 T0 = parse_iso("2026-07-01T00:00:00.000Z")
 DAY = 86_400_000
+#: The data directory of whoever runs the tests (their memories, their hooks' sockets), worked
+#: out before any test changes the environment: no test may write there (`data_dir_untouched`).
+USERS_DATA_DIR = data_dir()
 
 
 @dataclass
@@ -333,6 +338,49 @@ async def open_env(
     counters = AccessCounters(recording, pod_id="test-pod", log=NullLog(), clock=clock)
     service = MemoryService(vectors, recording, embedder, counters, floor=floor, clock=clock)
     return Env(service, vectors, recording, embedder, counters, clock, backend, count)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- the user's data directory
+
+
+@pytest.fixture(scope="session", autouse=True)
+def not_the_users_data_dir() -> Iterator[Path]:
+    """XDG_DATA_HOME, for the whole run, a folder of the run's: a test, or a process it starts,
+    that names no data directory of its own writes there instead of into the user's
+    (USERS_DATA_DIR), and `data_dir_untouched` fails it. A short path, as the user's is, so
+    that a hook socket is made there too (folder.py: a long one moves to the temporary folder)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="data-"))
+    previous = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_DATA_HOME", None)
+        else:
+            os.environ["XDG_DATA_HOME"] = previous
+        written = (folder / DATA_DIR_NAME).exists()  # by the session's own fixtures, after the last test
+        shutil.rmtree(folder, ignore_errors=True)
+    if written:
+        pytest.fail(f"the session's fixtures wrote into the user's data directory {USERS_DATA_DIR} (here {folder})")
+
+
+@pytest.fixture(autouse=True)
+def data_dir_untouched(not_the_users_data_dir: Path, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails the test after which the run's stand-in for the user's data directory holds
+    anything: without the stand-in, that would have been written into the user's own."""
+    yield
+    written = not_the_users_data_dir / DATA_DIR_NAME
+    if written.exists():
+        found = sorted(str(path.relative_to(written)) for path in written.rglob("*"))
+        shutil.rmtree(written, ignore_errors=True)  # the next test starts clean
+        pytest.fail(
+            f"{request.node.nodeid} wrote into the data directory of the environment it was given, "
+            f"the user's own {USERS_DATA_DIR} outside the tests (here a stand-in, {written}: "
+            f"{found or 'the folder itself'}): give what it runs a HOME and an XDG_DATA_HOME of its own"
+        )
 
 
 # --------------------------------------------------------------------------- PostgreSQL
