@@ -6,10 +6,12 @@ brings none, and a command touching a file a memory is tagged for brings it befo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +104,29 @@ def output_of(body: dict[str, Any], call_id: str) -> str:
     return str(output)
 
 
-def remember(env: dict[str, str], *contents: str) -> None:
-    for content in contents:
-        stored = run_cli("remember", "--tenant", TENANT, content, env=env)
-        assert stored.returncode == 0, stored.stderr
+def remember(env: dict[str, str], *contents: str, tags: Sequence[str] = ()) -> None:
+    """Earlier work: each of `contents` stored in the tenant's store of `env`, in this order, as
+    `mcp-memory remember` stores it (the same service), through one opening of the store: a
+    command each opened the store and loaded the model again, about 0.3 s of CPU each."""
+    asyncio.run(_remember(env, contents, tags))
+
+
+async def _remember(env: dict[str, str], contents: Sequence[str], tags: Sequence[str]) -> None:
+    from mcp_memory.app import open_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.model import Caller
+    from mcp_memory.server.hooks.folder import data_dir
+    from mcp_memory.stores.sqlite.location import DB_FILE_NAME
+
+    # the store the sessions' serve-stdio opens: the default one of their HOME (platformdirs reads
+    # this process's environment, not `env`, so the path is given)
+    store = str(data_dir(env) / DB_FILE_NAME)
+    service = await open_service(Settings.from_env({**env, "MEMORY_DB_PATH": store}))
+    try:
+        for content in contents:
+            await service.remember(Caller(TENANT), content, tags=tags)
+    finally:
+        await service.close()
 
 
 def test_a_memory_stored_through_the_server_in_one_session_reaches_the_model_on_a_related_prompt_in_the_next(
@@ -149,8 +170,7 @@ def test_a_command_reading_a_file_a_memory_is_tagged_for_brings_it_through_pre_t
     target.write_text("def refund():\n    pass\n", encoding="utf-8")
     # the rule, tagged for its file, then newer notes enough to fill the digest (budget 300) without
     # it: it can reach the model only through the tool hook
-    stored = run_cli("remember", "--tenant", TENANT, "--tag", "path:billing/refund.py", REFUND_RULE, env=codex_env)
-    assert stored.returncode == 0, stored.stderr
+    remember(codex_env, REFUND_RULE, tags=["path:billing/refund.py"])
     remember(codex_env, *PARKING)
     call = Call("exec_command", {"cmd": "cat services/billing/refund.py"})
     fake = session(codex, codex_env, "Tidy up the code", [call])
