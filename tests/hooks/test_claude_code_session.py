@@ -19,7 +19,6 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import ROOT
-from tests.support.cli_runner import run_cli
 
 ANSWER = "Run ops/deploy.sh with --dry-run first."
 REFUND_RULE = "Partial refunds must call ledger.reverse_entry(); finance reconciles on reverse entries only"
@@ -168,9 +167,7 @@ def install(home: Path, claude_code: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory, claude_code: str) -> Iterator[dict[str, str]]:
     env = install(tmp_path_factory.mktemp("claude-home"), claude_code)
-    for content in [DEPLOY, *FILLER]:  # the earlier session
-        stored = run_cli("remember", "--tenant", "acme", content, env=env)
-        assert stored.returncode == 0, stored.stderr
+    asyncio.run(remember(env, [DEPLOY, *FILLER]))  # the earlier session
     yield {**env, "CLAUDE_CODE_BIN": claude_code}  # session() takes it out of Claude Code's environment
 
 
@@ -202,6 +199,22 @@ def test_a_fresh_session_starts_with_the_digest_and_a_related_prompt_brings_the_
     log = debug.read_text(encoding="utf-8")
     assert "mcp_tool calling plugin:mcp-memory:memory/claude_code_hook" in log
     assert "Hook UserPromptSubmit (plugin:mcp-memory:memory/claude_code_hook) provided additionalContext" in log
+
+
+async def remember(env: dict[str, str], contents: list[str]) -> None:
+    """Each of `contents` stored for the tenant acme in the store of `env` (MEMORY_DB_PATH), in this
+    order, as `mcp-memory remember --tenant acme` stores it (the same service), through one opening
+    of the store: a command each opened the store and loaded the model again."""
+    from mcp_memory.app import open_service
+    from mcp_memory.config import Settings
+    from mcp_memory.core.model import Caller
+
+    service = await open_service(Settings.from_env(env))
+    try:
+        for content in contents:
+            await service.remember(Caller("acme"), content)
+    finally:
+        await service.close()
 
 
 async def store_rule_under_newer_notes(env: dict[str, str]) -> None:
