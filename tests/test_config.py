@@ -50,14 +50,27 @@ def test_with_nothing_set_memories_go_to_embedded_sqlite_in_the_platform_data_di
     assert settings.store.db_path_notice is None
 
 
-def test_on_linux_the_database_goes_under_xdg_data_home_in_a_directory_of_its_own(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_on_linux_the_database_goes_under_xdg_data_home_in_a_directory_of_its_own(home: Path) -> None:
     assert at_home(home).store.db_path == home / ".local" / "share" / "mcp-tenant-memory" / "memory.db"
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     assert (
         at_home(home, XDG_DATA_HOME=str(home / "data")).store.db_path
         == home / "data" / "mcp-tenant-memory" / "memory.db"
+    )
+
+
+def test_on_linux_the_variables_given_to_from_env_choose_the_data_directory_not_the_processs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "process-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "process-data"))
+    given = tmp_path / "given-home"
+    assert (
+        Settings.from_env({**BASE, "HOME": str(given)}).store.db_path
+        == given / ".local" / "share" / "mcp-tenant-memory" / "memory.db"
+    )
+    assert (
+        Settings.from_env({**BASE, "HOME": str(given), "XDG_DATA_HOME": str(tmp_path / "given-data")}).store.db_path
+        == tmp_path / "given-data" / "mcp-tenant-memory" / "memory.db"
     )
 
 

@@ -111,14 +111,13 @@ def code_spans(cell: str) -> list[str]:
     return re.findall(r"`([^`]*)`", cell)
 
 
-def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_path, monkeypatch) -> None:
+def test_the_configuration_tables_defaults_are_the_ones_the_code_applies(tmp_path) -> None:
     """Each default the Configuration table states is what Settings gives when nothing is set,
     read from the code rather than copied, so a changed default fails here until
     docs/configuration.md says it too."""
     from mcp_memory.config import Settings
 
     xdg = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))  # platformdirs reads the process environment
     settings = Settings.from_env({"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(xdg), "HOSTNAME": "pod-1"})
     oauth = Settings.from_env(
         {

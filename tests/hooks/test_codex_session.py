@@ -115,13 +115,9 @@ async def _remember(env: dict[str, str], contents: Sequence[str], tags: Sequence
     from mcp_memory.app import open_service
     from mcp_memory.config import Settings
     from mcp_memory.core.model import Caller
-    from mcp_memory.server.hooks.folder import data_dir
-    from mcp_memory.stores.sqlite.location import DB_FILE_NAME
 
-    # the store the sessions' serve-stdio opens: the default one of their HOME (platformdirs reads
-    # this process's environment, not `env`, so the path is given)
-    store = str(data_dir(env) / DB_FILE_NAME)
-    service = await open_service(Settings.from_env({**env, "MEMORY_DB_PATH": store}))
+    # the store the sessions' serve-stdio opens: the default one of their HOME
+    service = await open_service(Settings.from_env(env))
     try:
         for content in contents:
             await service.remember(Caller(TENANT), content, tags=tags)

@@ -7,6 +7,7 @@ default place is still used, never replaced: with a notice saying where it is an
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,7 @@ def database_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
     given = raw("MEMORY_DB_PATH")
     if given is not None:
         return {"db_path": Path(given).expanduser(), "db_path_notice": None}
-    import platformdirs
-
-    new = platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False) / DB_FILE_NAME
+    new = data_dir(raw) / DB_FILE_NAME
     legacy = _legacy_path(raw)
     notice = None
     if new.exists() or new == legacy or not legacy.is_file():
@@ -42,6 +41,19 @@ def database_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
         f"mv '{legacy}'* '{new.parent}/' (or set MEMORY_DB_PATH={legacy} to keep it there)"
     )
     return {"db_path": legacy, "db_path_notice": notice}
+
+
+def data_dir(raw: Callable[[str], str | None]) -> Path:
+    """The platform's user data directory / mcp-tenant-memory, from the variables `raw` gives (not
+    the process's own: `Settings.from_env(mapping)` reads the mapping). On Linux worked out as
+    platformdirs does, and as server/hooks/folder.py does for the hooks' folder; elsewhere platformdirs'."""
+    if sys.platform.startswith("linux"):
+        xdg = raw("XDG_DATA_HOME")
+        base = Path(xdg).expanduser() if xdg else Path(raw("HOME") or Path.home()) / ".local" / "share"
+        return base / DATA_DIR_NAME
+    import platformdirs
+
+    return platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False)
 
 
 def _legacy_path(raw: Callable[[str], str | None]) -> Path:
