@@ -16,6 +16,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +31,13 @@ FACT = "The nightly backup is verified every Sunday at 06:00 UTC"
 
 async def main(command: str) -> dict:
     data = Path(tempfile.mkdtemp(prefix="stdio-smoke-"))
+    try:
+        return await smoke(command, data)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)  # the scratch store and its hook folder
+
+
+async def smoke(command: str, data: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "EMBEDDING_", "PYTHON"))}
     # a data directory of its own, where serve-stdio keeps its hook socket: never the user's
     env.update({"MEMORY_DB_PATH": str(data / "memory.db"), "EMBEDDING_PROVIDER": "fake", "XDG_DATA_HOME": str(data)})
