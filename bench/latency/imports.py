@@ -132,6 +132,8 @@ def main() -> None:
     parser.add_argument("--tree", action="append", required=True, help="NAME=PATH of a checkout")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if bad := [spec for spec in args.tree if "=" not in spec.strip("=")]:
+        parser.error(f"--tree takes NAME=PATH (e.g. main=.), got {bad[0]!r}")
     trees = {name: Path(path).resolve() for name, path in (spec.split("=", 1) for spec in args.tree)}
     got: dict[str, dict[str, list[list[str]]]] = {n: {"help": [], "init": [], "list": []} for n in trees}
     for _ in range(args.rounds):
