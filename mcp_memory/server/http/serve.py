@@ -27,6 +27,8 @@ from mcp_memory.config import HttpLimits
 from mcp_memory.core.errors import StartupError
 from mcp_memory.core.logs import JsonLog
 
+#: uvicorn's tick: how often its loop updates the date header and looks at its limits.
+TICK_S = 0.1
 #: How long calls already running get to finish once a stop begins.
 SHUTDOWN_GRACE_S = 10
 #: After this long the counters are flushed and the process exits, even if the
@@ -149,6 +151,31 @@ def make_uvicorn(
     log = accept_log = log or JsonLog()
 
     class _Server(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config) -> None:
+            self._exit_requested = asyncio.Event()
+            super().__init__(config)
+
+        @property  # uvicorn's is a plain attribute, set at construction
+        def should_exit(self) -> bool:
+            return self._exit_requested.is_set()
+
+        @should_exit.setter
+        def should_exit(self, value: bool) -> None:
+            if value:
+                self._exit_requested.set()
+            else:
+                self._exit_requested.clear()
+
+        async def main_loop(self) -> None:
+            """uvicorn's loop (a tick every 0.1 s), woken at once by a stop rather than at the next tick."""
+            counter = 0
+            should_exit = await self.on_tick(counter)
+            while not should_exit:
+                counter = (counter + 1) % 864000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._exit_requested.wait(), TICK_S)
+                should_exit = await self.on_tick(counter)
+
         async def serve(self, sockets: list[socket.socket] | None = None) -> None:
             await super().serve(sockets=sockets_to_serve)
 
