@@ -167,7 +167,8 @@ def make_uvicorn(
                 self._exit_requested.clear()
 
         async def main_loop(self) -> None:
-            """uvicorn's loop (a tick every 0.1 s), woken at once by a stop rather than at the next tick."""
+            """uvicorn's loop (a tick every 0.1 s), woken at once by a stop rather than at the next tick
+            (bench/RESULTS.md#2026-12-06-late-night-the-clean-clone-uvicorns-tick-the-echoes-backoff)."""
             counter = 0
             should_exit = await self.on_tick(counter)
             while not should_exit:
