@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,7 @@ def main() -> None:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(30)
+        shutil.rmtree(root, ignore_errors=True)  # the filled store, the model cache's copy, the sockets
 
     load = os.getloadavg()[0]
     print(f"{args.memories} memories, {args.rounds} rounds, load average {load:.1f} at the end\n")
