@@ -38,7 +38,7 @@ from bench.quality import judgment_data as jd
 from bench.quality import judgment_fit as jf
 from bench.quality.judgment_eval import auroc
 from mcp_memory.core import judgment
-from mcp_memory.core.keywords import TermStats, held_share, text_keys
+from mcp_memory.core.keywords import TermStats, held_share
 
 BASE_F, BASE_T = judgment.FEATURES, judgment.TOP_FEATURES
 _HANGUL = regex.compile(r"\p{Hangul}")
@@ -102,7 +102,7 @@ def query_features(a: jd.Asked, tenant: tuple[float, float]) -> dict[str, float]
 def table(asked: list[jd.Asked], extra: tuple[str, ...], scale, tenants, keep) -> tuple[dict, list]:
     """judgment_fit.table's rows for the questions `keep` picks, with the `extra` columns."""
     judgment.FEATURES, judgment.TOP_FEATURES = BASE_F, BASE_T
-    x, y, owner, left_out, sets, answerable, restated, meta = [], [], [], [], [], [], [], []
+    built, meta = jf.Rows(), []
     for a in asked:
         q = a.question
         shown = a.candidates[: judgment.SECOND_LOOK]
@@ -112,28 +112,9 @@ def table(asked: list[jd.Asked], extra: tuple[str, ...], scale, tenants, keep) -
         extras = query_features(a, tenants[q.tenant])
         if extra:
             rows = np.column_stack([rows] + [np.full(len(shown), extras[k]) for k in extra])
-        n, first = len(sets), len(x)
-        same = judgment._Restated([text_keys(c.memory.content).held for c in shown])
-        restated += [(first + i, first + j) for i in range(len(shown)) for j in range(i + 1, len(shown)) if same(i, j)]
-        for i, c in enumerate(shown):
-            x.append(rows[i])
-            y.append(c.memory.id in q.gold)
-            owner.append(n)
-            left_out.append(q.set == "updates" and jf._partner(q.gold) == c.memory.id)
-        sets.append("madial" if q.set == "madial-removed" else q.set)
-        answerable.append(bool(q.gold))
+        built.add(q, shown, rows)
         meta.append(q)
-    data = {
-        "x": np.asarray(x),
-        "y": np.asarray(y, dtype=np.int8),
-        "question": np.asarray(owner, dtype=np.int32),
-        "left_out": np.asarray(left_out, dtype=np.int8),
-        "set": np.asarray(sets),
-        "answerable": np.asarray(answerable, dtype=np.int8),
-        "scale": np.asarray(scale, dtype=np.float64),
-        "restated": np.asarray(restated, dtype=np.int32).reshape(-1, 2),
-    }
-    return data, meta
+    return built.arrays(scale), meta
 
 
 def judge(entry: dict, data: dict, meta: list) -> tuple[judgment.Model, list]:

@@ -47,6 +47,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,13 +81,12 @@ async def table(provider: str, half: str = "fit") -> dict[str, np.ndarray]:
     label, question number) and each question's set and whether it has an answer."""
     from bench.data.halves import SETS
     from bench.quality import judgment_data as jd
-    from mcp_memory.core.keywords import text_keys
     from mcp_memory.embedders import PROVIDERS as KNOWN
 
     scale = KNOWN[provider].calibrated or (0.1, 0.3)
     names = sorted({s.name for s in jd.dev_sets()} - {"calibration"})
     asked = await jd.ask_all(provider, names, judged=False)
-    rows, labels, owner, left_out, sets, answerable, restated = [], [], [], [], [], [], []
+    built = Rows()
     for a in asked:
         q = a.question
         if q.half != half or (q.set not in SETS and q.set != "madial-removed"):
@@ -94,28 +94,53 @@ async def table(provider: str, half: str = "fit") -> dict[str, np.ndarray]:
         shown = a.candidates[: judgment.SECOND_LOOK]
         if not shown:
             continue
-        x = judgment.features(q.text, a.terms, a.stats, a.readable, shown, scale)
-        n = len(sets)
-        first = len(rows)
+        built.add(q, shown, judgment.features(q.text, a.terms, a.stats, a.readable, shown, scale))
+    return built.arrays(scale)
+
+
+class Rows:
+    """The feature table's columns, a question at a time: `table`'s, and the probes' that add
+    columns of their own (bench/quality/absent_probe.py)."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self.labels: list[bool] = []
+        self.owner: list[int] = []
+        self.left_out: list[bool] = []
+        self.sets: list[str] = []
+        self.answerable: list[bool] = []
+        self.restated: list[tuple[int, int]] = []
+
+    def add(self, q: Any, shown: Sequence[Any], x: np.ndarray) -> None:
+        """Question `q`'s candidates `shown`, their features `x` (a row each)."""
+        from mcp_memory.core.keywords import text_keys
+
+        n = len(self.sets)
+        first = len(self.rows)
         same = judgment._Restated([text_keys(c.memory.content).held for c in shown])
-        restated += [(first + i, first + j) for i in range(len(shown)) for j in range(i + 1, len(shown)) if same(i, j)]
+        self.restated += [
+            (first + i, first + j) for i in range(len(shown)) for j in range(i + 1, len(shown)) if same(i, j)
+        ]
         for i, c in enumerate(shown):
-            rows.append(x[i])
-            labels.append(c.memory.id in q.gold)
-            owner.append(n)
-            left_out.append(q.set == "updates" and _partner(q.gold) == c.memory.id)
-        sets.append(q.set if q.set != "madial-removed" else "madial")
-        answerable.append(bool(q.gold))
-    return {
-        "x": np.asarray(rows, dtype=np.float64),
-        "y": np.asarray(labels, dtype=np.int8),
-        "question": np.asarray(owner, dtype=np.int32),
-        "left_out": np.asarray(left_out, dtype=np.int8),
-        "set": np.asarray(sets),
-        "answerable": np.asarray(answerable, dtype=np.int8),
-        "scale": np.asarray(scale, dtype=np.float64),
-        "restated": np.asarray(restated, dtype=np.int32).reshape(-1, 2),
-    }
+            self.rows.append(x[i])
+            self.labels.append(c.memory.id in q.gold)
+            self.owner.append(n)
+            self.left_out.append(q.set == "updates" and _partner(q.gold) == c.memory.id)
+        self.sets.append(q.set if q.set != "madial-removed" else "madial")
+        self.answerable.append(bool(q.gold))
+
+    def arrays(self, scale: Sequence[float]) -> dict[str, np.ndarray]:
+        """The table as `fit` and the .npz files hold it."""
+        return {
+            "x": np.asarray(self.rows, dtype=np.float64),
+            "y": np.asarray(self.labels, dtype=np.int8),
+            "question": np.asarray(self.owner, dtype=np.int32),
+            "left_out": np.asarray(self.left_out, dtype=np.int8),
+            "set": np.asarray(self.sets),
+            "answerable": np.asarray(self.answerable, dtype=np.int8),
+            "scale": np.asarray(scale, dtype=np.float64),
+            "restated": np.asarray(self.restated, dtype=np.int32).reshape(-1, 2),
+        }
 
 
 def _partner(gold: frozenset[str]) -> str | None:
