@@ -144,13 +144,9 @@ def _chunk_tokens(chunk: str) -> tuple[str, ...]:
     core = chunk.strip(_EDGE)
     if not core:
         return ()
-    if core.isascii() and core.isalnum():  # one ASCII run: what _WORD would find in it is itself
-        if flag and len(core) + 2 <= TOKEN_MAX:
-            out.append("--" + core.lower())
-        _run_tokens(core, out)
-        return tuple(out)
     whole = ("--" + core if flag else core).casefold()
-    runs = _WORD.findall(core)
+    # one ASCII run of letters and digits is what _WORD would find in it: no regular expression
+    runs = [core] if core.isascii() and core.isalnum() else _WORD.findall(core)
     if len(runs) == 1 and runs[0] == core:  # a plain word, perhaps camelCase or E1234, or a --flag
         if flag and len(whole) <= TOKEN_MAX:
             out.append(whole)
