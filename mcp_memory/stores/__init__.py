@@ -15,6 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: the hook process reads this table (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
     from typing import Any
 
     from mcp_memory.core.ports import ObjectStore, VectorStore
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     Stores = tuple[VectorStore, ObjectStore]
 
-__all__ = ["BACKENDS", "Backend", "open_stores", "store_variables"]
+__all__ = ["BACKENDS", "Backend", "open_stores", "store_variables", "user_data_dir"]
 
 
 #: What the postgres extra provides.
@@ -86,9 +87,9 @@ async def _open_sqlite(settings: StoreSection, model: str, dim: int) -> Stores:
 
 
 def _sqlite_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
-    from mcp_memory.stores.sqlite.location import database_place
+    from mcp_memory.stores.sqlite.location import DATA_DIR_NAME, database_place
 
-    return database_place(raw)
+    return database_place(raw, user_data_dir(raw, DATA_DIR_NAME))
 
 
 async def _open_postgres(settings: StoreSection, model: str, dim: int) -> Stores:
@@ -192,3 +193,21 @@ def store_variables() -> tuple[str, ...]:
         *[name for row in rows for name in (*row.requires, *row.place)],
         *[name for row in rows for name in row.default_place],
     )
+
+
+def user_data_dir(raw: Callable[[str], str | None], name: str) -> Path:
+    """The platform's user data directory / `name`, from the variables `raw` gives (not the
+    process's own: `Settings.from_env(mapping)` reads the mapping): the default database's
+    (sqlite/location.py) and the hooks' folder (server/hooks/folder.py). On Linux worked out as
+    platformdirs does (XDG_DATA_HOME, else ~/.local/share), since importing platformdirs would cost
+    the hook a fifth of its time; elsewhere platformdirs' own."""
+    import sys
+    from pathlib import Path
+
+    if sys.platform.startswith("linux"):
+        xdg = raw("XDG_DATA_HOME")
+        base = Path(xdg).expanduser() if xdg else Path(raw("HOME") or Path.home()) / ".local" / "share"
+        return base / name
+    import platformdirs
+
+    return platformdirs.user_data_path(name, appauthor=False)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from mcp_memory.config import Env
-from mcp_memory.stores import store_variables
+from mcp_memory.stores import store_variables, user_data_dir
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every hook process (docs/hooks.md#how-it-is-fast)
 if TYPE_CHECKING:
@@ -45,17 +45,9 @@ SOCKET_PATH_MAX = 100
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The user data directory (the default database's: stores/sqlite/location.py), where the hook files
-    live. On Linux it is worked out here as platformdirs does (XDG_DATA_HOME, else
-    ~/.local/share), since importing platformdirs would cost the hook a fifth of its time."""
-    env = Env(os.environ if environ is None else environ)
-    if sys.platform.startswith("linux"):
-        xdg = env.raw("XDG_DATA_HOME")
-        base = Path(xdg).expanduser() if xdg else Path(env.raw("HOME") or Path.home()) / ".local" / "share"
-        return base / DATA_DIR_NAME
-    import platformdirs
-
-    return platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False)
+    """The user data directory, where the hook files live: the default database's, by the same
+    rule (stores.user_data_dir)."""
+    return user_data_dir(Env(os.environ if environ is None else environ).raw, DATA_DIR_NAME)
 
 
 def store_key(tenant: str, environ: Mapping[str, str] | None = None) -> str:

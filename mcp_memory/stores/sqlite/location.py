@@ -7,7 +7,6 @@ default place is still used, never replaced: with a notice saying where it is an
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,14 @@ DB_FILE_NAME = "memory.db"
 LEGACY_DATA_DIR_NAME = "mcp-memory"
 
 
-def database_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
+def database_place(raw: Callable[[str], str | None], data_dir: Path) -> dict[str, Any]:
     """`db_path` and `db_path_notice` (one line for stderr when it is not the default place),
-    from MEMORY_DB_PATH, HOME and XDG_DATA_HOME as `raw` gives them (trimmed, None when unset)."""
+    from MEMORY_DB_PATH, HOME and XDG_DATA_HOME as `raw` gives them (trimmed, None when unset)
+    and `data_dir`, the user data directory / DATA_DIR_NAME those variables give (stores.user_data_dir)."""
     given = raw("MEMORY_DB_PATH")
     if given is not None:
         return {"db_path": Path(given).expanduser(), "db_path_notice": None}
-    new = data_dir(raw) / DB_FILE_NAME
+    new = data_dir / DB_FILE_NAME
     legacy = _legacy_path(raw)
     notice = None
     if new.exists() or new == legacy or not legacy.is_file():
@@ -41,19 +41,6 @@ def database_place(raw: Callable[[str], str | None]) -> dict[str, Any]:
         f"mv '{legacy}'* '{new.parent}/' (or set MEMORY_DB_PATH={legacy} to keep it there)"
     )
     return {"db_path": legacy, "db_path_notice": notice}
-
-
-def data_dir(raw: Callable[[str], str | None]) -> Path:
-    """The platform's user data directory / mcp-tenant-memory, from the variables `raw` gives (not
-    the process's own: `Settings.from_env(mapping)` reads the mapping). On Linux worked out as
-    platformdirs does, and as server/hooks/folder.py does for the hooks' folder; elsewhere platformdirs'."""
-    if sys.platform.startswith("linux"):
-        xdg = raw("XDG_DATA_HOME")
-        base = Path(xdg).expanduser() if xdg else Path(raw("HOME") or Path.home()) / ".local" / "share"
-        return base / DATA_DIR_NAME
-    import platformdirs
-
-    return platformdirs.user_data_path(DATA_DIR_NAME, appauthor=False)
 
 
 def _legacy_path(raw: Callable[[str], str | None]) -> Path:
