@@ -97,6 +97,7 @@ async def open_service(
         log=log,
         retrieval=settings.recall.recall_retrieval,
         scale=settings.recall.agnostic_scale,
+        min_probability=settings.recall.recall_min_probability,
     )
 
 
@@ -117,6 +118,7 @@ async def calibrate_scratch(settings: Settings, cases: Cases, *, progress: Progr
             scratch=InMemoryVectorStore(),
             progress=progress,
             retrieval=settings.recall.recall_retrieval,
+            min_probability=settings.recall.recall_min_probability,
         )
     finally:
         await embedder.close()

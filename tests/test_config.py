@@ -491,6 +491,19 @@ def test_a_cosine_spread_outside_zero_to_one_is_refused_naming_it(raw: str) -> N
     )
 
 
+def test_a_probability_floor_is_read_when_set_and_is_the_models_own_otherwise() -> None:
+    assert load().recall.recall_min_probability is None
+    assert load(RECALL_MIN_PROBABILITY="0.19").recall.recall_min_probability == 0.19
+
+
+@pytest.mark.parametrize("raw", ["0", "-0.2", "1.5", "likely"])
+def test_a_probability_floor_outside_zero_to_one_is_refused_naming_it(raw: str) -> None:
+    assert (
+        refusal(RECALL_MIN_PROBABILITY=raw)
+        == f'RECALL_MIN_PROBABILITY must be greater than 0 and at most 1, got "{raw}"'
+    )
+
+
 def test_recall_retrieval_is_hybrid_unless_set() -> None:
     assert load().recall.recall_retrieval == "hybrid"
     assert load(RECALL_RETRIEVAL="dense").recall.recall_retrieval == "dense"

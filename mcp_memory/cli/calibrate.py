@@ -142,6 +142,7 @@ def calibration_json(r: CalibrationReport) -> dict[str, Any]:
             for p in highest
         ],
         "bands": _bands_json(r),
+        "probabilityFloor": _probability_floor_json(r),
         "warnings": list(r.warnings),
         "spread": r.spread,
         "environment": _environment(r),
@@ -154,7 +155,26 @@ def _environment(r: CalibrationReport) -> dict[str, str]:
     out = {"RECALL_MIN_SIMILARITY": f"{r.floor.floor:g}", "RECALL_HIGH_SIMILARITY": f"{r.high.high:g}"}
     if _agnostic(r) and r.spread is not None:
         out["RECALL_COSINE_SPREAD"] = f"{r.spread:g}"
+    if r.probability_floor is not None:
+        out["RECALL_MIN_PROBABILITY"] = f"{r.probability_floor.suggestion.floor:g}"
     return out
+
+
+def _probability_floor_json(r: CalibrationReport) -> dict[str, Any] | None:
+    pf = r.probability_floor
+    if pf is None:
+        return None
+    s = pf.suggestion
+    return {
+        "floor": s.floor,
+        "rule": s.rule,
+        "capped": pf.capped or s.clamped,
+        "answered": pf.answered,
+        "absent": pf.absent,
+        "suggested": {"dropsAnswered": s.drops, "admitsAbsent": s.admits},
+        "shipped": {"floor": pf.shipped, "dropsAnswered": pf.at_shipped[0], "admitsAbsent": pf.at_shipped[1]},
+        "current": {"floor": pf.configured, "dropsAnswered": pf.at_configured[0], "admitsAbsent": pf.at_configured[1]},
+    }
 
 
 def _agnostic(r: CalibrationReport) -> bool:
@@ -235,6 +255,34 @@ def _print_bands(console: Any, r: CalibrationReport) -> None:
                 style="yellow",
             )
         )
+
+
+def _print_probability_floor(console: Any, r: CalibrationReport) -> None:
+    """RECALL_MIN_PROBABILITY measured on these cases, and what each floor does to them
+    (docs/calibration.md#a-probability-floor-of-your-own)."""
+    from rich.table import Table
+
+    pf = r.probability_floor
+    if pf is None:
+        return
+    s = pf.suggestion
+    console.print(f"  RECALL_MIN_PROBABILITY={s.floor:g}   rule: on the answer's probability, {s.rule}", markup=False)
+    if pf.capped or s.clamped:
+        console.print(f"  ({pf.capped or s.clamped})", markup=False)
+    table = Table(
+        title="the probability floor: below it recall says nothing stored answers",
+        title_justify="left",
+    )
+    table.add_column("floor", no_wrap=True)
+    table.add_column("drops answered (answer in the first five)", justify="right")
+    table.add_column("admits absent", justify="right")
+    rows = [(f"the model's own {pf.shipped:g}", pf.at_shipped)]
+    if pf.configured != pf.shipped:
+        rows.append((f"current {pf.configured:g}", pf.at_configured))
+    rows.append((f"suggested {s.floor:g}", (s.drops, s.admits)))
+    for name, (drops, admits) in rows:
+        table.add_row(name, f"{drops} of {pf.answered}", f"{admits} of {pf.absent}")
+    console.print(table)
 
 
 def _histogram(r: CalibrationReport) -> list[cs.Bin]:
@@ -349,6 +397,7 @@ def print_calibration(r: CalibrationReport, as_json: bool) -> None:
     console.print(effect)
 
     _print_bands(console, r)
+    _print_probability_floor(console, r)
 
     lowest, highest = _closest(r)
     console.print(Text("Closest calls", style="bold"))

@@ -5,6 +5,8 @@ A model we ship has a floor and HIGH mark measured by `mcp-memory calibrate --bu
 docs/recall.md#confidence: their model is the deployment's choice, and only it can measure it.
 RECALL_COSINE_SPREAD, measured by `calibrate` too, gives such an embedder a probability: the
 embedder-agnostic relevance model reads its cosines on it (docs/recall.md#an-embedder-without-a-model-of-its-own).
+RECALL_MIN_PROBABILITY moves that model's floor to what `calibrate` measured on the deployment's own
+cases (docs/calibration.md#a-probability-floor-of-your-own).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class RecallSection:
     #: this embedder (`calibrate` measures it); an embedder with no relevance model of its own
     #: reads the embedder-agnostic one on it, without it the rule-based label.
     recall_cosine_spread: float | None = None
+    #: RECALL_MIN_PROBABILITY: the relevance model's floor for this deployment, below which nothing
+    #: stored answers (`calibrate` measures it on the operator's own cases); None: the model's own.
+    recall_min_probability: float | None = None
 
     @property
     def agnostic_scale(self) -> tuple[float, float] | None:
@@ -47,8 +52,10 @@ class RecallSection:
         return None if spread is None else (self.recall_min_similarity, self.recall_min_similarity + spread)
 
 
-def relevance(env: Env, provider: str) -> dict[str, Any]:
-    """The floor and the HIGH mark: what is set, else the shipped model's calibrated pair."""
+def relevance(env: Env, provider: str, model: str = "") -> dict[str, Any]:
+    """The floor and the HIGH mark: what is set, else the shipped model's calibrated pair; the
+    spread and the probability floor when set (`model`: the embedder's, whose bands that floor
+    must fit in)."""
     calibrated = PROVIDERS[provider].calibrated
     floor_set = env.raw("RECALL_MIN_SIMILARITY") is not None
     floor = env.ratio("RECALL_MIN_SIMILARITY", calibrated[0] if calibrated else DEFAULT_FLOOR)
@@ -58,7 +65,24 @@ def relevance(env: Env, provider: str) -> dict[str, Any]:
         "recall_min_similarity": floor,
         "recall_high_similarity": _high(env, floor, fallback),
         "recall_cosine_spread": spread,
+        "recall_min_probability": _min_probability(env, provider, model, spread),
     }
+
+
+def _min_probability(env: Env, provider: str, model: str, spread: float | None) -> float | None:
+    """RECALL_MIN_PROBABILITY, refused when the relevance model this embedder reads (its own, else
+    the embedder-agnostic one once a spread is set) cannot hold it below where MEDIUM starts."""
+    if env.raw("RECALL_MIN_PROBABILITY") is None:
+        return None
+    value = env.ratio("RECALL_MIN_PROBABILITY", 1.0)
+    from mcp_memory.core import judgment  # only when it is set: most commands read no model here
+
+    fitted = judgment.load_model(judgment.model_key(provider, model))
+    if fitted is None and spread is not None:
+        fitted = judgment.generic_model((0.0, spread))
+    if fitted is not None:
+        fitted.with_floor(value)  # ConfigError naming the setting and the limit
+    return value
 
 
 def retrieval(env: Env) -> dict[str, Any]:

@@ -77,7 +77,12 @@ _READERS: tuple[tuple[str, Callable[[Env, dict[str, dict[str, Any]]], dict[str, 
     ("serve", lambda env, _: serve.listen(env)),
     ("store", lambda env, _: store.choose(env)),
     ("embedding", lambda env, got: embedding.model(env, got["store"]["backend"])),
-    ("recall", lambda env, got: recall.relevance(env, got["embedding"]["embedding_provider"])),
+    (
+        "recall",
+        lambda env, got: recall.relevance(
+            env, got["embedding"]["embedding_provider"], got["embedding"].get("embedding_model", "")
+        ),
+    ),
     ("counters", lambda env, _: counters(env)),
     ("store", lambda env, _: store.tuning(env)),
     ("caller", lambda env, _: caller(env)),

@@ -512,6 +512,23 @@ class Model:
         probabilities = 1.0 / (1.0 + np.exp(-np.clip(scores + shift, -30, 30)))
         return Judged(probabilities, order, self.reasons(x[order[0]]))
 
+    def with_floor(self, floor: float | None) -> Model:
+        """This model with its floor at `floor` (RECALL_MIN_PROBABILITY, which `calibrate` measures on
+        the operator's own cases: docs/calibration.md#a-probability-floor-of-your-own), or as it is
+        for None. ConfigError naming the setting when `floor` is not above 0 or lies above where
+        MEDIUM starts: the bands must stay in order."""
+        if floor is None:
+            return self
+        if not 0 < floor <= self.bands.medium:  # NaN fails too
+            from mcp_memory.core.errors import ConfigError
+
+            raise ConfigError(
+                f"RECALL_MIN_PROBABILITY must be greater than 0 and at most {self.bands.medium:g} "
+                f"(where MEDIUM starts for {self.key}), got {floor:g}"
+            )
+        bands = Bands(floor, self.bands.medium, self.bands.high, self.bands.inject)
+        return Model(self.key, self.scale, self.ranker, self.calibrator, bands)
+
     def reasons(self, row: np.ndarray, most: int = 3) -> tuple[Reason, ...]:
         """What weighed most in the ranker's score of the candidate whose FEATURES are `row`:
         the aspects (ASPECTS) whose weighted features moved it furthest from the average

@@ -279,6 +279,7 @@ class MemoryService:
         log: JsonLog | None = None,
         retrieval: Retrieval = "hybrid",
         scale: tuple[float, float] | None = None,
+        min_probability: float | None = None,
     ) -> None:
         if not 0 < floor <= 1:
             raise ValueError("floor must be in (0, 1]")
@@ -293,7 +294,10 @@ class MemoryService:
         #: The second stage's relevance model for this embedder (core/judgment.py): its own, else
         #: the embedder-agnostic one on `scale` (RecallSection.agnostic_scale); None for an embedder
         #: with neither (the rule-based label then).
-        self.judge: judgment.Model | None = judgment.model_for(embedder, scale)
+        #: RECALL_MIN_PROBABILITY, when set, is its floor (Model.with_floor).
+        model = judgment.model_for(embedder, scale)
+        self.judge: judgment.Model | None = model.with_floor(min_probability) if model is not None else None
+        self.min_probability = min_probability
         self.clock = clock
         self.new_id = new_id
         self.log = log or NullLog()
@@ -853,6 +857,7 @@ class MemoryService:
             progress=progress,
             retrieval=self.retrieval_mode,
             now=self.clock(),
+            min_probability=self.min_probability,
         )
 
     # ----------------------------------------------------------------------- export and import

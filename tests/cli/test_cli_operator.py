@@ -146,6 +146,7 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "relevance",
         "scoring",
         "bands",
+        "probabilityFloor",
         "spread",
     }
     assert report["embedder"] == "fake:fake-bag-of-words, 64d" and report["tenant"] is None
@@ -182,7 +183,20 @@ def test_calibrate_json_has_every_number_the_view_shows(cli, tmp_path: Path) -> 
         "RECALL_MIN_SIMILARITY": f"{report['suggested']['floor']:g}",
         "RECALL_HIGH_SIMILARITY": f"{report['suggested']['high']:g}",
         "RECALL_COSINE_SPREAD": f"{report['spread']:g}",
+        "RECALL_MIN_PROBABILITY": f"{report['probabilityFloor']['floor']:g}",
     }
+    assert set(report["probabilityFloor"]) == {
+        "floor",
+        "rule",
+        "capped",
+        "answered",
+        "absent",
+        "suggested",
+        "shipped",
+        "current",
+    }
+    assert report["probabilityFloor"]["absent"] == 3
+    assert report["probabilityFloor"]["suggested"]["dropsAnswered"] == 0
     assert set(report["relevance"]) == {"correct", "nearestOther", "absent"}
     assert report["scoring"] == {
         "retrieval": "hybrid",
@@ -255,8 +269,9 @@ def test_calibrate_suggests_the_settings_the_fused_scoring_reads(cli, tmp_path: 
     }
     for name, report in as_json.items():
         suggested = report["environment"]
-        # the spread is what the relevance model reads, and only hybrid retrieval has one
-        spread = {"RECALL_COSINE_SPREAD"} if name == "hybrid" else set()
+        # the spread is what the relevance model reads, and only hybrid retrieval has one (and so a
+        # probability, and a floor of it measured on these cases)
+        spread = {"RECALL_COSINE_SPREAD", "RECALL_MIN_PROBABILITY"} if name == "hybrid" else set()
         assert set(suggested) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"} | spread
         view = hybrid.stdout if name == "hybrid" else dense.stdout
         assert f"RECALL_MIN_SIMILARITY={suggested['RECALL_MIN_SIMILARITY']}" in view
@@ -351,8 +366,8 @@ def test_calibrate_builtin_with_the_local_model_counts_each_band_of_the_probabil
     high = rows["high"]
     assert high["right"] >= 9 * (high["wrong"] + high["absent"]) and rows["none"]["right"] == 0
 
-    # the local model reads its own model: nothing more to set
-    assert set(report["environment"]) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY"}
+    # the local model reads its own model: no spread to set; a probability floor of these cases' own
+    assert set(report["environment"]) == {"RECALL_MIN_SIMILARITY", "RECALL_HIGH_SIMILARITY", "RECALL_MIN_PROBABILITY"}
     assert bands["scale"] is None
 
     view = cli("calibrate", "--builtin", EMBEDDING_PROVIDER="local").stdout

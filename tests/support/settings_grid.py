@@ -66,6 +66,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "RECALL_MIN_SIMILARITY": ("0.25", "0"),
     "RECALL_HIGH_SIMILARITY": ("0.9", "0.05"),
     "RECALL_COSINE_SPREAD": ("0.118", "0"),
+    "RECALL_MIN_PROBABILITY": ("0.19", "0"),
     "RECALL_RETRIEVAL": ("dense", "keyword", "sparse"),
     "MEMORY_TENANT": ("acme", "bad tenant!"),
     "MEMORY_CONVERSATION": ("c-1", "x" * 300),

@@ -263,6 +263,55 @@ def _reliability(model: judgment.Model, questions: Sequence[tuple[str, bool]], a
     return Reliability(model.key, model.bands, rows, model.scale if model.key == judgment.GENERIC else None)
 
 
+@dataclass(frozen=True, slots=True)
+class ProbabilityFloor:
+    """RECALL_MIN_PROBABILITY suggested for these cases (docs/calibration.md#a-probability-floor-of-your-own):
+    the similarity floor's rule (stats.suggest_floor) on the answer's probability, a question
+    counting when its answer is among the first five results, at most where MEDIUM starts. Beside
+    it, what the model's own floor and the configured one do to the same cases."""
+
+    suggestion: cs.FloorSuggestion
+    #: The model's floor as shipped (or the agnostic model's), and as configured (RECALL_MIN_PROBABILITY).
+    shipped: float
+    configured: float
+    #: Questions whose answer is among the first five, and absent questions (one with nothing near
+    #: enough to be judged is admitted by no probability floor).
+    answered: int
+    absent: int
+    #: (dropped answered questions, admitted absent ones) at the shipped and the configured floor.
+    at_shipped: tuple[int, int]
+    at_configured: tuple[int, int]
+    #: Why the rule's value was lowered to where MEDIUM starts, or None.
+    capped: str | None = None
+
+
+def _probability_floor(
+    model: judgment.Model, own: float, probable: Sequence[tuple[float, bool]], absent: Sequence[float]
+) -> ProbabilityFloor | None:
+    """What `ProbabilityFloor` says (`own`: the model's floor as shipped), or None without an
+    answered question or an absent one."""
+    answered = [p for p, found in probable if found]
+    if not answered or not absent:
+        return None
+    suggestion, capped = cs.suggest_floor(answered, absent), None
+    if suggestion.floor > model.bands.medium:
+        capped = (
+            f"the rule gives {suggestion.floor:g}; MEDIUM starts at {model.bands.medium:g}, so the suggestion is that"
+        )
+        top = model.bands.medium
+        suggestion = replace(suggestion, floor=top, drops=cs.drops(answered, top), admits=cs.admits(absent, top))
+    return ProbabilityFloor(
+        suggestion,
+        own,
+        model.bands.floor,
+        len(answered),
+        len(absent),
+        (cs.drops(answered, own), cs.admits(absent, own)),
+        (cs.drops(answered, model.bands.floor), cs.admits(absent, model.bands.floor)),
+        capped,
+    )
+
+
 @dataclass(frozen=True)
 class CalibrationReport:
     embedder: str
@@ -295,6 +344,8 @@ class CalibrationReport:
     #: The relevance model's bands on these cases; None without a model for this embedder (or
     #: under dense or keyword retrieval): recall then labels by the rule the marks above set.
     reliability: Reliability | None = None
+    #: RECALL_MIN_PROBABILITY measured on these cases; None without a model (as `reliability`).
+    probability_floor: ProbabilityFloor | None = None
 
     @property
     def correct_cosines(self) -> list[float]:
@@ -418,6 +469,9 @@ async def _stored(cases: Cases, vectors: VectorStore, tenant: str) -> list[Memor
 MODE = ranking.DEFAULT_MODE
 LIMIT = ranking.MODE_TABLE[MODE].limit
 CANDIDATES = ranking.candidate_count(LIMIT)
+#: A question counts as answered for a probability floor when its answer is among this many first
+#: results (the rule the model's own floor was chosen by: core/judgment.py, bench/quality/judgment_fit.py).
+FIRST = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,6 +498,11 @@ class Judgment:
     probability: float
     band: str
     top: str | None
+    #: The first five results' ids as recall would show them with no probability floor (what a
+    #: floor of the operator's own is measured against: docs/calibration.md#a-probability-floor-of-your-own).
+    first: tuple[str, ...] = ()
+    #: Whether some candidate reaches the relevance floor (when none does, no probability floor matters).
+    near: bool = True
 
 
 def _judgment(
@@ -460,13 +519,17 @@ def _judgment(
     """recall's second stage and gate at `floor` (core/recall.py), as MemoryService.recall runs
     them at the default mode, cold: the band of its answer's probability, and its top."""
     judged = recall.judge(model, retrieval, text, terms, found, readable, scored)
+    floorless = replace(model, bands=replace(model.bands, floor=0.0))
+    every = recall.gate(retrieval, judged.candidates, floor, MODE, floorless)
+    first = tuple(r.memory.id for r in recall.rank(every.keeping, {}, every.top, MODE, now)[:FIRST])
+    near = bool(every.keeping)
     gated = recall.gate(retrieval, judged.candidates, floor, MODE, model)
     if not gated.keeping:
         best = max((c.probability or 0.0 for c in gated.relevant), default=0.0)
-        return Judgment(best, "none", None)
+        return Judgment(best, "none", None, first, near)
     ranked = recall.rank(gated.keeping, {}, gated.top, MODE, now)[:LIMIT]
     probability = recall.answer_probability(ranked) or 0.0
-    return Judgment(probability, model.bands.label(probability), ranked[0].memory.id)
+    return Judgment(probability, model.bands.label(probability), ranked[0].memory.id, first, near)
 
 
 async def _answer(
@@ -500,7 +563,7 @@ async def _answer(
         judged = (
             _judgment(model, retrieval, text, terms, found, readable, scored, floor, now)
             if scored
-            else Judgment(0.0, "none", None)
+            else Judgment(0.0, "none", None, near=False)
         )
     return _Answer(
         sorted(scored, key=lambda c: c.relevance, reverse=True), shown.results, reach, terms, found, readable, judged
@@ -536,6 +599,7 @@ async def calibrate(
     progress: Progress | None = None,
     retrieval: Retrieval | recall.RetrievalMode = "hybrid",
     now: float | None = None,
+    min_probability: float | None = None,
 ) -> CalibrationReport:
     """Measure `cases` with `embedder` and suggest a floor and a HIGH threshold for the relevance
     `retrieval` scores by (the setting RECALL_RETRIEVAL; hybrid by default).
@@ -544,12 +608,19 @@ async def calibrate(
     written). Otherwise they go into `scratch`, an empty store this call fills and
     closes, and `vectors` is not used. `progress(done, total)` follows the embedding. `now` (ms,
     the wall clock by default) is the instant recall's recency is measured from.
+    `min_probability` (RECALL_MIN_PROBABILITY) is the relevance model's floor as configured.
     """
     mode = recall.retrieval_mode(retrieval)
     at = time.time() * 1000.0 if now is None else now
     model = judgment.model_for(embedder) if mode.fused else None
+    own_floor = model.bands.floor if model is not None else 0.0  # as shipped
+    model = model.with_floor(min_probability) if model is not None else None
     judged_questions: list[tuple[str, bool]] = []
     judged_absent: list[str] = []
+    # each judged question's answer probability: (it, whether its answer is among the first five)
+    # and each absent one's, the two lists a probability floor of the operator's own is measured on
+    probable: list[tuple[float, bool]] = []
+    probable_absent: list[float] = []
     # an embedder with no model of its own: each question as asked, judged once the floor and the
     # spread are measured, by the embedder-agnostic model on them (what recall reads once they are set)
     later: list[tuple[str, _Answer, str | None]] | None = [] if mode.fused and model is None else None
@@ -589,6 +660,8 @@ async def calibrate(
                 asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
                 if asked.judged is not None:
                     judged_questions.append((asked.judged.band, asked.judged.top == memories[i].id))
+                    if asked.judged.near:
+                        probable.append((asked.judged.probability, memories[i].id in asked.judged.first))
                 if later is not None:
                     later.append((question, asked, memories[i].id))
                 relevance = _relevance(memories[i], cosine, asked, mode)
@@ -607,6 +680,8 @@ async def calibrate(
             asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
             if asked.judged is not None:
                 judged_absent.append(asked.judged.band)
+                # nothing near enough to judge: no probability floor admits it
+                probable_absent.append(asked.judged.probability if asked.judged.near else 0.0)
             if later is not None:
                 later.append((question, asked, None))
             if asked.scored:
@@ -625,17 +700,22 @@ async def calibrate(
     if later is not None and spread is not None:
         suggested = floor_suggestion.floor
         model = judgment.generic_model((suggested, suggested + spread))
+        own_floor = model.bands.floor if model is not None else 0.0
+        model = model.with_floor(min_probability) if model is not None else None
         for question, asked, answer in later if model is not None else ():
             assert model is not None
             judged = (
                 _judgment(model, mode, question, asked.terms, asked.found, asked.readable, asked.scored, suggested, at)
                 if asked.scored
-                else Judgment(0.0, "none", None)
+                else Judgment(0.0, "none", None, near=False)
             )
             if answer is None:
                 judged_absent.append(judged.band)
+                probable_absent.append(judged.probability if judged.near else 0.0)
             else:
                 judged_questions.append((judged.band, judged.top == answer))
+                if judged.near:
+                    probable.append((judged.probability, answer in judged.first))
     report = CalibrationReport(
         embedder=describe(embedder),
         source=cases.source,
@@ -661,6 +741,9 @@ async def calibrate(
         ),
         fewest_errors=cs.fewest_errors(c, a),
         reliability=_reliability(model, judged_questions, judged_absent) if model is not None else None,
+        probability_floor=_probability_floor(model, own_floor, probable, probable_absent)
+        if model is not None
+        else None,
     )
     report.warnings.extend(_warnings(report))
     return report
