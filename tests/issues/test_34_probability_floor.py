@@ -47,13 +47,19 @@ async def test_recall_says_nothing_stored_answers_below_a_floor_of_the_operators
     shipped = await team.service.recall(ACME, QUESTION)
     p = shipped.probability
     assert p is not None and shipped.results[0].memory.content == FACTS[3] and not shipped.unanswered
-    above = _service(team, round(p + 0.01, 3))
+    floor = round(p + 0.01, 3)
+    above = _service(team, floor)
     told = await above.recall(ACME, QUESTION)
     assert told.unanswered and told.results == [] and told.confidence == "none"
     assert recall_text(told).startswith(f'[MEMORY] Nothing stored answers "{QUESTION}".')
     data = recall_data(told)
     assert data["answered"] is False and data["confidence"] == "none"
     assert not told.worth_injecting()
+    from mcp_memory.web.pages.search import judged
+
+    why = judged(told, above)  # the web view's search page says where nothing answers starts
+    assert why is not None and why.title == "Why nothing answers"
+    assert why.hint.endswith(f"below {round(floor * 100)} % nothing stored answers.")
     below = await _service(team, round(p - 0.01, 3)).recall(ACME, QUESTION)
     assert below.results[0].memory.content == FACTS[3] and below.probability == pytest.approx(p)
     assert below.confidence == shipped.confidence  # only the floor moved: the bands above it did not
