@@ -379,3 +379,17 @@ async def test_a_hook_that_times_out_in_a_test_fails_that_test_instead_of_ending
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+async def test_a_refused_setting_is_named_without_its_value_and_nothing_is_injected(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.hooks.support import environ, user_prompt
+
+    env = environ(tmp_path, MEMORY_TENANT="acme", RECALL_MIN_PROBABILITY="7.25")
+    run = await run_hook(["UserPromptSubmit"], payload(user_prompt("why postgres")), env)
+    assert (run.code, run.out) == (0, "")
+    (line,) = capsys.readouterr().err.splitlines()
+    said = json.loads(line)
+    assert said["event"] == "hook_failed" and said["reason"] == "ConfigError"
+    assert said["setting"] == "RECALL_MIN_PROBABILITY" and "7.25" not in line

@@ -301,7 +301,11 @@ def main(
         log("hook_context_refused", options.event, message=str(exc))
         return 0
     except Exception as exc:
-        log("hook_failed", options.event, reason=type(exc).__name__)
+        setting = _setting_refused(exc)
+        if setting is not None:  # which variable to fix; its value is never logged (it may be a secret)
+            log("hook_failed", options.event, reason=type(exc).__name__, setting=setting)
+        else:
+            log("hook_failed", options.event, reason=type(exc).__name__)
         return 0
     if result is not None:
         out.write(json.dumps(result, separators=(",", ":")) + "\n")
@@ -309,6 +313,14 @@ def main(
     if any(thread.is_alive() for thread in _THREADS):  # its own answer came second: it may hold the store
         _flush_and_exit(out)
     return 0
+
+
+def _setting_refused(exc: Exception) -> str | None:
+    """The variable a refused configuration names (ConfigError's message starts with it), else None."""
+    if type(exc).__name__ != "ConfigError":  # its module is not imported here unless a value was refused
+        return None
+    first = str(exc).split(" ", 1)[0]
+    return first if first.isupper() and first.replace("_", "").isalnum() else None
 
 
 #: How the process ends while a thread of its own may hold the store (a test replaces it).
