@@ -319,8 +319,12 @@ def _setting_refused(exc: Exception) -> str | None:
     """The variable a refused configuration names (ConfigError's message starts with it), else None."""
     if type(exc).__name__ != "ConfigError":  # its module is not imported here unless a value was refused
         return None
-    first = str(exc).split(" ", 1)[0]
-    return first if first.isupper() and first.replace("_", "").isalnum() else None
+    message = str(exc)
+    end = next(
+        (i for i, ch in enumerate(message) if not (ch.isascii() and (ch.isupper() or ch.isdigit() or ch == "_"))), 0
+    )
+    # the name alone, followed by what is said of it ("X must …", "X=5 needs …", "X: …"); never a value
+    return message[:end] if end >= 3 and message[0].isalpha() and message[end] in " =:" else None
 
 
 #: How the process ends while a thread of its own may hold the store (a test replaces it).
