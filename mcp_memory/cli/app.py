@@ -291,7 +291,9 @@ def calibrate(
     stored; answers each question as recall does and shows where each cluster falls
     by the relevance the floor and HIGH read under RECALL_RETRIEVAL (cosine plus
     keyword evidence under hybrid), then puts the floor between them. With a local
-    model, it also counts how recall's answers fall in each band of its probability.
+    model, it also counts how recall's answers fall in each band of its probability
+    and suggests RECALL_MIN_PROBABILITY, the probability below which nothing stored
+    answers, measured on these cases.
     """
     from mcp_memory.app import calibrate_scratch
     from mcp_memory.cli.calibrate import embedding_progress, print_calibration
