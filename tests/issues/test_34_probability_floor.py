@@ -11,15 +11,17 @@ from pathlib import Path
 import pytest
 
 from mcp_memory.core.errors import ConfigError
-from mcp_memory.core.model import Caller
 from mcp_memory.core.service import MemoryService
 from mcp_memory.server.protocol.render import recall_text
 from mcp_memory.server.protocol.structured import recall_data
 from tests.conftest import ROOT, make_env
-from tests.issues.test_34_judgment_edges import FACTS
+from tests.issues.test_34_judgment_edges import (
+    ACME,
+    FACTS,
+    team,  # noqa: F401 (the fixture: the six facts stored with the real model)
+)
 from tests.support.cli_runner import clean_environment, run_cli
 
-ACME = Caller("acme")
 QUESTION = "how are prices kept"  # FACTS[3] on top, LOW: its probability lies below where MEDIUM starts
 
 
@@ -35,15 +37,7 @@ def _service(env, min_probability: float | None) -> MemoryService:
     )
 
 
-@pytest.fixture
-async def team(clock, real_model):
-    env = make_env(clock, floor=0.2, embedder=real_model)
-    for fact in FACTS:
-        await env.service.remember(ACME, fact)
-    return env
-
-
-async def test_recall_says_nothing_stored_answers_below_a_floor_of_the_operators_own(team) -> None:
+async def test_recall_says_nothing_stored_answers_below_a_floor_of_the_operators_own(team) -> None:  # noqa: F811
     shipped = await team.service.recall(ACME, QUESTION)
     p = shipped.probability
     assert p is not None and shipped.results[0].memory.content == FACTS[3] and not shipped.unanswered
