@@ -249,8 +249,16 @@ class Reliability:
         return next(r for r in self.rows if r.band == band)
 
 
-def _reliability(model: judgment.Model, questions: Sequence[tuple[str, bool]], absent: Sequence[str]) -> Reliability:
-    """The band table from each question's (band, right top) and each absent question's band."""
+#: What recall with the model answered to each case: its Judgment, and the memory that answers it
+#: (None for an absent question).
+Judged = Sequence[tuple["Judgment", str | None]]
+
+
+def _reliability(model: judgment.Model, judged: Judged) -> Reliability:
+    """The band table from each question's band and whether its answer was on top, and each absent
+    question's band."""
+    questions = [(j.band, j.top == answer) for j, answer in judged if answer is not None]
+    absent = [j.band for j, answer in judged if answer is None]
     rows = [
         BandRow(
             band,
@@ -285,12 +293,12 @@ class ProbabilityFloor:
     capped: str | None = None
 
 
-def _probability_floor(
-    model: judgment.Model, own: float, probable: Sequence[tuple[float, bool]], absent: Sequence[float]
-) -> ProbabilityFloor | None:
+def _probability_floor(model: judgment.Model, own: float, judged: Judged) -> ProbabilityFloor | None:
     """What `ProbabilityFloor` says (`own`: the model's floor as shipped), or None without an
-    answered question or an absent one."""
-    answered = [p for p, found in probable if found]
+    answered question or an absent one. An absent question with nothing near enough to judge
+    counts as 0: no probability floor admits it."""
+    answered = [j.probability for j, answer in judged if answer is not None and answer in j.first]
+    absent = [j.probability if j.near else 0.0 for j, answer in judged if answer is None]
     if not answered or not absent:
         return None
     suggestion, capped = cs.suggest_floor(answered, absent), None
@@ -521,13 +529,14 @@ def _judgment(
     judged = recall.judge(model, retrieval, text, terms, found, readable, scored)
     floorless = replace(model, bands=replace(model.bands, floor=0.0))
     every = recall.gate(retrieval, judged.candidates, floor, MODE, floorless)
-    first = tuple(r.memory.id for r in recall.rank(every.keeping, {}, every.top, MODE, now)[:FIRST])
-    near = bool(every.keeping)
+    ranked = recall.rank(every.keeping, {}, every.top, MODE, now)
+    first, near = tuple(r.memory.id for r in ranked[:FIRST]), bool(every.keeping)
+    # the model's floor only decides whether anything is kept: what is kept is what the floorless gate keeps
     gated = recall.gate(retrieval, judged.candidates, floor, MODE, model)
     if not gated.keeping:
         best = max((c.probability or 0.0 for c in gated.relevant), default=0.0)
         return Judgment(best, "none", None, first, near)
-    ranked = recall.rank(gated.keeping, {}, gated.top, MODE, now)[:LIMIT]
+    ranked = ranked[:LIMIT]
     probability = recall.answer_probability(ranked) or 0.0
     return Judgment(probability, model.bands.label(probability), ranked[0].memory.id, first, near)
 
@@ -615,12 +624,7 @@ async def calibrate(
     model = judgment.model_for(embedder) if mode.fused else None
     own_floor = model.bands.floor if model is not None else 0.0  # as shipped
     model = model.with_floor(min_probability) if model is not None else None
-    judged_questions: list[tuple[str, bool]] = []
-    judged_absent: list[str] = []
-    # each judged question's answer probability: (it, whether its answer is among the first five)
-    # and each absent one's, the two lists a probability floor of the operator's own is measured on
-    probable: list[tuple[float, bool]] = []
-    probable_absent: list[float] = []
+    judged: list[tuple[Judgment, str | None]] = []  # the band table and the probability floor read it
     # an embedder with no model of its own: each question as asked, judged once the floor and the
     # spread are measured, by the embedder-agnostic model on them (what recall reads once they are set)
     later: list[tuple[str, _Answer, str | None]] | None = [] if mode.fused and model is None else None
@@ -659,9 +663,7 @@ async def calibrate(
                 readable = fusion.readable_share(question, embedder.scripts)
                 asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
                 if asked.judged is not None:
-                    judged_questions.append((asked.judged.band, asked.judged.top == memories[i].id))
-                    if asked.judged.near:
-                        probable.append((asked.judged.probability, memories[i].id in asked.judged.first))
+                    judged.append((asked.judged, memories[i].id))
                 if later is not None:
                     later.append((question, asked, memories[i].id))
                 relevance = _relevance(memories[i], cosine, asked, mode)
@@ -679,9 +681,7 @@ async def calibrate(
             readable = fusion.readable_share(question, embedder.scripts)
             asked = await _answer(store, embedder, store_tenant, vector, question, mode, readable, at, model, floor)
             if asked.judged is not None:
-                judged_absent.append(asked.judged.band)
-                # nothing near enough to judge: no probability floor admits it
-                probable_absent.append(asked.judged.probability if asked.judged.near else 0.0)
+                judged.append((asked.judged, None))
             if later is not None:
                 later.append((question, asked, None))
             if asked.scored:
@@ -704,18 +704,16 @@ async def calibrate(
         model = model.with_floor(min_probability) if model is not None else None
         for question, asked, answer in later if model is not None else ():
             assert model is not None
-            judged = (
-                _judgment(model, mode, question, asked.terms, asked.found, asked.readable, asked.scored, suggested, at)
-                if asked.scored
-                else Judgment(0.0, "none", None, near=False)
+            judged.append(
+                (
+                    _judgment(
+                        model, mode, question, asked.terms, asked.found, asked.readable, asked.scored, suggested, at
+                    )
+                    if asked.scored
+                    else Judgment(0.0, "none", None, near=False),
+                    answer,
+                )
             )
-            if answer is None:
-                judged_absent.append(judged.band)
-                probable_absent.append(judged.probability if judged.near else 0.0)
-            else:
-                judged_questions.append((judged.band, judged.top == answer))
-                if judged.near:
-                    probable.append((judged.probability, answer in judged.first))
     report = CalibrationReport(
         embedder=describe(embedder),
         source=cases.source,
@@ -740,10 +738,8 @@ async def calibrate(
             [p.reach for p in correct], [p.reach for p in absent] + wrong_reach, floor_suggestion.floor
         ),
         fewest_errors=cs.fewest_errors(c, a),
-        reliability=_reliability(model, judged_questions, judged_absent) if model is not None else None,
-        probability_floor=_probability_floor(model, own_floor, probable, probable_absent)
-        if model is not None
-        else None,
+        reliability=_reliability(model, judged) if model is not None else None,
+        probability_floor=_probability_floor(model, own_floor, judged) if model is not None else None,
     )
     report.warnings.extend(_warnings(report))
     return report
